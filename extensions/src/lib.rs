@@ -1,0 +1,1 @@
+//! placeholder while the lifecycle points are written

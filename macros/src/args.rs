@@ -1,0 +1,147 @@
+//! `key = value` attribute arguments, parsed into a list first so that unknown, duplicate and
+//! malformed arguments are all reported.
+
+use proc_macro2::{Span, TokenStream};
+use syn::parse::{Parse, ParseStream, Parser};
+use syn::punctuated::Punctuated;
+use syn::{Expr, Token};
+
+use crate::ctxt::Ctxt;
+
+/// One argument: `key`, or `key = value`.
+pub(crate) struct Arg {
+    pub(crate) key: syn::Ident,
+    pub(crate) value: Option<Expr>,
+}
+
+impl Parse for Arg {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let key = if input.peek(Token![crate]) {
+            let kw: Token![crate] = input.parse()?;
+            syn::Ident::new("crate", kw.span)
+        } else {
+            input.parse::<syn::Ident>()?
+        };
+        let value = if input.peek(Token![=]) {
+            input.parse::<Token![=]>()?;
+            Some(input.parse::<Expr>()?)
+        } else {
+            None
+        };
+        Ok(Arg { key, value })
+    }
+}
+
+/// Parses the argument list; a syntax error is recorded and an empty list returned.
+pub(crate) fn parse_args(cx: &mut Ctxt, tokens: TokenStream) -> Vec<Arg> {
+    match Punctuated::<Arg, Token![,]>::parse_terminated.parse2(tokens) {
+        Ok(list) => list.into_iter().collect(),
+        Err(e) => {
+            cx.push(e);
+            Vec::new()
+        }
+    }
+}
+
+/// Rejects keys seen twice and keys not in `known`; returns the accepted arguments.
+pub(crate) fn check_keys<'a>(cx: &mut Ctxt, args: &'a [Arg], known: &[&str]) -> Vec<&'a Arg> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut ok = Vec::new();
+    for a in args {
+        let k = a.key.to_string();
+        if !known.contains(&k.as_str()) {
+            cx.error_spanned_by(
+                &a.key,
+                format!("unknown argument `{k}`; expected one of: {}", known.join(", ")),
+            );
+            continue;
+        }
+        if seen.contains(&k) {
+            cx.error_spanned_by(&a.key, format!("duplicate argument `{k}`"));
+            continue;
+        }
+        seen.push(k);
+        ok.push(a);
+    }
+    ok
+}
+
+pub(crate) fn lit_str(cx: &mut Ctxt, a: &Arg, what: &str) -> Option<syn::LitStr> {
+    match &a.value {
+        Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) => Some(s.clone()),
+        Some(other) => {
+            cx.error_spanned_by(other, format!("`{}` takes a string literal: {what}", a.key));
+            None
+        }
+        None => {
+            cx.error_spanned_by(&a.key, format!("`{}` needs a value: {what}", a.key));
+            None
+        }
+    }
+}
+
+/// An `i32` literal, possibly negative.
+pub(crate) fn lit_i32(cx: &mut Ctxt, a: &Arg) -> Option<i32> {
+    let msg = "`order` takes an integer literal (an i32; lower runs first), e.g. `order = 10`";
+    let Some(v) = &a.value else {
+        cx.error_spanned_by(&a.key, msg);
+        return None;
+    };
+    let (neg, lit) = match v {
+        Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => (false, i),
+        Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr, .. }) => match &**expr {
+            Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => (true, i),
+            _ => {
+                cx.error_spanned_by(v, msg);
+                return None;
+            }
+        },
+        _ => {
+            cx.error_spanned_by(v, msg);
+            return None;
+        }
+    };
+    let parsed = lit.base10_parse::<i64>().ok().map(|n| if neg { -n } else { n });
+    match parsed.and_then(|n| i32::try_from(n).ok()) {
+        Some(n) => Some(n),
+        None => {
+            cx.error_spanned_by(v, "`order` must fit in an i32");
+            None
+        }
+    }
+}
+
+/// `flag` or `flag = true|false`.
+pub(crate) fn flag(cx: &mut Ctxt, a: &Arg) -> bool {
+    match &a.value {
+        None => true,
+        Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. })) => b.value,
+        Some(other) => {
+            cx.error_spanned_by(other, format!("`{}` is a flag: write `{}` or `{} = true`", a.key, a.key, a.key));
+            false
+        }
+    }
+}
+
+/// `crate = path`: the path through which generated code reaches the runtime crate.
+pub(crate) fn crate_path(cx: &mut Ctxt, a: &Arg) -> Option<syn::Path> {
+    match &a.value {
+        Some(Expr::Path(p)) if p.qself.is_none() => Some(p.path.clone()),
+        Some(other) => {
+            cx.error_spanned_by(other, "`crate` takes a path to the hookpoint crate, e.g. `crate = ::my_hookpoint`");
+            None
+        }
+        None => {
+            cx.error_spanned_by(&a.key, "`crate` takes a path to the hookpoint crate, e.g. `crate = ::my_hookpoint`");
+            None
+        }
+    }
+}
+
+pub(crate) fn default_crate() -> syn::Path {
+    syn::parse_quote!(::hookpoint)
+}
+
+pub(crate) fn call_site() -> Span {
+    Span::call_site()
+}

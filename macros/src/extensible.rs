@@ -1,0 +1,600 @@
+//! `#[extensible]`: rewrite a fn in place so that its `.../start` and `.../end` points are
+//! dispatched around the body, which stays inside the original fn (as tracing's `#[instrument]`
+//! does), so `self`, `Self`, generics, `return`, `?` and lints keep working.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, Type};
+
+use crate::args::{self, check_keys, parse_args};
+use crate::ctxt::Ctxt;
+use crate::lifetimes;
+
+/// The impl a method belongs to.
+struct Owner {
+    /// The impl's self type, lifetimes elided (used where `Self` cannot be named).
+    self_ty: Type,
+    /// The last path segment of the self type, for the point name.
+    type_name: String,
+    /// The impl has type or const parameters.
+    generic: bool,
+}
+
+enum Receiver {
+    None,
+    Shared,
+    Mut,
+}
+
+struct Arg {
+    outer: Ident,
+    pat: Pat,
+}
+
+/// The model of one extensible fn.
+struct ExtensibleFn<'a> {
+    sig: &'a syn::Signature,
+    qual: String,
+    owner: Option<&'a Owner>,
+    receiver: Receiver,
+    args: Vec<Arg>,
+    arg_types: Vec<Type>,
+    ret: Type,
+    generic: bool,
+    krate: &'a syn::Path,
+}
+
+pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut cx = Ctxt::default();
+    let krate = parse_crate(&mut cx, attr);
+    if let Ok(imp) = syn::parse2::<ItemImpl>(item.clone()) {
+        return expand_impl(cx, &krate, imp);
+    }
+    match syn::parse2::<ItemFn>(item.clone()) {
+        Ok(f) => expand_free(cx, &krate, f),
+        Err(_) => {
+            cx.error_at(
+                Span::call_site(),
+                "#[extensible] goes on a fn, or on an inherent impl block whose methods are marked #[extensible]",
+            );
+            let e = cx.to_compile_errors();
+            quote! { #e #item }
+        }
+    }
+}
+
+fn parse_crate(cx: &mut Ctxt, attr: TokenStream) -> syn::Path {
+    let raw = parse_args(cx, attr);
+    let mut krate = args::default_crate();
+    for a in check_keys(cx, &raw, &["crate"]) {
+        if let Some(p) = args::crate_path(cx, a) {
+            krate = p;
+        }
+    }
+    krate
+}
+
+fn is_extensible_attr(a: &syn::Attribute) -> bool {
+    a.path().segments.last().is_some_and(|s| s.ident == "extensible")
+}
+
+fn expand_free(mut cx: Ctxt, krate: &syn::Path, f: ItemFn) -> TokenStream {
+    let model = build_model(&mut cx, &f.sig, f.sig.ident.to_string(), None, krate);
+    let Some(model) = model.filter(|_| !cx.has_errors()) else {
+        let e = cx.to_compile_errors();
+        return quote! { #e #f };
+    };
+    let body = emit_body(&model, &f.block);
+    let consts = emit_consts(&model, &f.vis);
+    let ItemFn { attrs, vis, .. } = &f;
+    let sig = outer_sig(&model);
+    quote! {
+        #(#attrs)*
+        #vis #sig #body
+        #consts
+    }
+}
+
+fn expand_impl(mut cx: Ctxt, krate: &syn::Path, mut imp: ItemImpl) -> TokenStream {
+    if let Some((_, path, _)) = imp.trait_.as_ref().map(|(p, f)| ((), p, f)) {
+        cx.error_spanned_by(
+            path,
+            "#[extensible] supports inherent impl blocks (`impl Type { .. }`); put the extensible logic in an inherent method and call it from the trait impl",
+        );
+        let e = cx.to_compile_errors();
+        return quote! { #e #imp };
+    }
+    let type_name = match &*imp.self_ty {
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    };
+    let Some(type_name) = type_name else {
+        cx.error_spanned_by(&imp.self_ty, "#[extensible] needs an impl on a named type (`impl Agent { .. }`)");
+        let e = cx.to_compile_errors();
+        return quote! { #e #imp };
+    };
+    let owner = Owner {
+        self_ty: lifetimes::elide(&imp.self_ty),
+        type_name,
+        generic: imp
+            .generics
+            .params
+            .iter()
+            .any(|p| !matches!(p, syn::GenericParam::Lifetime(_))),
+    };
+    let impl_static_ok = check_static_bounds(&mut cx, &imp.generics);
+    let mut consts = Vec::new();
+    let mut marked = 0;
+    let items = std::mem::take(&mut imp.items);
+    for item in items {
+        let ImplItem::Fn(mut m) = item else {
+            imp.items.push(item);
+            continue;
+        };
+        let before = m.attrs.len();
+        m.attrs.retain(|a| !is_extensible_attr(a));
+        if m.attrs.len() == before {
+            imp.items.push(ImplItem::Fn(m));
+            continue;
+        }
+        marked += 1;
+        let qual = format!("{}/{}", owner.type_name, m.sig.ident);
+        let model = build_model(&mut cx, &m.sig, qual, Some(&owner), krate);
+        match model {
+            Some(model) if !cx.has_errors() && impl_static_ok => {
+                let body = emit_body(&model, &m.block);
+                let sig = outer_sig(&model);
+                let attrs = &m.attrs;
+                let vis = &m.vis;
+                let defaultness = &m.modifiers.defaultness;
+                consts.push(emit_consts(&model, vis));
+                let new_fn: syn::ImplItemFn = match syn::parse2(quote! { #(#attrs)* #vis #defaultness #sig #body }) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        cx.push(e);
+                        m
+                    }
+                };
+                imp.items.push(ImplItem::Fn(new_fn));
+            }
+            _ => imp.items.push(ImplItem::Fn(m)),
+        }
+    }
+    if marked == 0 {
+        cx.error_at(
+            Span::call_site(),
+            "#[extensible] on an impl block makes the methods marked `#[extensible]` extensible; none is marked",
+        );
+    }
+    let errors = cx.to_compile_errors();
+    let consts_impl = if owner.generic || consts.iter().all(TokenStream::is_empty) {
+        quote!()
+    } else {
+        let (ig, _, wc) = imp.generics.split_for_impl();
+        let self_ty = &imp.self_ty;
+        quote! {
+            impl #ig #self_ty #wc {
+                #(#consts)*
+            }
+        }
+    };
+    quote! {
+        #errors
+        #imp
+        #consts_impl
+    }
+}
+
+/// Type parameters of a generic extensible fn must be `'static`: its payload is identified
+/// with `TypeId`. Returns false (and reports) when one is not.
+fn check_static_bounds(cx: &mut Ctxt, generics: &syn::Generics) -> bool {
+    let mut ok = true;
+    for p in &generics.params {
+        let syn::GenericParam::Type(t) = p else { continue };
+        let in_params = t
+            .bounds
+            .iter()
+            .any(|b| matches!(b, syn::TypeParamBound::Lifetime(l) if l.ident == "static"));
+        let in_where = generics.where_clause.as_ref().is_some_and(|w| {
+            w.predicates.iter().any(|pred| match pred {
+                syn::WherePredicate::Type(pt) => {
+                    matches!(&pt.bounded_ty, Type::Path(tp) if tp.path.is_ident(&t.ident))
+                        && pt
+                            .bounds
+                            .iter()
+                            .any(|b| matches!(b, syn::TypeParamBound::Lifetime(l) if l.ident == "static"))
+                }
+                _ => false,
+            })
+        });
+        if !in_params && !in_where {
+            cx.error_spanned_by(
+                &t.ident,
+                format!(
+                    "#[extensible] needs `{0}: 'static` on a generic fn: each instantiation's payload is identified with `TypeId`; add the bound (`{0}: 'static`)",
+                    t.ident
+                ),
+            );
+            ok = false;
+        }
+    }
+    ok
+}
+
+fn build_model<'a>(
+    cx: &mut Ctxt,
+    sig: &'a syn::Signature,
+    qual: String,
+    owner: Option<&'a Owner>,
+    krate: &'a syn::Path,
+) -> Option<ExtensibleFn<'a>> {
+    if let Some(c) = &sig.constness {
+        cx.error_spanned_by(c, "#[extensible] cannot wrap a `const fn`: dispatch happens at run time; remove `const`");
+    }
+    if let Some(abi) = &sig.abi {
+        cx.error_spanned_by(abi, "#[extensible] cannot wrap an `extern` fn");
+    }
+    if let Some(v) = &sig.variadic {
+        cx.error_spanned_by(v, "#[extensible] cannot wrap a variadic fn");
+    }
+    let generic = sig
+        .generics
+        .params
+        .iter()
+        .any(|p| !matches!(p, syn::GenericParam::Lifetime(_)))
+        || owner.is_some_and(|o| o.generic);
+    check_static_bounds(cx, &sig.generics);
+    let mut receiver = Receiver::None;
+    let mut args = Vec::new();
+    let mut arg_types = Vec::new();
+    for (i, input) in sig.inputs.iter().enumerate() {
+        match input {
+            FnArg::Receiver(r) => {
+                if owner.is_none() {
+                    cx.error_spanned_by(
+                        r,
+                        "#[extensible] on a method needs its type for the point name: put `#[extensible]` on the impl block too (`#[extensible] impl Agent { #[extensible] fn .. }`)",
+                    );
+                    return None;
+                }
+                match &r.kind {
+                    syn::ReceiverKind::Reference(_, _, None) => receiver = Receiver::Shared,
+                    syn::ReceiverKind::Reference(_, _, Some(_)) => receiver = Receiver::Mut,
+                    _ => {
+                        cx.error_spanned_by(
+                            r,
+                            "#[extensible] methods take `&self` or `&mut self`; `self` by value cannot be lent to extensions and given back to the body",
+                        );
+                        return None;
+                    }
+                }
+            }
+            FnArg::Typed(pt) => {
+                if let Some(t) = lifetimes::find_impl_trait(&pt.ty) {
+                    cx.error_spanned_by(
+                        t,
+                        "#[extensible] cannot name an `impl Trait` argument in its payload; use a generic parameter (`T: Trait + 'static`) or a concrete type",
+                    );
+                    continue;
+                }
+                let outer = match &*pt.pat {
+                    Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => pi.ident.clone(),
+                    _ => format_ident!("__hp_arg{}", i),
+                };
+                args.push(Arg {
+                    outer,
+                    pat: (*pt.pat).clone(),
+                });
+                arg_types.push((*pt.ty).clone());
+            }
+        }
+    }
+    if owner.is_none() {
+        let mentions = sig.inputs.iter().any(|a| match a {
+            FnArg::Typed(pt) => lifetimes::mentions_self(&pt.ty),
+            FnArg::Receiver(_) => true,
+        }) || matches!(&sig.output, syn::ReturnType::Type(_, t) if lifetimes::mentions_self(t));
+        if mentions {
+            cx.error_spanned_by(
+                &sig.ident,
+                "#[extensible] on an associated fn needs its type for the point name: put `#[extensible]` on the impl block too",
+            );
+            return None;
+        }
+    }
+    let ret: Type = match &sig.output {
+        syn::ReturnType::Default => syn::parse_quote!(()),
+        syn::ReturnType::Type(_, t) => {
+            if let Some(it) = lifetimes::find_impl_trait(t) {
+                cx.error_spanned_by(
+                    it,
+                    "#[extensible] cannot wrap a fn returning `impl Trait`: end extensions need to name the result type",
+                );
+                return None;
+            }
+            (**t).clone()
+        }
+    };
+    Some(ExtensibleFn {
+        sig,
+        qual,
+        owner,
+        receiver,
+        args,
+        arg_types,
+        ret,
+        generic,
+        krate,
+    })
+}
+
+/// The signature with argument patterns replaced by plain idents (the original patterns are
+/// applied inside, after start extensions may have replaced the arguments).
+fn outer_sig(m: &ExtensibleFn<'_>) -> syn::Signature {
+    let mut sig = m.sig.clone();
+    let mut k = 0;
+    for input in sig.inputs.iter_mut() {
+        if let FnArg::Typed(pt) = input {
+            let ident = &m.args[k].outer;
+            *pt.pat = syn::parse_quote!(#ident);
+            k += 1;
+        }
+    }
+    sig
+}
+
+impl ExtensibleFn<'_> {
+    /// `Self` replaced by the owner type and lifetimes elided: usable in statics and keys.
+    fn key_type(&self, ty: &Type) -> Type {
+        let t = lifetimes::elide(ty);
+        match self.owner {
+            Some(o) => lifetimes::replace_self(&t, &o.self_ty),
+            None => t,
+        }
+    }
+
+    fn receiver_type(&self) -> TokenStream {
+        let owner = self.owner.map(|o| &o.self_ty);
+        match self.receiver {
+            Receiver::None => quote!(()),
+            Receiver::Shared => quote!(&#owner),
+            Receiver::Mut => quote!(&mut #owner),
+        }
+    }
+
+    fn start_key_type(&self) -> TokenStream {
+        let p = self.private();
+        let args: Vec<Type> = self.arg_types.iter().map(|t| self.key_type(t)).collect();
+        let ret = self.key_type(&self.ret);
+        let recv = self.receiver_type();
+        quote!(#p::CallStart<(#(#args,)*), #ret, #recv>)
+    }
+
+    fn end_key_type(&self) -> TokenStream {
+        let krate = self.krate;
+        let ret = self.key_type(&self.ret);
+        let recv = self.receiver_type();
+        quote!(#krate::CallEnd<#ret, #recv>)
+    }
+
+    fn private(&self) -> TokenStream {
+        let krate = self.krate;
+        quote!(#krate)
+    }
+
+    fn point_name(&self, suffix: &str) -> TokenStream {
+        let krate = self.krate;
+        let p = quote!(#krate::__private);
+        let qual = &self.qual;
+        quote!({
+            const __HP_LEN: usize = #p::fn_point_len(::core::module_path!(), #qual, #suffix);
+            const __HP_BYTES: [u8; __HP_LEN] = #p::fn_point_bytes::<__HP_LEN>(::core::module_path!(), #qual, #suffix);
+            #p::utf8(&__HP_BYTES)
+        })
+    }
+
+    fn kind(&self) -> (TokenStream, TokenStream) {
+        let krate = self.krate;
+        if self.sig.asyncness.is_some() {
+            (quote!(#krate::__private::PointKind::Async), quote!(#krate::AsyncKind))
+        } else {
+            (quote!(#krate::__private::PointKind::Sync), quote!(#krate::SyncKind))
+        }
+    }
+}
+
+/// The `<FN>_START` / `<FN>_END` typed constants (none for generic fns).
+fn emit_consts(m: &ExtensibleFn<'_>, vis: &syn::Visibility) -> TokenStream {
+    if m.generic {
+        return quote!();
+    }
+    let krate = m.krate;
+    let base = m.sig.ident.to_string().trim_start_matches("r#").to_uppercase();
+    let start_ident = format_ident!("{}_START", base, span = m.sig.ident.span());
+    let end_ident = format_ident!("{}_END", base, span = m.sig.ident.span());
+    let start_ty = m.start_key_type();
+    let end_ty = m.end_key_type();
+    let (_, kind_marker) = m.kind();
+    let start_name = m.point_name("start");
+    let end_name = m.point_name("end");
+    let fn_ident = &m.sig.ident;
+    let start_doc = format!(
+        "Typed start point of [`{fn_ident}`](Self::{fn_ident}): `_functions/<module path>/{}/start`. Payload: `{}`.",
+        m.qual,
+        start_ty.to_string().replace(' ', "")
+    );
+    let end_doc = format!(
+        "Typed end point of [`{fn_ident}`](Self::{fn_ident}): `_functions/<module path>/{}/end`. Payload: `{}`.",
+        m.qual,
+        end_ty.to_string().replace(' ', "")
+    );
+    let (start_doc, end_doc) = if m.owner.is_none() {
+        (start_doc.replace("(Self::", "(fn@"), end_doc.replace("(Self::", "(fn@"))
+    } else {
+        (start_doc, end_doc)
+    };
+    quote! {
+        #[doc = #start_doc]
+        #[allow(dead_code)]
+        #vis const #start_ident: #krate::FnPoint<fn(&mut #start_ty), #kind_marker> = #krate::FnPoint::__new(#start_name);
+        #[doc = #end_doc]
+        #[allow(dead_code)]
+        #vis const #end_ident: #krate::FnPoint<fn(&mut #end_ty), #kind_marker> = #krate::FnPoint::__new(#end_name);
+    }
+}
+
+fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block) -> TokenStream {
+    let krate = m.krate;
+    let p = quote!(#krate::__private);
+    let ret = &m.ret;
+    let ret_span = match &m.sig.output {
+        syn::ReturnType::Type(_, t) => t.span(),
+        syn::ReturnType::Default => m.sig.ident.span(),
+    };
+    let outer: Vec<&Ident> = m.args.iter().map(|a| &a.outer).collect();
+    let pats: Vec<&Pat> = m.args.iter().map(|a| &a.pat).collect();
+    let (recv_start, recv_end) = match m.receiver {
+        Receiver::None => (quote!(()), quote!(())),
+        Receiver::Shared => (quote!(self), quote!(self)),
+        Receiver::Mut => (quote!(&mut *self), quote!(&mut *self)),
+    };
+    // Keys in the body may name `Self` and generics; lifetimes are elided so that the key matches
+    // what an extension writes.
+    let start_key = {
+        let args: Vec<Type> = m.arg_types.iter().map(lifetimes::elide).collect();
+        let r = lifetimes::elide(&m.ret);
+        let recv = match m.receiver {
+            Receiver::None => quote!(()),
+            Receiver::Shared => quote!(&Self),
+            Receiver::Mut => quote!(&mut Self),
+        };
+        quote!(#krate::CallStart<(#(#args,)*), #r, #recv>)
+    };
+    let end_key = {
+        let r = lifetimes::elide(&m.ret);
+        let recv = match m.receiver {
+            Receiver::None => quote!(()),
+            Receiver::Shared => quote!(&Self),
+            Receiver::Mut => quote!(&mut Self),
+        };
+        quote!(#krate::CallEnd<#r, #recv>)
+    };
+    let start_name = m.point_name("start");
+    let end_name = m.point_name("end");
+    let (kind_enum, _) = m.kind();
+    let (start_entry_key, end_entry_key, start_entry_ty, end_entry_ty) = if m.generic {
+        let s = m.start_key_type().to_string();
+        let e = m.end_key_type().to_string();
+        (
+            quote!(#p::None),
+            quote!(#p::None),
+            quote!(|| #s),
+            quote!(|| #e),
+        )
+    } else {
+        let s = m.start_key_type();
+        let e = m.end_key_type();
+        (
+            quote!(#p::Some(|| #p::TypeId::of::<fn(&mut #s)>())),
+            quote!(#p::Some(|| #p::TypeId::of::<fn(&mut #e)>())),
+            quote!(|| #p::type_name::<#s>()),
+            quote!(|| #p::type_name::<#e>()),
+        )
+    };
+    let fn_span = m.sig.ident.span();
+    let file_line = quote_spanned! {fn_span=> file: ::core::file!(), line: ::core::line!(), };
+    let registration = quote! {
+        #[#p::distributed_slice(#p::HOOKPOINT_PTS_V0)]
+        #[linkme(crate = #p::linkme)]
+        static __HP_START_POINT: #p::PointEntry = #p::PointEntry {
+            name: #start_name,
+            kind: #kind_enum,
+            payload_key: #start_entry_key,
+            payload_type: #start_entry_ty,
+            crate_name: ::core::env!("CARGO_PKG_NAME"),
+            #file_line
+        };
+        #[#p::distributed_slice(#p::HOOKPOINT_PTS_V0)]
+        #[linkme(crate = #p::linkme)]
+        static __HP_END_POINT: #p::PointEntry = #p::PointEntry {
+            name: #end_name,
+            kind: #kind_enum,
+            payload_key: #end_entry_key,
+            payload_type: #end_entry_ty,
+            crate_name: ::core::env!("CARGO_PKG_NAME"),
+            #file_line
+        };
+    };
+    let fake_return = quote_spanned! {ret_span=>
+        #[allow(unreachable_code, clippy::diverging_sub_expression, clippy::needless_return)]
+        if false {
+            let __hp_fake_return: #ret = loop {};
+            return __hp_fake_return;
+        }
+    };
+    let is_async = m.sig.asyncness.is_some();
+    let run_body = if is_async {
+        quote! { async { #fake_return #block }.await }
+    } else {
+        quote! { (|| { #fake_return #block })() }
+    };
+    let dispatch = |site: TokenStream, key: &TokenStream, payload: TokenStream, on_err: TokenStream| {
+        if is_async {
+            quote! {
+                #p::__extensible_async(&#site, #p::TypeId::of::<fn(&mut #key)>(), #p::type_name::<#key>, &mut #payload, &mut #on_err).await
+            }
+        } else {
+            quote! {
+                #p::__extensible_sync(&#site, #p::TypeId::of::<fn(&mut #key)>(), #p::type_name::<#key>, &mut #payload, &mut #on_err)
+            }
+        }
+    };
+    let convert = quote!((&#p::ErrorInto::<#ret>::new()).convert(__hp_e));
+    let start_dispatch = dispatch(
+        quote!(__HP_START),
+        &start_key,
+        quote!(__hp_call),
+        quote!(|__hp_c: &mut #krate::CallStart<_, #ret, _>, __hp_e: #p::Error| { __hp_c.result = #p::Some(#convert); }),
+    );
+    let end_dispatch = dispatch(
+        quote!(__HP_END),
+        &end_key,
+        quote!(__hp_end),
+        quote!(|__hp_c: &mut #krate::CallEnd<#ret, _>, __hp_e: #p::Error| { __hp_c.result = #convert; }),
+    );
+    quote! {{
+        #[allow(unused_imports)]
+        use #p::{ErrorIntoPanic as _, ErrorIntoResult as _};
+        static __HP_START: #p::PointSite = #p::PointSite::new(#start_name);
+        static __HP_END: #p::PointSite = #p::PointSite::new(#end_name);
+        #registration
+        let __hp_fast = #p::both_empty(&__HP_START, &__HP_END);
+        let (__hp_args, __hp_preset) = if __hp_fast {
+            ((#(#outer,)*), #p::None::<#ret>)
+        } else {
+            let mut __hp_call = #krate::CallStart::<_, #ret, _>::__new((#(#outer,)*), #recv_start);
+            if let #p::Err(__hp_e) = #start_dispatch {
+                __hp_call.result = #p::Some(#convert);
+            }
+            __hp_call.__into_parts()
+        };
+        #[allow(unused_mut)]
+        let __hp_out: #ret = match __hp_preset {
+            #p::Some(__hp_r) => __hp_r,
+            #p::None => {
+                #[allow(unused_parens)]
+                let (#(#pats,)*) = __hp_args;
+                #run_body
+            }
+        };
+        if __hp_fast {
+            return __hp_out;
+        }
+        let mut __hp_end = #krate::CallEnd::<#ret, _>::__new(__hp_out, #recv_end);
+        if let #p::Err(__hp_e) = #end_dispatch {
+            __hp_end.result = #convert;
+        }
+        __hp_end.__into_result()
+    }}
+}

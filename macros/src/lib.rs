@@ -1,0 +1,34 @@
+//! Procedural macros of [hookpoint](https://docs.rs/hookpoint). Depend on `hookpoint`, which
+//! re-exports them; the documentation with examples lives there.
+//!
+//! Layout: one module per macro (`extension`, `extensible`, `point`), `args` for attribute
+//! arguments, `ctxt` for collecting every error before emitting, `lifetimes` for the lifetime
+//! rewriting that payload keys need.
+
+mod args;
+mod ctxt;
+mod extensible;
+mod extension;
+mod lifetimes;
+mod point;
+
+use proc_macro::TokenStream;
+
+/// Attaches a fn to an extension point. See `hookpoint::extension`.
+#[proc_macro_attribute]
+pub fn extension(args: TokenStream, item: TokenStream) -> TokenStream {
+    extension::expand(args.into(), item.into()).into()
+}
+
+/// Gives a fn (or the methods of an impl block) `.../start` and `.../end` extension points. See
+/// `hookpoint::extensible`.
+#[proc_macro_attribute]
+pub fn extensible(args: TokenStream, item: TokenStream) -> TokenStream {
+    extensible::expand(args.into(), item.into()).into()
+}
+
+/// Declares typed extension points. See `hookpoint::point`.
+#[proc_macro]
+pub fn point(input: TokenStream) -> TokenStream {
+    point::expand(input.into()).into()
+}

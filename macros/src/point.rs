@@ -1,0 +1,174 @@
+//! `point! { pub static NAME: SyncPoint<Payload> = "name"; ... }`: typed point declarations.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::parse::{Parse, ParseStream};
+use syn::{Attribute, Ident, LitStr, Token, Type, Visibility};
+
+use crate::ctxt::Ctxt;
+use crate::lifetimes;
+
+struct PointDecl {
+    attrs: Vec<Attribute>,
+    serde: bool,
+    krate: Option<syn::Path>,
+    vis: Visibility,
+    ident: Ident,
+    kind: Ident,
+    payload: Type,
+    name: LitStr,
+}
+
+struct Decls(Vec<PointDecl>);
+
+impl Parse for PointDecl {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let mut attrs = input.call(Attribute::parse_outer)?;
+        let mut serde = false;
+        let mut krate = None;
+        let mut rest = Vec::new();
+        for a in attrs.drain(..) {
+            if a.path().is_ident("serde") {
+                a.meta.require_path_only()?;
+                serde = true;
+            } else if a.path().is_ident("hookpoint") {
+                let nv: syn::MetaNameValue = a.parse_args()?;
+                if !nv.path.is_ident("crate") {
+                    return Err(syn::Error::new_spanned(nv.path, "expected `#[hookpoint(crate = path)]`"));
+                }
+                match nv.value {
+                    syn::Expr::Path(p) => krate = Some(p.path),
+                    other => return Err(syn::Error::new_spanned(other, "`crate` takes a path")),
+                }
+            } else {
+                rest.push(a);
+            }
+        }
+        let vis: Visibility = input.parse()?;
+        input.parse::<Token![static]>()?;
+        let ident: Ident = input.parse()?;
+        input.parse::<Token![:]>()?;
+        let kind: Ident = input.parse()?;
+        if kind != "SyncPoint" && kind != "AsyncPoint" {
+            return Err(syn::Error::new_spanned(
+                &kind,
+                "a point is `SyncPoint<Payload>` (dispatched with a plain call) or `AsyncPoint<Payload>` (dispatched with `.await`)",
+            ));
+        }
+        input.parse::<Token![<]>()?;
+        let payload: Type = input.parse()?;
+        input.parse::<Token![>]>()?;
+        input.parse::<Token![=]>()?;
+        let name: LitStr = input.parse()?;
+        input.parse::<Token![;]>()?;
+        Ok(PointDecl {
+            attrs: rest,
+            serde,
+            krate,
+            vis,
+            ident,
+            kind,
+            payload,
+            name,
+        })
+    }
+}
+
+impl Parse for Decls {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let mut v = Vec::new();
+        while !input.is_empty() {
+            v.push(input.parse()?);
+        }
+        Ok(Decls(v))
+    }
+}
+
+pub(crate) fn expand(input: TokenStream) -> TokenStream {
+    let decls = match syn::parse2::<Decls>(input) {
+        Ok(d) => d,
+        Err(e) => return e.to_compile_error(),
+    };
+    let mut cx = Ctxt::default();
+    let out: Vec<TokenStream> = decls.0.iter().map(|d| emit(&mut cx, d)).collect();
+    let errors = cx.to_compile_errors();
+    quote! { #errors #(#out)* }
+}
+
+fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
+    let krate = d.krate.clone().unwrap_or_else(crate::args::default_crate);
+    let p = quote!(#krate::__private);
+    let PointDecl {
+        attrs,
+        vis,
+        ident,
+        kind,
+        payload,
+        name,
+        ..
+    } = d;
+    if name.value().is_empty() {
+        cx.error_spanned_by(name, "the point name is empty");
+    }
+    let hp: syn::Lifetime = syn::parse_quote!('__hp);
+    let (gat_payload, named) = lifetimes::name_all(payload, &hp);
+    for l in named {
+        cx.error_spanned_by(&l, "write the payload's lifetimes as `'_` (one per borrow); named lifetimes are not supported here");
+    }
+    let spec = format_ident!("__hookpoint_spec_{}", ident);
+    let kind_enum = if kind == "SyncPoint" { quote!(Sync) } else { quote!(Async) };
+    let json = if d.serde {
+        quote! {
+            fn json() -> #p::Option<&'static #p::JsonCodec> {
+                static CODEC: #p::JsonCodec = #p::codec_for::<#payload>();
+                #p::Some(&CODEC)
+            }
+        }
+    } else {
+        quote!()
+    };
+    let kind_doc = if kind == "SyncPoint" {
+        "dispatched synchronously (`async` extensions are refused)"
+    } else {
+        "dispatched with `.await` (sync and async extensions run in order)"
+    };
+    let serde_doc = if d.serde { " Accepts command hooks (the payload is serde)." } else { "" };
+    let doc = format!(
+        "\n\nExtension point `{}`, payload `{}`, {kind_doc}.{serde_doc}",
+        name.value(),
+        quote!(#payload).to_string().replace(" ", "")
+    );
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #vis struct #spec;
+
+        impl #krate::PointSpec for #spec {
+            type Payload<'__hp> = #gat_payload;
+            type Handler = fn(&mut #payload);
+            const NAME: &'static str = #name;
+            fn payload_type() -> &'static str {
+                #p::type_name::<#payload>()
+            }
+            #json
+        }
+
+        #(#attrs)*
+        #[doc = #doc]
+        #vis static #ident: #krate::#kind<#spec> = #krate::#kind::<#spec>::__new();
+
+        const _: () = {
+            #[#p::distributed_slice(#p::HOOKPOINT_PTS_V0)]
+            #[linkme(crate = #p::linkme)]
+            static __HOOKPOINT_POINT: #p::PointEntry = #p::PointEntry {
+                name: #name,
+                kind: #p::PointKind::#kind_enum,
+                payload_key: #p::Some(|| #p::TypeId::of::<fn(&mut #payload)>()),
+                payload_type: || #p::type_name::<#payload>(),
+                crate_name: ::core::env!("CARGO_PKG_NAME"),
+                file: ::core::file!(),
+                line: ::core::line!(),
+            };
+        };
+    }
+}

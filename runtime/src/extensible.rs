@@ -1,0 +1,224 @@
+//! Payloads of the start and end points that `#[extensible]` creates.
+
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+
+use crate::error::Error;
+
+/// The payload of an `#[extensible]` fn's `.../start` point.
+///
+/// - `args`: the arguments as a tuple, in order (`(a,)` for one, `()` for none); start extensions
+///   may replace them, and the body runs with what is left.
+/// - `result`: `None` until an extension sets it. If a result is left after every start
+///   extension ran, the body is skipped and that result goes to the end extensions. For a fn
+///   returning `Result<T, E>`, setting `Some(Err(e))` makes the call fail without running the
+///   body (Agent Zero's `data["exception"]`).
+/// - `R` is the fn's return type; `S` is the receiver (`&Type` or `&mut Type`) for methods, `()`
+///   for free fns, reachable with [`receiver`](Self::receiver) / [`receiver_mut`](Self::receiver_mut).
+///
+/// Arguments that are references appear with their lifetimes elided; write them so in the
+/// extension (`&mut CallStart<(&str, u32), String>`).
+///
+/// ```
+/// use hookpoint::CallStart;
+/// #[hookpoint::extensible]
+/// pub fn shout(text: String) -> String {
+///     text.to_uppercase()
+/// }
+/// #[hookpoint::extension(point = SHOUT_START)]
+/// fn add_bang(call: &mut CallStart<(String,), String>) {
+///     call.args.0.push('!');
+/// }
+/// assert_eq!(shout("hi".into()), "HI!");
+/// ```
+pub struct CallStart<A, R, S = ()> {
+    /// The arguments, replaceable.
+    pub args: A,
+    /// A result that skips the body when left set.
+    pub result: Option<R>,
+    receiver: S,
+}
+
+/// The payload of an `#[extensible]` fn's `.../end` point: the result (the body's, or the one a
+/// start extension set), replaceable. The arguments were moved into the body and are gone.
+///
+/// End extensions see every outcome: for `Result<T, E>` an `Err` from the body, from a start
+/// extension, or from a failing extension is in `result`, and an end extension may replace it
+/// with `Ok` (clear the error) or another error.
+pub struct CallEnd<R, S = ()> {
+    /// The call's result.
+    pub result: R,
+    receiver: S,
+}
+
+impl<A, R, S> CallStart<A, R, S> {
+    #[doc(hidden)]
+    pub fn __new(args: A, receiver: S) -> Self {
+        CallStart {
+            args,
+            result: None,
+            receiver,
+        }
+    }
+
+    #[doc(hidden)]
+    pub fn __into_parts(self) -> (A, Option<R>) {
+        (self.args, self.result)
+    }
+}
+
+impl<A, R, S: Deref> CallStart<A, R, S> {
+    /// The method's receiver (`self`).
+    pub fn receiver(&self) -> &S::Target {
+        &self.receiver
+    }
+}
+
+impl<A, R, S: DerefMut> CallStart<A, R, S> {
+    /// The method's receiver, mutably (methods taking `&mut self`).
+    pub fn receiver_mut(&mut self) -> &mut S::Target {
+        &mut self.receiver
+    }
+}
+
+impl<R, S> CallEnd<R, S> {
+    #[doc(hidden)]
+    pub fn __new(result: R, receiver: S) -> Self {
+        CallEnd { result, receiver }
+    }
+
+    #[doc(hidden)]
+    pub fn __into_result(self) -> R {
+        self.result
+    }
+}
+
+impl<R, S: Deref> CallEnd<R, S> {
+    /// The method's receiver (`self`).
+    pub fn receiver(&self) -> &S::Target {
+        &self.receiver
+    }
+}
+
+impl<R, S: DerefMut> CallEnd<R, S> {
+    /// The method's receiver, mutably (methods taking `&mut self`).
+    pub fn receiver_mut(&mut self) -> &mut S::Target {
+        &mut self.receiver
+    }
+}
+
+/// Turns an extension's error into the fn's result type. For `Result<T, E>` with
+/// `E: From<hookpoint::Error>` it is `Err(e.into())`; any other return type has no place for an
+/// error, so the call panics with it (naming point and extension) rather than hide it.
+#[doc(hidden)]
+pub struct ErrorInto<R>(PhantomData<fn() -> R>);
+
+impl<R> ErrorInto<R> {
+    pub fn new() -> Self {
+        ErrorInto(PhantomData)
+    }
+}
+
+impl<R> Default for ErrorInto<R> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Chosen when the fn returns `Result<T, E>` with `E: From<Error>`.
+#[doc(hidden)]
+pub trait ErrorIntoResult<R> {
+    fn convert(&self, e: Error) -> R;
+}
+
+impl<T, E: From<Error>> ErrorIntoResult<Result<T, E>> for ErrorInto<Result<T, E>> {
+    fn convert(&self, e: Error) -> Result<T, E> {
+        Err(E::from(e))
+    }
+}
+
+/// Chosen otherwise (autoref specialization): panics with the error.
+#[doc(hidden)]
+pub trait ErrorIntoPanic<R> {
+    fn convert(&self, e: Error) -> R;
+}
+
+impl<R> ErrorIntoPanic<R> for &ErrorInto<R> {
+    fn convert(&self, e: Error) -> R {
+        panic!(
+            "{e}\n(an #[extensible] fn that does not return `Result<_, E: From<hookpoint::Error>>` cannot report an extension's error; mark the extension `on_error = \"log\"` to log and go on)"
+        )
+    }
+}
+
+/// Builds `_functions/<module path with / for ::>/<qualname>/<suffix>` at compile time.
+#[doc(hidden)]
+pub const fn fn_point_len(module: &str, qual: &str, suffix: &str) -> usize {
+    let m = module.as_bytes();
+    let mut n = "_functions/".len() + qual.len() + 1 + suffix.len() + 1;
+    let mut i = 0;
+    while i < m.len() {
+        if i + 1 < m.len() && m[i] == b':' && m[i + 1] == b':' {
+            n += 1;
+            i += 2;
+        } else {
+            n += 1;
+            i += 1;
+        }
+    }
+    n
+}
+
+/// See [`fn_point_len`].
+#[doc(hidden)]
+pub const fn fn_point_bytes<const N: usize>(module: &str, qual: &str, suffix: &str) -> [u8; N] {
+    let mut out = [0u8; N];
+    let mut o = 0;
+    let prefix = b"_functions/";
+    let mut i = 0;
+    while i < prefix.len() {
+        out[o] = prefix[i];
+        o += 1;
+        i += 1;
+    }
+    let m = module.as_bytes();
+    i = 0;
+    while i < m.len() {
+        if i + 1 < m.len() && m[i] == b':' && m[i + 1] == b':' {
+            out[o] = b'/';
+            i += 2;
+        } else {
+            out[o] = m[i];
+            i += 1;
+        }
+        o += 1;
+    }
+    out[o] = b'/';
+    o += 1;
+    let q = qual.as_bytes();
+    i = 0;
+    while i < q.len() {
+        out[o] = q[i];
+        o += 1;
+        i += 1;
+    }
+    out[o] = b'/';
+    o += 1;
+    let s = suffix.as_bytes();
+    i = 0;
+    while i < s.len() {
+        out[o] = s[i];
+        o += 1;
+        i += 1;
+    }
+    out
+}
+
+/// `&'static [u8]` known to be UTF-8 (built from `&str` pieces) as `&'static str`.
+#[doc(hidden)]
+pub const fn utf8(bytes: &'static [u8]) -> &'static str {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(_) => panic!("point name is not UTF-8"),
+    }
+}

@@ -1,0 +1,153 @@
+//! Listing every point with its extensions in run order.
+
+use serde::Serialize;
+
+use crate::registry::PointKind;
+use crate::scope::{COMPILED, Scope};
+use crate::site;
+use crate::snapshot::Run;
+
+/// One point as a scope sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PointInfo {
+    /// The point's name.
+    pub name: String,
+    /// `Some` when the point is declared (`point!` or `#[extensible]`).
+    pub kind: Option<PointKindInfo>,
+    /// The declared payload type, if declared.
+    pub payload_type: Option<String>,
+    /// Where it is declared (`file:line`), if declared.
+    pub declared_at: Option<String>,
+    /// Active extensions, in run order.
+    pub extensions: Vec<ExtensionInfo>,
+    /// Extensions that exist but do not run here, and why.
+    pub inactive: Vec<InactiveInfo>,
+}
+
+/// Sync or async, for serialization.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PointKindInfo {
+    /// Dispatched synchronously.
+    Sync,
+    /// Dispatched with `.await`.
+    Async,
+}
+
+/// One active extension.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExtensionInfo {
+    /// Its name.
+    pub name: String,
+    /// Its order (lower runs first).
+    pub order: i32,
+    /// Where it is defined: `crate, file:line` or the override file.
+    pub origin: String,
+    /// Which layer won for it (`compiled-in` or `layer N (root)`).
+    pub layer: String,
+    /// `sync`, `async` or `command`.
+    pub runs_as: &'static str,
+    /// `propagate` or `log`.
+    pub on_error: &'static str,
+    /// What this definition replaced or changed, if anything.
+    pub note: Option<String>,
+}
+
+/// One extension that does not run.
+#[derive(Debug, Clone, Serialize)]
+pub struct InactiveInfo {
+    /// Its name.
+    pub name: String,
+    /// Where it is defined.
+    pub origin: String,
+    /// Its layer.
+    pub layer: String,
+    /// Why it does not run (disabled by which file, replaced by what).
+    pub why: String,
+}
+
+impl Scope {
+    /// Every point known to this scope (declared, or with extensions, active or not), sorted by
+    /// name, each with its extensions in run order, their layer and origin, and what was
+    /// disabled or replaced.
+    ///
+    /// ```
+    /// #[hookpoint::extension(point = "doc_introspect", order = 3)]
+    /// fn listed(_: &mut u8) {}
+    /// let points = hookpoint::Scope::default_scope().introspect();
+    /// let p = points.iter().find(|p| p.name == "doc_introspect").unwrap();
+    /// assert_eq!(p.extensions[0].name, "listed");
+    /// assert_eq!(p.extensions[0].order, 3);
+    /// ```
+    pub fn introspect(&self) -> Vec<PointInfo> {
+        let snap = self.snapshot();
+        let mut out = Vec::new();
+        let table = &*COMPILED;
+        let mut names: Vec<&'static str> = (0..snap.lists.len() as u32).map(site::name_of).collect();
+        for d in table.declared.keys() {
+            names.push(d);
+        }
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            let list = site::lookup(name).and_then(|id| snap.list(id));
+            let declared = table.declared.get(name);
+            let has_any = list.is_some_and(|l| !l.meta.is_empty() || !l.inactive.is_empty());
+            if declared.is_none() && !has_any {
+                continue;
+            }
+            let mut extensions = Vec::new();
+            let mut inactive = Vec::new();
+            if let Some(l) = list {
+                for (m, run) in l.meta.iter().zip(l.runs.iter()) {
+                    extensions.push(ExtensionInfo {
+                        name: m.name.to_string(),
+                        order: m.order,
+                        origin: m.origin.to_string(),
+                        layer: m.layer.to_string(),
+                        runs_as: match run {
+                            Run::Sync(_) => "sync",
+                            Run::Async(_) => "async",
+                            Run::Command(_) => "command",
+                        },
+                        on_error: match m.policy {
+                            crate::ErrorPolicy::Propagate => "propagate",
+                            crate::ErrorPolicy::Log => "log",
+                        },
+                        note: m.note.clone(),
+                    });
+                }
+                for i in &l.inactive {
+                    inactive.push(InactiveInfo {
+                        name: i.name.to_string(),
+                        origin: i.origin.to_string(),
+                        layer: i.layer.to_string(),
+                        why: i.why.clone(),
+                    });
+                }
+            }
+            out.push(PointInfo {
+                name: name.to_owned(),
+                kind: declared.map(|d| match d.kind {
+                    PointKind::Sync => PointKindInfo::Sync,
+                    PointKind::Async => PointKindInfo::Async,
+                }),
+                payload_type: declared.map(|d| (d.payload_type)().to_owned()),
+                declared_at: declared.map(|d| format!("{}, {}:{}", d.crate_name, d.file, d.line)),
+                extensions,
+                inactive,
+            });
+        }
+        out
+    }
+}
+
+/// [`Scope::introspect`] on the default scope.
+///
+/// ```
+/// let all = hookpoint::introspect();
+/// assert!(all.windows(2).all(|w| w[0].name < w[1].name));
+/// ```
+pub fn introspect() -> Vec<PointInfo> {
+    Scope::default_scope().introspect()
+}

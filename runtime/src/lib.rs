@@ -1,0 +1,185 @@
+//! # hookpoint
+//!
+//! Named extension points for Rust applications. Code changes an application's behaviour at
+//! named moments ("while the system prompt is assembled", "before a tool runs") without editing
+//! its core:
+//!
+//! - [`#[extension]`](macro@extension) attaches a fn to a point; the linker collects them (linkme
+//!   distributed slices): no registration code, nothing runs before `main`.
+//! - [`point!`] declares a typed point, so the compiler checks payload and sync/async.
+//! - [`#[extensible]`](macro@extensible) gives any fn a `.../start` and `.../end` point where
+//!   extensions rewrite arguments, short-circuit with a result, and rewrite the result or error.
+//! - Dispatch runs a point's extensions in a deterministic order (order, then name, then crate),
+//!   sync or async, at the cost of a function call per extension.
+//!
+//! The model is Agent Zero's Python extension mechanism, with pluggy and Claude Code hooks.
+//!
+//! ```
+//! use hookpoint::{extension, point};
+//!
+//! pub struct SystemPrompt {
+//!     pub parts: Vec<String>,
+//! }
+//!
+//! point! {
+//!     /// Assembled before every model call.
+//!     pub static SYSTEM_PROMPT: SyncPoint<SystemPrompt> = "lib_doc_system_prompt";
+//! }
+//!
+//! #[extension(point = SYSTEM_PROMPT, order = 10)]
+//! fn role(prompt: &mut SystemPrompt) {
+//!     prompt.parts.push("You are a helpful agent.".into());
+//! }
+//!
+//! #[extension(point = SYSTEM_PROMPT, order = 20)]
+//! fn tools(prompt: &mut SystemPrompt) -> Result<(), hookpoint::Error> {
+//!     prompt.parts.push("Tools: search, calc.".into());
+//!     Ok(())
+//! }
+//!
+//! let mut prompt = SystemPrompt { parts: vec![] };
+//! SYSTEM_PROMPT.call(&mut prompt)?;
+//! assert_eq!(prompt.parts, ["You are a helpful agent.", "Tools: search, calc."]);
+//! # Ok::<(), hookpoint::Error>(())
+//! ```
+//!
+//! ## Features
+//! - `fs` (default): filesystem override layers, command hooks, hot reload. Without it hookpoint
+//!   reads no files and depends on neither notify nor tokio.
+
+#![warn(missing_docs)]
+
+mod cx;
+mod dispatch;
+mod error;
+mod extensible;
+#[cfg(feature = "fs")]
+mod fs;
+mod introspect;
+mod json;
+mod link;
+mod plugin;
+mod point;
+mod registry;
+mod scope;
+mod site;
+mod snapshot;
+mod stats;
+mod suggest;
+mod validate;
+
+pub use cx::Cx;
+pub use dispatch::{MAX_DEPTH, call_async, call_sync};
+pub use error::{Error, ErrorKind, Origin};
+pub use extensible::{CallEnd, CallStart};
+pub use introspect::{ExtensionInfo, InactiveInfo, PointInfo, PointKindInfo, introspect};
+pub use link::{assert_crates_linked, assert_linked, linked_crates};
+pub use point::{AsyncKind, AsyncPoint, FnPoint, PointSpec, SyncKind, SyncPoint};
+pub use registry::PointKind;
+pub use scope::{Bound, Scope};
+pub use snapshot::{ErrorPolicy, Layer, Snapshot};
+pub use stats::dispatch_counts;
+pub use validate::{Problem, Report, validate};
+
+pub use hookpoint_macros::{extensible, extension, point};
+
+/// Dispatches a point by name, resolving the name once per call site (a `static` cache), for
+/// payloads that are `'static`. `call!("name", &mut payload)` is sync;
+/// `call!(async "name", &mut payload).await` is async.
+///
+/// # Errors
+/// As [`call_sync`] / [`call_async`].
+///
+/// ```
+/// #[hookpoint::extension(point = "doc_call_macro")]
+/// fn double(n: &mut u64) {
+///     *n *= 2;
+/// }
+/// let mut n: u64 = 21;
+/// hookpoint::call!("doc_call_macro", &mut n).unwrap();
+/// assert_eq!(n, 42);
+/// ```
+#[macro_export]
+macro_rules! call {
+    (async $point:literal, $payload:expr $(,)?) => {{
+        static __HOOKPOINT_SITE: $crate::__private::PointSite = $crate::__private::PointSite::new($point);
+        $crate::__private::call_site_async(&__HOOKPOINT_SITE, $payload)
+    }};
+    ($point:literal, $payload:expr $(,)?) => {{
+        static __HOOKPOINT_SITE: $crate::__private::PointSite = $crate::__private::PointSite::new($point);
+        $crate::__private::call_site_sync(&__HOOKPOINT_SITE, $payload)
+    }};
+}
+
+/// Items used by generated code. Not public API: no semver guarantees.
+#[doc(hidden)]
+pub mod __private {
+    pub use linkme;
+    pub use linkme::distributed_slice;
+
+    pub use crate::cx::Cx;
+    pub use crate::dispatch::{__extensible_async, __extensible_sync, call_site_async, call_site_sync};
+    pub use crate::error::Error;
+    pub use crate::extensible::{ErrorInto, ErrorIntoPanic, ErrorIntoResult, fn_point_bytes, fn_point_len, utf8};
+    pub use crate::json::{JsonCodec, codec_for};
+    pub use crate::point::{AcceptsAsync, TypedTarget};
+    pub use crate::registry::{
+        BoxFuture, ExtensionEntry, HOOKPOINT_EXT_V0, HOOKPOINT_PTS_V0, Handler, PointEntry, PointKind, PointOf,
+        TypedPoint,
+    };
+    pub use crate::site::{PointSite, both_empty};
+    pub use crate::snapshot::ErrorPolicy;
+    pub use std::any::{TypeId, type_name};
+    pub use std::boxed::Box;
+    pub use std::option::Option::{self, None, Some};
+    pub use std::result::Result::{self, Err, Ok};
+
+    /// What an extension fn may return: `()` or `Result<(), E>` with `E: Into<hookpoint::Error>`.
+    #[diagnostic::on_unimplemented(
+        message = "an extension must return `()` or `Result<(), E>` with `E: Into<hookpoint::Error>`, not `{Self}`",
+        label = "unsupported return type",
+        note = "convert other errors with `hookpoint::Error::new(e)` or implement `From<YourError> for hookpoint::Error`"
+    )]
+    pub trait ExtensionReturn {
+        fn into_result(self) -> Result<(), Error>;
+    }
+    impl ExtensionReturn for () {
+        #[inline(always)]
+        fn into_result(self) -> Result<(), Error> {
+            Ok(())
+        }
+    }
+    impl<E: Into<Error>> ExtensionReturn for Result<(), E> {
+        #[inline(always)]
+        fn into_result(self) -> Result<(), Error> {
+            self.map_err(Into::into)
+        }
+    }
+
+    /// Compile-time check that an extension's payload is the typed point's payload: coerces the
+    /// extension's `fn(&mut P)` shape to the point's handler type.
+    #[inline(always)]
+    pub fn check_payload<T: TypedTarget + ?Sized>(_point: &T, _handler: T::Handler) {}
+
+    /// Compile-time check that a typed point accepts `async` extensions.
+    #[inline(always)]
+    pub fn check_accepts_async<T: AcceptsAsync + ?Sized>(_point: &T) {}
+
+    /// Asserts `F: Send` for an async extension's future, with rustc's own message.
+    #[inline(always)]
+    pub fn assert_send<F: Send>(f: F) -> F {
+        f
+    }
+
+    /// Casts the erased payload pointer back. Generated thunks call this only after the runtime
+    /// checked the payload key.
+    #[macro_export]
+    #[doc(hidden)]
+    macro_rules! __hookpoint_payload {
+        ($ptr:expr) => {
+            // SAFETY: the runtime checked the payload key before calling the thunk.
+            unsafe { &mut *($ptr as *mut _) }
+        };
+    }
+    pub use __hookpoint_payload as payload;
+}

@@ -1,0 +1,253 @@
+//! Typed points: a point's name, payload type and sync/async kind in one `static`, so the compiler
+//! checks extensions attached with `#[extension(point = PATH)]` and dispatch needs no lookup.
+
+use std::any::TypeId;
+use std::marker::PhantomData;
+
+use crate::dispatch;
+use crate::error::Error;
+use crate::registry::{PointKind, TypedPoint};
+use crate::scope::Scope;
+use crate::site::PointSite;
+
+/// What [`point!`](crate::point!) generates for each point: its name and payload type.
+///
+/// `Payload<'a>` is the payload with every borrowed lifetime set to `'a`; `Handler` is the
+/// higher-ranked handler type `fn(&mut Payload<'_>)` whose `TypeId` is the payload key.
+/// Implemented by the macro; you never implement it by hand.
+pub trait PointSpec: 'static {
+    /// The payload extensions receive by `&mut`.
+    type Payload<'a>;
+    /// `fn(&mut Payload)` with elided lifetimes: `'static` even when the payload borrows.
+    type Handler: Copy + 'static;
+    /// The point's name, such as `"system_prompt"`.
+    const NAME: &'static str;
+    /// The payload's type name, for messages.
+    fn payload_type() -> &'static str;
+    /// Serde support for command hooks, when the point was declared `serde`.
+    fn json() -> Option<&'static crate::json::JsonCodec> {
+        None
+    }
+}
+
+/// The payload key of a point spec.
+pub(crate) fn key_of<S: PointSpec>() -> TypeId {
+    TypeId::of::<S::Handler>()
+}
+
+/// A point dispatched synchronously, declared with [`point!`](crate::point!).
+///
+/// `async` extensions cannot attach to it (compile error with a typed `#[extension(point = ..)]`,
+/// [`ErrorKind::AsyncOnSync`](crate::ErrorKind::AsyncOnSync) at dispatch for a string one).
+pub struct SyncPoint<S: PointSpec> {
+    site: PointSite,
+    _spec: PhantomData<fn() -> S>,
+}
+
+/// A point dispatched with `.await`: sync and async extensions run in order, one at a time.
+pub struct AsyncPoint<S: PointSpec> {
+    site: PointSite,
+    _spec: PhantomData<fn() -> S>,
+}
+
+impl<S: PointSpec> SyncPoint<S> {
+    #[doc(hidden)]
+    pub const fn __new() -> Self {
+        SyncPoint {
+            site: PointSite::new(S::NAME),
+            _spec: PhantomData,
+        }
+    }
+
+    /// The point's name.
+    pub fn name(&self) -> &'static str {
+        S::NAME
+    }
+
+    /// Runs the point's extensions in order on the default scope (or the scope entered with
+    /// [`Scope::enter`]).
+    ///
+    /// # Errors
+    /// The first extension error, naming point, extension and origin
+    /// ([`ErrorKind::Extension`](crate::ErrorKind::Extension)); before any extension runs:
+    /// [`AsyncOnSync`](crate::ErrorKind::AsyncOnSync), [`PayloadMismatch`](crate::ErrorKind::PayloadMismatch),
+    /// [`Duplicate`](crate::ErrorKind::Duplicate), [`DepthLimit`](crate::ErrorKind::DepthLimit).
+    ///
+    /// ```
+    /// hookpoint::point! {
+    ///     /// Greeting text, built by extensions.
+    ///     pub static GREETING: SyncPoint<String> = "doc_typed_greeting";
+    /// }
+    /// #[hookpoint::extension(point = GREETING)]
+    /// fn add_name(text: &mut String) {
+    ///     text.push_str(", world");
+    /// }
+    ///
+    /// let mut text = String::from("hello");
+    /// GREETING.call(&mut text).unwrap();
+    /// assert_eq!(text, "hello, world");
+    /// ```
+    #[inline]
+    pub fn call(&'static self, payload: &mut S::Payload<'_>) -> Result<(), Error> {
+        if self.site.is_empty_everywhere() {
+            return Ok(());
+        }
+        dispatch::sync_typed::<S>(&Scope::current(), &self.site, payload)
+    }
+
+    /// Like [`call`](Self::call), on an explicit scope.
+    ///
+    /// # Errors
+    /// As [`call`](Self::call).
+    pub fn call_in(&'static self, scope: &Scope, payload: &mut S::Payload<'_>) -> Result<(), Error> {
+        dispatch::sync_typed::<S>(scope, &self.site, payload)
+    }
+}
+
+impl<S: PointSpec> AsyncPoint<S> {
+    #[doc(hidden)]
+    pub const fn __new() -> Self {
+        AsyncPoint {
+            site: PointSite::new(S::NAME),
+            _spec: PhantomData,
+        }
+    }
+
+    /// The point's name.
+    pub fn name(&self) -> &'static str {
+        S::NAME
+    }
+
+    /// Runs the point's extensions in order, each awaited before the next, on the current scope.
+    ///
+    /// Dropping the future stops the chain: later extensions do not run, nothing stays locked
+    /// (a `debug` event records the cancellation).
+    ///
+    /// # Errors
+    /// As [`SyncPoint::call`], without `AsyncOnSync`.
+    ///
+    /// ```
+    /// hookpoint::point! {
+    ///     pub static LOADED: AsyncPoint<Vec<String>> = "doc_loaded";
+    /// }
+    /// #[hookpoint::extension(point = LOADED)]
+    /// async fn remember(items: &mut Vec<String>) {
+    ///     items.push("memory".into());
+    /// }
+    /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// # rt.block_on(async {
+    /// let mut items = Vec::new();
+    /// LOADED.call(&mut items).await.unwrap();
+    /// assert_eq!(items, ["memory"]);
+    /// # });
+    /// ```
+    pub async fn call<'p>(&'static self, payload: &'p mut S::Payload<'_>) -> Result<(), Error>
+    where
+        for<'a> S::Payload<'a>: Send,
+    {
+        if self.site.is_empty_everywhere() {
+            return Ok(());
+        }
+        let scope = Scope::current();
+        dispatch::async_typed::<S>(&scope, &self.site, payload).await
+    }
+
+    /// Like [`call`](Self::call), on an explicit scope.
+    ///
+    /// # Errors
+    /// As [`call`](Self::call).
+    pub async fn call_in(&'static self, scope: &Scope, payload: &mut S::Payload<'_>) -> Result<(), Error>
+    where
+        for<'a> S::Payload<'a>: Send,
+    {
+        dispatch::async_typed::<S>(scope, &self.site, payload).await
+    }
+}
+
+impl<S: PointSpec> TypedPoint for SyncPoint<S> {
+    fn point_name(&self) -> &'static str {
+        S::NAME
+    }
+}
+
+impl<S: PointSpec> TypedPoint for AsyncPoint<S> {
+    fn point_name(&self) -> &'static str {
+        S::NAME
+    }
+}
+
+/// Marker: the points of a sync `#[extensible]` fn.
+pub enum SyncKind {}
+/// Marker: the points of an `async` `#[extensible]` fn.
+pub enum AsyncKind {}
+
+/// The typed start or end point of an `#[extensible]` fn, generated as an associated or free
+/// `const` named `<FN>_START` / `<FN>_END`. Attach to it with `#[extension(point = ...)]` so a
+/// typo or a wrong payload is a compile error.
+///
+/// `F` is the handler type `fn(&mut Payload)`; `K` is [`SyncKind`] or [`AsyncKind`].
+pub struct FnPoint<F, K> {
+    name: &'static str,
+    _f: PhantomData<fn() -> (F, K)>,
+}
+
+impl<F, K> FnPoint<F, K> {
+    #[doc(hidden)]
+    pub const fn __new(name: &'static str) -> Self {
+        FnPoint {
+            name,
+            _f: PhantomData,
+        }
+    }
+
+    /// The point's name, e.g. `_functions/my_app/agent/Agent/new/start`.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl<F, K> TypedPoint for FnPoint<F, K> {
+    fn point_name(&self) -> &'static str {
+        self.name
+    }
+}
+
+/// Links a typed point to its handler type, for the compile-time payload check.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a typed hookpoint point",
+    label = "expected a `point!` static or an `#[extensible]` fn's `*_START`/`*_END` constant",
+    note = "write a string (`point = \"name\"`) for a point without a typed declaration"
+)]
+pub trait TypedTarget {
+    type Handler;
+    const KIND: PointKind;
+}
+
+impl<S: PointSpec> TypedTarget for SyncPoint<S> {
+    type Handler = S::Handler;
+    const KIND: PointKind = PointKind::Sync;
+}
+impl<S: PointSpec> TypedTarget for AsyncPoint<S> {
+    type Handler = S::Handler;
+    const KIND: PointKind = PointKind::Async;
+}
+impl<F> TypedTarget for FnPoint<F, SyncKind> {
+    type Handler = F;
+    const KIND: PointKind = PointKind::Sync;
+}
+impl<F> TypedTarget for FnPoint<F, AsyncKind> {
+    type Handler = F;
+    const KIND: PointKind = PointKind::Async;
+}
+
+/// Implemented by points that accept `async` extensions.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "an `async` extension cannot attach to `{Self}`, which is dispatched synchronously",
+    label = "this point is sync",
+    note = "make the extension a plain `fn`, or declare the point as `AsyncPoint<..>`"
+)]
+pub trait AcceptsAsync {}
+impl<S: PointSpec> AcceptsAsync for AsyncPoint<S> {}
+impl<F> AcceptsAsync for FnPoint<F, AsyncKind> {}

@@ -1,0 +1,197 @@
+//! Scopes: the set of layers that apply to a dispatch, and the snapshot they merge into.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::task::{Context, Poll};
+
+use arc_swap::ArcSwap;
+
+use crate::snapshot::{self, CompiledTable, Snapshot};
+use crate::site;
+
+/// The compiled-in registry, read and sorted once.
+pub(crate) static COMPILED: LazyLock<CompiledTable> = LazyLock::new(CompiledTable::load);
+
+pub(crate) struct ScopeInner {
+    pub(crate) name: String,
+    pub(crate) snapshot: ArcSwap<Snapshot>,
+    pub(crate) generation: AtomicU64,
+    #[cfg(feature = "fs")]
+    pub(crate) fs: Option<crate::fs::ScopeFs>,
+    pub(crate) plugins: crate::plugin::PluginStates,
+}
+
+/// The set of layers that apply to one dispatch, and their merged [`Snapshot`].
+///
+/// The default scope ([`Scope::default_scope`]) holds the compiled-in extensions (and, with the
+/// `fs` feature, the global override layers the application configures). Other scopes are built
+/// with a [`ScopeBuilder`](crate::ScopeBuilder). Cloning a scope is cheap (an `Arc`).
+///
+/// Dispatch functions without a scope argument use the *current* scope: the one entered with
+/// [`Scope::enter`] (sync code) or [`Scope::bind`] (a future, across `.await`s), else the default
+/// scope.
+///
+/// ```
+/// let scope = hookpoint::Scope::default_scope();
+/// assert!(scope.snapshot().generation() >= 1);
+/// ```
+#[derive(Clone)]
+pub struct Scope(pub(crate) Arc<ScopeInner>);
+
+static SCOPES: Mutex<Vec<Weak<ScopeInner>>> = Mutex::new(Vec::new());
+
+static DEFAULT: LazyLock<Scope> = LazyLock::new(|| {
+    let scope = Scope::from_parts(
+        "default".into(),
+        #[cfg(feature = "fs")]
+        None,
+    );
+    scope
+});
+
+thread_local! {
+    static CURRENT: RefCell<Option<Scope>> = const { RefCell::new(None) };
+}
+
+/// Makes sure the default scope exists and has published its snapshot.
+pub(crate) fn ensure_default_published() {
+    LazyLock::force(&DEFAULT);
+}
+
+impl Scope {
+    pub(crate) fn from_parts(name: String, #[cfg(feature = "fs")] fs: Option<crate::fs::ScopeFs>) -> Scope {
+        let first = snapshot::compiled_snapshot(&COMPILED, 1);
+        let inner = Arc::new(ScopeInner {
+            name,
+            snapshot: ArcSwap::from_pointee(first),
+            generation: AtomicU64::new(1),
+            #[cfg(feature = "fs")]
+            fs,
+            plugins: crate::plugin::PluginStates::default(),
+        });
+        SCOPES
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Arc::downgrade(&inner));
+        let scope = Scope(inner);
+        scope.refresh_active();
+        scope
+    }
+
+    /// The default scope: compiled-in extensions plus any global layers.
+    pub fn default_scope() -> &'static Scope {
+        &DEFAULT
+    }
+
+    /// The scope's name, for logs.
+    pub fn name(&self) -> &str {
+        &self.0.name
+    }
+
+    /// The snapshot dispatch uses now. Holding it keeps it alive; a reload publishes a new one.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.0.snapshot.load_full()
+    }
+
+    /// Runs `f` with this scope as the current scope of this thread (restored afterwards, also on
+    /// panic). For async code use [`Scope::bind`]: a thread-local does not follow a task.
+    ///
+    /// ```
+    /// let scope = hookpoint::Scope::default_scope().clone();
+    /// let name = scope.enter(|| hookpoint::Scope::current().name().to_owned());
+    /// assert_eq!(name, "default");
+    /// ```
+    pub fn enter<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Restore(Option<Scope>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let prev = self.0.take();
+                CURRENT.with(|c| *c.borrow_mut() = prev);
+            }
+        }
+        let prev = CURRENT.with(|c| c.borrow_mut().replace(self.clone()));
+        let _restore = Restore(prev);
+        f()
+    }
+
+    /// Wraps a future so that, each time it is polled, this scope is the current scope. The
+    /// scope follows the task across `.await` points and threads.
+    pub fn bind<F: Future>(&self, fut: F) -> Bound<F> {
+        Bound {
+            scope: self.clone(),
+            fut,
+        }
+    }
+
+    /// The current scope: the innermost entered or bound one, else the default scope.
+    pub fn current() -> Scope {
+        CURRENT
+            .with(|c| c.borrow().clone())
+            .unwrap_or_else(|| DEFAULT.clone())
+    }
+
+    /// Publishes a new snapshot atomically; dispatches in flight finish on the one they hold.
+    pub(crate) fn publish(&self, snap: Snapshot) {
+        self.0.snapshot.store(Arc::new(snap));
+        self.refresh_active();
+    }
+
+    pub(crate) fn next_generation(&self) -> u64 {
+        self.0.generation.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// Recomputes the union of non-empty points over all live scopes, for the no-extension fast path.
+    fn refresh_active(&self) {
+        let mut scopes = SCOPES.lock().unwrap_or_else(|p| p.into_inner());
+        scopes.retain(|w| w.strong_count() > 0);
+        let mut bits: Vec<u64> = Vec::new();
+        for s in scopes.iter().filter_map(Weak::upgrade) {
+            let snap = s.snapshot.load();
+            if bits.len() < snap.active_bits.len() {
+                bits.resize(snap.active_bits.len(), 0);
+            }
+            for (b, s) in bits.iter_mut().zip(snap.active_bits.iter()) {
+                *b |= s;
+            }
+        }
+        site::publish_active(bits);
+    }
+}
+
+/// Runs `f` with the current scope, without cloning it when it is the default one.
+#[inline]
+pub(crate) fn with_current<R>(f: impl FnOnce(&Scope) -> R) -> R {
+    match CURRENT.with(|c| c.borrow().clone()) {
+        Some(s) => f(&s),
+        None => f(&DEFAULT),
+    }
+}
+
+/// A future bound to a [`Scope`]; see [`Scope::bind`].
+pub struct Bound<F> {
+    scope: Scope,
+    fut: F,
+}
+
+impl<F: Future> Future for Bound<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: `fut` is structurally pinned; `scope` is never moved out.
+        let this = unsafe { self.get_unchecked_mut() };
+        let fut = unsafe { Pin::new_unchecked(&mut this.fut) };
+        this.scope.enter(|| fut.poll(cx))
+    }
+}
+
+impl std::fmt::Debug for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope")
+            .field("name", &self.0.name)
+            .field("generation", &self.0.snapshot.load().generation)
+            .finish()
+    }
+}

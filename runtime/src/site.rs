@@ -1,0 +1,155 @@
+//! Point ids and per-call-site caches.
+//!
+//! Every point name is interned once into a dense `u32` id; a snapshot keeps one extension list per
+//! id, so dispatch indexes an array instead of hashing a string. A [`PointSite`] is a `static` that
+//! remembers its id after the first dispatch, and whether the point is empty in every live
+//! snapshot, so the common "nothing attached" case costs two relaxed loads and a compare.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{LazyLock, RwLock};
+
+/// Interned point names. Names are leaked: there is one per distinct point name ever seen, a
+/// bounded set (compiled-in points, override folders, run-time names).
+struct Interner {
+    ids: HashMap<&'static str, u32>,
+    names: Vec<&'static str>,
+}
+
+static INTERNER: LazyLock<RwLock<Interner>> = LazyLock::new(|| {
+    RwLock::new(Interner {
+        ids: HashMap::new(),
+        names: Vec::new(),
+    })
+});
+
+/// The id of `name`, interning it if new.
+pub(crate) fn intern(name: &str) -> u32 {
+    if let Some(id) = lookup(name) {
+        return id;
+    }
+    let mut w = INTERNER.write().unwrap_or_else(|p| p.into_inner());
+    if let Some(&id) = w.ids.get(name) {
+        return id;
+    }
+    let id = u32::try_from(w.names.len()).expect("more than u32::MAX point names");
+    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    w.ids.insert(leaked, id);
+    w.names.push(leaked);
+    id
+}
+
+/// The id of `name` if it was ever interned.
+pub(crate) fn lookup(name: &str) -> Option<u32> {
+    INTERNER
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .ids
+        .get(name)
+        .copied()
+}
+
+/// The name of an interned id.
+pub(crate) fn name_of(id: u32) -> &'static str {
+    INTERNER.read().unwrap_or_else(|p| p.into_inner()).names[id as usize]
+}
+
+/// How many ids exist.
+pub(crate) fn interned_count() -> usize {
+    INTERNER.read().unwrap_or_else(|p| p.into_inner()).names.len()
+}
+
+const UNRESOLVED: u32 = u32::MAX;
+
+/// Bumped every time a snapshot is published anywhere; sites compare against it.
+static ACTIVE_GENERATION: AtomicU64 = AtomicU64::new(1);
+
+/// Ids that have at least one extension in some live snapshot (a bitset), recomputed on publish.
+static ACTIVE_IDS: RwLock<Vec<u64>> = RwLock::new(Vec::new());
+
+/// Replaces the set of ids that are non-empty somewhere, then bumps the generation so every
+/// site re-checks. Called by scopes when they publish a snapshot.
+pub(crate) fn publish_active(bits: Vec<u64>) {
+    *ACTIVE_IDS.write().unwrap_or_else(|p| p.into_inner()) = bits;
+    ACTIVE_GENERATION.fetch_add(1, Ordering::AcqRel);
+}
+
+fn is_active(id: u32) -> bool {
+    let bits = ACTIVE_IDS.read().unwrap_or_else(|p| p.into_inner());
+    bits.get((id / 64) as usize)
+        .is_some_and(|w| w & (1 << (id % 64)) != 0)
+}
+
+/// A `static` per point (declared points, `#[extensible]` fns, `call!` sites): the point's name,
+/// its interned id once resolved, and a cached "empty everywhere" flag tagged with the generation
+/// it was computed for. Not constructed by hand.
+#[doc(hidden)]
+pub struct PointSite {
+    name: &'static str,
+    id: AtomicU32,
+    /// `generation << 1 | empty`.
+    state: AtomicU64,
+}
+
+impl PointSite {
+    /// A site for `name`; resolves lazily.
+    pub const fn new(name: &'static str) -> Self {
+        PointSite {
+            name,
+            id: AtomicU32::new(UNRESOLVED),
+            state: AtomicU64::new(0),
+        }
+    }
+
+    /// The point's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The interned id (interned on first use).
+    #[inline]
+    pub(crate) fn id(&self) -> u32 {
+        let id = self.id.load(Ordering::Relaxed);
+        if id != UNRESOLVED {
+            return id;
+        }
+        self.resolve()
+    }
+
+    #[cold]
+    fn resolve(&self) -> u32 {
+        let id = intern(self.name);
+        self.id.store(id, Ordering::Relaxed);
+        id
+    }
+
+    /// True when no live snapshot has an extension on this point: the caller may skip dispatch.
+    /// Two relaxed loads and a compare once warm.
+    #[inline]
+    pub fn is_empty_everywhere(&self) -> bool {
+        let generation = ACTIVE_GENERATION.load(Ordering::Acquire);
+        let state = self.state.load(Ordering::Relaxed);
+        if state == (generation << 1) | 1 {
+            return true;
+        }
+        if state == generation << 1 {
+            return false;
+        }
+        self.refresh(generation)
+    }
+
+    #[cold]
+    fn refresh(&self, generation: u64) -> bool {
+        crate::scope::ensure_default_published();
+        let empty = !is_active(self.id());
+        self.state
+            .store((generation << 1) | u64::from(empty), Ordering::Relaxed);
+        empty
+    }
+}
+
+/// Two sites checked together (an `#[extensible]` fn's start and end), for the no-extension path.
+#[inline]
+pub fn both_empty(start: &PointSite, end: &PointSite) -> bool {
+    start.is_empty_everywhere() && end.is_empty_everywhere()
+}

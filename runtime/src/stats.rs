@@ -1,0 +1,44 @@
+//! `EXTENSIONS_LOG=N`: every N dispatches, log each point's call count (the variable Agent Zero
+//! users know). Unset or 0: no counting cost beyond one check that also covers tracing.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex};
+
+static EVERY: LazyLock<u64> = LazyLock::new(|| {
+    std::env::var("EXTENSIONS_LOG")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(0)
+});
+
+static TOTAL: AtomicU64 = AtomicU64::new(0);
+static COUNTS: Mutex<BTreeMap<String, u64>> = Mutex::new(BTreeMap::new());
+
+/// True when dispatch should take the observed path: a tracing subscriber wants `debug` events
+/// from hookpoint, or `EXTENSIONS_LOG` is set.
+#[inline]
+pub(crate) fn observing() -> bool {
+    tracing::level_enabled!(tracing::Level::DEBUG) || *EVERY > 0
+}
+
+/// Counts one dispatch of `point` and logs the table every N dispatches.
+pub(crate) fn count(point: &str) {
+    let every = *EVERY;
+    if every == 0 {
+        return;
+    }
+    let mut counts = COUNTS.lock().unwrap_or_else(|p| p.into_inner());
+    *counts.entry(point.to_owned()).or_insert(0) += 1;
+    let n = TOTAL.fetch_add(1, Ordering::Relaxed) + 1;
+    if n % every == 0 {
+        let table: Vec<String> = counts.iter().map(|(p, c)| format!("{p}={c}")).collect();
+        tracing::info!(target: "hookpoint::stats", dispatches = n, counts = %table.join(" "), "EXTENSIONS_LOG");
+        eprintln!("[hookpoint] EXTENSIONS_LOG after {n} dispatches: {}", table.join(" "));
+    }
+}
+
+/// Call counts per point since start (empty unless `EXTENSIONS_LOG` is set).
+pub fn dispatch_counts() -> BTreeMap<String, u64> {
+    COUNTS.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}

@@ -1,0 +1,142 @@
+//! Whole-registry checks, reported all at once.
+
+use std::fmt;
+
+use crate::error::{ErrorKind, Origin};
+use crate::registry::PointKind;
+use crate::scope::COMPILED;
+
+/// One problem found by [`validate`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// What kind of problem ([`ErrorKind::Duplicate`], [`ErrorKind::PayloadMismatch`],
+    /// [`ErrorKind::AsyncOnSync`], or [`ErrorKind::Other`] for an unknown `_functions/` point).
+    pub kind: ErrorKind,
+    /// The point concerned.
+    pub point: String,
+    /// The extension concerned.
+    pub extension: String,
+    /// Where the extension is defined.
+    pub origin: Origin,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: point `{}`, extension `{}`: {}",
+            self.origin, self.point, self.extension, self.message
+        )
+    }
+}
+
+/// Every problem [`validate`] found, one per line when displayed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The problems, sorted by point then extension.
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{} hookpoint problem(s):", self.problems.len())?;
+        for p in &self.problems {
+            writeln!(f, "  {p}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Report {}
+
+/// Checks the compiled-in registry and reports every problem at once, each with file and line:
+///
+/// - two extensions with the same (point, name), neither marked `replace`;
+/// - an extension whose payload type differs from its point's declared payload (string points
+///   only; typed points are checked by the compiler), or from the other extensions of an
+///   undeclared point;
+/// - an `async` extension on a point declared sync (a `SyncPoint` or a sync `#[extensible]` fn);
+/// - an extension on a `_functions/...` point that no `#[extensible]` fn creates (a typo, or code
+///   that moved), with the nearest known point.
+///
+/// Call it at start-up or in a test; dispatch also refuses these points when they are reached.
+///
+/// # Errors
+/// A [`Report`] listing the problems.
+///
+/// ```
+/// // A binary whose extensions are consistent validates cleanly.
+/// hookpoint::validate().unwrap();
+/// ```
+pub fn validate() -> Result<(), Report> {
+    let table = &*COMPILED;
+    let mut problems = Vec::new();
+    for (point, refusal) in &table.refusals {
+        problems.push(Problem {
+            kind: refusal.kind,
+            point: point.clone(),
+            extension: refusal.extension.to_string(),
+            origin: refusal.origin.clone(),
+            message: refusal.message.clone(),
+        });
+    }
+    let known_fn_points: Vec<&str> = table
+        .declared
+        .keys()
+        .copied()
+        .filter(|n| n.starts_with("_functions/"))
+        .collect();
+    for (point, cands) in &table.by_point {
+        let declared = table.declared.get(point.as_str());
+        let reference = declared
+            .and_then(|d| d.payload_key.map(|k| (k(), (d.payload_type)())))
+            .or_else(|| cands.first().and_then(|c| c.meta.key.map(|k| (k, c.meta.payload_type))));
+        let generic = declared.is_some_and(|d| d.payload_key.is_none());
+        for c in cands {
+            if !generic
+                && let (Some((want, want_name)), Some(k)) = (reference, c.meta.key)
+                && k != want
+            {
+                problems.push(Problem {
+                    kind: ErrorKind::PayloadMismatch,
+                    point: point.clone(),
+                    extension: c.meta.name.to_string(),
+                    origin: c.meta.origin.clone(),
+                    message: format!(
+                        "takes `{}` but the point's payload is `{want_name}`",
+                        c.meta.payload_type
+                    ),
+                });
+            }
+            if c.meta.is_async && declared.is_some_and(|d| d.kind == PointKind::Sync) {
+                problems.push(Problem {
+                    kind: ErrorKind::AsyncOnSync,
+                    point: point.clone(),
+                    extension: c.meta.name.to_string(),
+                    origin: c.meta.origin.clone(),
+                    message: "async extension on a point dispatched synchronously; make it a plain fn".into(),
+                });
+            }
+            if point.starts_with("_functions/") && declared.is_none() {
+                let hint = crate::suggest::nearest(point, known_fn_points.iter().copied())
+                    .map(|n| format!("; nearest known point: `{n}`"))
+                    .unwrap_or_default();
+                problems.push(Problem {
+                    kind: ErrorKind::Other,
+                    point: point.clone(),
+                    extension: c.meta.name.to_string(),
+                    origin: c.meta.origin.clone(),
+                    message: format!("no #[extensible] fn creates this point{hint}"),
+                });
+            }
+        }
+    }
+    problems.sort_by(|a, b| (&a.point, &a.extension, a.kind as u8).cmp(&(&b.point, &b.extension, b.kind as u8)));
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Report { problems })
+    }
+}

@@ -1,0 +1,1 @@
+//! Compile-fail tests live in `ui/`; the runner is `tests/ui.rs`.
