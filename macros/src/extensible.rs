@@ -512,6 +512,7 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block) -> TokenStream {
             kind: #kind_enum,
             payload_key: #start_entry_key,
             payload_type: #start_entry_ty,
+            serde: false,
             crate_name: ::core::env!("CARGO_PKG_NAME"),
             #file_line
         };
@@ -522,6 +523,7 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block) -> TokenStream {
             kind: #kind_enum,
             payload_key: #end_entry_key,
             payload_type: #end_entry_ty,
+            serde: false,
             crate_name: ::core::env!("CARGO_PKG_NAME"),
             #file_line
         };

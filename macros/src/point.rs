@@ -116,6 +116,7 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
         cx.error_spanned_by(&l, "write the payload's lifetimes as `'_` (one per borrow); named lifetimes are not supported here");
     }
     let spec = format_ident!("__hookpoint_spec_{}", ident);
+    let serde = d.serde;
     let kind_enum = if kind == "SyncPoint" { quote!(Sync) } else { quote!(Async) };
     let json = if d.serde {
         quote! {
@@ -165,6 +166,7 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
                 kind: #p::PointKind::#kind_enum,
                 payload_key: #p::Some(|| #p::TypeId::of::<fn(&mut #payload)>()),
                 payload_type: || #p::type_name::<#payload>(),
+                serde: #serde,
                 crate_name: ::core::env!("CARGO_PKG_NAME"),
                 file: ::core::file!(),
                 line: ::core::line!(),

@@ -174,11 +174,6 @@ impl Error {
         }
         self
     }
-
-    /// True when this error already names an extension (it came from a nested dispatch).
-    pub(crate) fn is_attributed(&self) -> bool {
-        self.0.extension.is_some()
-    }
 }
 
 impl fmt::Debug for Error {

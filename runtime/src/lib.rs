@@ -76,7 +76,13 @@ pub use introspect::{ExtensionInfo, InactiveInfo, PointInfo, PointKindInfo, intr
 pub use link::{assert_crates_linked, assert_linked, linked_crates};
 pub use point::{AsyncKind, AsyncPoint, FnPoint, PointSpec, SyncKind, SyncPoint};
 pub use registry::PointKind;
-pub use scope::{Bound, Scope};
+pub use plugin::PluginInfo;
+pub use scope::{Bound, Scope, ScopeBuilder};
+#[cfg(feature = "fs")]
+pub use fs::{
+    CommandError, DEFAULT_TIMEOUT, ENV_ALLOW_LIST, FileProblem, LayerRoot, MAX_STDERR_BYTES, MAX_STDOUT_BYTES,
+    ReloadEvent, command_hooks_enabled, set_command_hooks_enabled,
+};
 pub use snapshot::{ErrorPolicy, Layer, Snapshot};
 pub use stats::dispatch_counts;
 pub use validate::{Problem, Report, validate};
@@ -122,6 +128,13 @@ pub mod __private {
     pub use crate::error::Error;
     pub use crate::extensible::{ErrorInto, ErrorIntoPanic, ErrorIntoResult, fn_point_bytes, fn_point_len, utf8};
     pub use crate::json::{JsonCodec, codec_for};
+    pub use crate::plugin::{HOOKPOINT_PLG_V0, PluginEntry};
+    pub use crate::__hookpoint_plugin_hook as plugin_hook;
+
+    /// `serde_json::to_value`, for [`plugin!`](crate::plugin!).
+    pub fn to_json_value<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, serde_json::Error> {
+        serde_json::to_value(v)
+    }
     pub use crate::point::{AcceptsAsync, TypedTarget};
     pub use crate::registry::{
         BoxFuture, ExtensionEntry, HOOKPOINT_EXT_V0, HOOKPOINT_PTS_V0, Handler, PointEntry, PointKind, PointOf,

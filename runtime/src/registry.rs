@@ -108,6 +108,8 @@ pub struct PointEntry {
     /// `None` for the points of a generic `#[extensible]` fn: each instantiation has its own payload.
     pub payload_key: Option<fn() -> TypeId>,
     pub payload_type: fn() -> &'static str,
+    /// True when the payload travels as JSON (declared `#[serde]`): command hooks may attach.
+    pub serde: bool,
     pub crate_name: &'static str,
     pub file: &'static str,
     pub line: u32,

@@ -19,8 +19,10 @@ pub(crate) struct ScopeInner {
     pub(crate) name: String,
     pub(crate) snapshot: ArcSwap<Snapshot>,
     pub(crate) generation: AtomicU64,
+    /// Held while a snapshot is built, so reloads never overlap. Never held while extensions run.
+    pub(crate) rebuild_lock: Mutex<()>,
     #[cfg(feature = "fs")]
-    pub(crate) fs: Option<crate::fs::ScopeFs>,
+    pub(crate) fs: crate::fs::ScopeFs,
     pub(crate) plugins: crate::plugin::PluginStates,
 }
 
@@ -44,12 +46,12 @@ pub struct Scope(pub(crate) Arc<ScopeInner>);
 static SCOPES: Mutex<Vec<Weak<ScopeInner>>> = Mutex::new(Vec::new());
 
 static DEFAULT: LazyLock<Scope> = LazyLock::new(|| {
-    let scope = Scope::from_parts(
+    Scope::from_parts(
         "default".into(),
         #[cfg(feature = "fs")]
-        None,
-    );
-    scope
+        crate::fs::ScopeFs::default(),
+        Default::default(),
+    )
 });
 
 thread_local! {
@@ -62,15 +64,20 @@ pub(crate) fn ensure_default_published() {
 }
 
 impl Scope {
-    pub(crate) fn from_parts(name: String, #[cfg(feature = "fs")] fs: Option<crate::fs::ScopeFs>) -> Scope {
+    pub(crate) fn from_parts(
+        name: String,
+        #[cfg(feature = "fs")] fs: crate::fs::ScopeFs,
+        plugins: crate::plugin::PluginStates,
+    ) -> Scope {
         let first = snapshot::compiled_snapshot(&COMPILED, 1);
         let inner = Arc::new(ScopeInner {
             name,
             snapshot: ArcSwap::from_pointee(first),
             generation: AtomicU64::new(1),
+            rebuild_lock: Mutex::new(()),
             #[cfg(feature = "fs")]
             fs,
-            plugins: crate::plugin::PluginStates::default(),
+            plugins,
         });
         SCOPES
             .lock()
@@ -133,6 +140,38 @@ impl Scope {
             .unwrap_or_else(|| DEFAULT.clone())
     }
 
+    /// Rebuilds this scope's snapshot from its current inputs (compiled-in extensions, plugin
+    /// enablement and, with `fs`, its override layers) and publishes it. Serialized per scope.
+    pub(crate) fn rebuild(&self) {
+        let _serial = self.0.rebuild_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let disabled = crate::plugin::disabled_crates(self);
+        let generation = self.next_generation();
+        #[cfg(feature = "fs")]
+        {
+            let (snap, events) = crate::fs::build_snapshot(self, &disabled, generation);
+            self.publish(snap);
+            drop(_serial);
+            crate::fs::notify(self, events);
+        }
+        #[cfg(not(feature = "fs"))]
+        {
+            let (snap, _) = snapshot::build(
+                snapshot::BuildInput {
+                    table: &COMPILED,
+                    disabled_crates: &disabled,
+                    overrides: &[],
+                    refused: &[],
+                    plugin_configs: crate::plugin::default_configs()
+                        .into_iter()
+                        .filter_map(|(k, v)| v.ok().map(|v| (k.to_owned(), v)))
+                        .collect(),
+                },
+                generation,
+            );
+            self.publish(snap);
+        }
+    }
+
     /// Publishes a new snapshot atomically; dispatches in flight finish on the one they hold.
     pub(crate) fn publish(&self, snap: Snapshot) {
         self.0.snapshot.store(Arc::new(snap));
@@ -159,6 +198,14 @@ impl Scope {
         }
         site::publish_active(bits);
     }
+}
+
+/// Every scope still alive.
+#[cfg_attr(not(feature = "fs"), allow(dead_code))]
+pub(crate) fn live_scopes() -> Vec<Scope> {
+    let mut scopes = SCOPES.lock().unwrap_or_else(|p| p.into_inner());
+    scopes.retain(|w| w.strong_count() > 0);
+    scopes.iter().filter_map(Weak::upgrade).map(Scope).collect()
 }
 
 /// Runs `f` with the current scope, without cloning it when it is the default one.
@@ -193,5 +240,74 @@ impl std::fmt::Debug for Scope {
             .field("name", &self.0.name)
             .field("generation", &self.0.snapshot.load().generation)
             .finish()
+    }
+}
+
+/// Builds a [`Scope`]: its name, which plugins start disabled and, with the `fs` feature, its
+/// override layers (see the crate docs' "Layers" section for the search order).
+///
+/// ```
+/// let scope = hookpoint::ScopeBuilder::new("agent-1").build().unwrap();
+/// assert_eq!(scope.name(), "agent-1");
+/// ```
+pub struct ScopeBuilder {
+    pub(crate) name: String,
+    pub(crate) disabled_plugins: Vec<String>,
+    #[cfg(feature = "fs")]
+    pub(crate) fs: crate::fs::FsConfig,
+}
+
+impl ScopeBuilder {
+    /// A builder for a scope named `name` (used in logs).
+    pub fn new(name: impl Into<String>) -> Self {
+        ScopeBuilder {
+            name: name.into(),
+            disabled_plugins: Vec::new(),
+            #[cfg(feature = "fs")]
+            fs: crate::fs::FsConfig::default(),
+        }
+    }
+
+    /// Starts the scope with the named plugin disabled (its install hook is not called).
+    pub fn disable_plugin(mut self, name: impl Into<String>) -> Self {
+        self.disabled_plugins.push(name.into());
+        self
+    }
+
+    /// Builds the scope and its first snapshot (with `fs`: scans the layers and starts the
+    /// watcher unless [`watch(false)`](Self::watch)).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Plugin`](crate::ErrorKind::Plugin) for an unknown plugin name; with `fs`,
+    /// [`ErrorKind::Override`](crate::ErrorKind::Override) if the watcher cannot start. Bad
+    /// override files are not errors here: they are reported in [`Scope::status`].
+    pub fn build(self) -> Result<Scope, crate::Error> {
+        let plugins = crate::plugin::PluginStates::default();
+        {
+            let mut d = plugins.disabled.lock().unwrap_or_else(|p| p.into_inner());
+            for name in &self.disabled_plugins {
+                let entry = crate::plugin::HOOKPOINT_PLG_V0
+                    .iter()
+                    .find(|p| p.name == name)
+                    .ok_or_else(|| {
+                        crate::Error::kind_msg(crate::ErrorKind::Plugin, format!("no plugin named `{name}` is linked"))
+                    })?;
+                d.insert(entry.name);
+            }
+        }
+        #[cfg(feature = "fs")]
+        let (fs, watch) = crate::fs::ScopeFs::new(self.fs);
+        let scope = Scope::from_parts(
+            self.name,
+            #[cfg(feature = "fs")]
+            fs,
+            plugins,
+        );
+        scope.rebuild();
+        #[cfg(feature = "fs")]
+        if watch {
+            crate::fs::start_watching(&scope)?;
+        }
+        Ok(scope)
     }
 }

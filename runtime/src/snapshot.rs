@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Origin};
-use crate::registry::{self, AsyncFn, ExtensionEntry, Handler, PointEntry, PointKind, SyncFn};
+use crate::registry::{self, AsyncFn, ExtensionEntry, Handler, PointEntry, SyncFn};
 use crate::site;
 
 /// What happens when an extension returns `Err`.
@@ -119,6 +119,8 @@ pub struct Snapshot {
     pub(crate) active_bits: Vec<u64>,
     #[cfg(feature = "fs")]
     pub(crate) commands: Vec<crate::fs::CommandHook>,
+    /// Merged plugin configs by plugin name.
+    pub(crate) plugin_configs: HashMap<String, serde_json::Value>,
 }
 
 impl Snapshot {
@@ -152,7 +154,6 @@ impl Snapshot {
 /// One candidate definition of an extension, before layers are merged.
 #[derive(Clone)]
 pub(crate) struct Candidate {
-    pub(crate) point: String,
     pub(crate) meta: ExtMeta,
     pub(crate) run: CandidateRun,
     pub(crate) replace: bool,
@@ -167,7 +168,6 @@ pub(crate) enum CandidateRun {
 
 pub(crate) fn compiled_candidate(e: &'static ExtensionEntry) -> Candidate {
     Candidate {
-        point: e.point.name().to_owned(),
         meta: ExtMeta {
             name: Arc::from(e.name),
             order: e.order,
@@ -354,33 +354,208 @@ pub(crate) fn assemble(
         active_bits,
         #[cfg(feature = "fs")]
         commands,
+        plugin_configs: HashMap::new(),
     }
+}
+
+/// A definition or change of one extension by an override file (built by the `fs` module).
+#[derive(Clone)]
+#[cfg_attr(not(feature = "fs"), allow(dead_code))]
+pub(crate) struct OverrideDef {
+    pub(crate) point: String,
+    pub(crate) name: Arc<str>,
+    pub(crate) layer: Layer,
+    pub(crate) path: std::path::PathBuf,
+    /// Explicit order (manifest `order`, else the number in the file name).
+    pub(crate) order: Option<i32>,
+    pub(crate) enabled: Option<bool>,
+    pub(crate) policy: Option<ErrorPolicy>,
+    /// Index into the snapshot's command hooks when this file is a command hook.
+    pub(crate) command: Option<u32>,
+}
+
+fn rank(l: &Layer) -> u8 {
+    match l {
+        Layer::Folder { rank, .. } => *rank,
+        Layer::Compiled => u8::MAX,
+    }
+}
+
+/// Everything a snapshot is built from.
+pub(crate) struct BuildInput<'a> {
+    pub(crate) table: &'a CompiledTable,
+    /// Package name -> plugin name, for disabled plugins.
+    pub(crate) disabled_crates: &'a HashMap<&'static str, &'static str>,
+    pub(crate) overrides: &'a [OverrideDef],
+    /// Extensions refused while loading (untrusted, switched off), shown as inactive.
+    pub(crate) refused: &'a [(String, Inactive)],
+    pub(crate) plugin_configs: HashMap<String, serde_json::Value>,
+    #[cfg(feature = "fs")]
+    pub(crate) commands: Vec<crate::fs::CommandHook>,
+}
+
+/// Merges compiled-in extensions with override definitions: per (point, name) the highest layer
+/// wins whole; a manifest without a command changes the definition below it (the highest
+/// command hook, else the compiled-in extension); without an explicit order an override keeps
+/// the order of the extension it changes. Returns the snapshot and warnings (overrides that
+/// match no extension).
+pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<String>) {
+    let table = input.table;
+    let mut warnings = Vec::new();
+    let mut points: BTreeMap<String, (Vec<Candidate>, Vec<Inactive>)> = BTreeMap::new();
+    for (point, cands) in &table.by_point {
+        let entry = points.entry(point.clone()).or_default();
+        entry.1.extend(table.inactive.get(point).cloned().unwrap_or_default());
+        for c in cands {
+            if let Origin::Compiled { crate_name, .. } = &c.meta.origin
+                && let Some(plugin) = input.disabled_crates.get(crate_name)
+            {
+                entry.1.push(Inactive {
+                    name: c.meta.name.clone(),
+                    origin: c.meta.origin.clone(),
+                    layer: Layer::Compiled,
+                    why: format!("plugin `{plugin}` is disabled"),
+                });
+                continue;
+            }
+            entry.0.push(c.clone());
+        }
+    }
+    for (point, inactive) in input.refused {
+        points.entry(point.clone()).or_default().1.push(inactive.clone());
+    }
+    // Group override definitions by (point, name), highest layer first.
+    let mut groups: BTreeMap<(&str, &str), Vec<&OverrideDef>> = BTreeMap::new();
+    for d in input.overrides {
+        groups.entry((d.point.as_str(), &*d.name)).or_default().push(d);
+    }
+    for ((point, name), mut defs) in groups {
+        defs.sort_by_key(|d| rank(&d.layer));
+        let (cands, inactive) = points.entry(point.to_owned()).or_default();
+        let compiled_ix = cands.iter().position(|c| &*c.meta.name == name);
+        let winner = defs[0];
+        let handler_def = defs.iter().copied().find(|d| d.command.is_some());
+        let base: Option<Candidate> = match handler_def {
+            Some(h) => Some(Candidate {
+                meta: ExtMeta {
+                    name: h.name.clone(),
+                    order: h.order.or_else(|| compiled_ix.map(|i| cands[i].meta.order)).unwrap_or(0),
+                    origin: Origin::File { path: h.path.clone() },
+                    layer: h.layer.clone(),
+                    key: None,
+                    payload_type: "(JSON)",
+                    policy: h.policy.unwrap_or_default(),
+                    is_async: false,
+                    note: None,
+                },
+                run: CandidateRun::Command(h.command.unwrap_or_default()),
+                replace: false,
+            }),
+            None => compiled_ix.map(|i| cands[i].clone()),
+        };
+        let Some(mut def) = base else {
+            warnings.push(format!(
+                "{}: override matches no extension named `{name}` on point `{point}`; it has no effect",
+                winner.path.display()
+            ));
+            continue;
+        };
+        // Whatever the winner replaced is shown as inactive.
+        if let Some(i) = compiled_ix
+            && handler_def.is_some()
+        {
+            let c = cands.remove(i);
+            inactive.push(Inactive {
+                name: c.meta.name.clone(),
+                origin: c.meta.origin.clone(),
+                layer: Layer::Compiled,
+                why: format!("replaced by command hook {}", handler_def.map(|h| h.path.display().to_string()).unwrap_or_default()),
+            });
+            def.meta.note = Some(format!("replaces compiled-in `{name}` ({})", c.meta.origin));
+        } else if let Some(i) = compiled_ix {
+            cands.remove(i);
+        }
+        for lower in defs.iter().skip(1) {
+            inactive.push(Inactive {
+                name: lower.name.clone(),
+                origin: Origin::File { path: lower.path.clone() },
+                layer: lower.layer.clone(),
+                why: format!("overridden by {}", winner.path.display()),
+            });
+        }
+        if winner.command.is_none() {
+            if let Some(o) = winner.order {
+                def.meta.order = o;
+            }
+            if let Some(p) = winner.policy {
+                def.meta.policy = p;
+            }
+            let what = match winner.enabled {
+                Some(false) => None,
+                _ => Some(()),
+            };
+            let change = format!("changed by {} ({})", winner.path.display(), winner.layer);
+            def.meta.note = Some(match def.meta.note.take() {
+                Some(n) => format!("{n}; {change}"),
+                None => change,
+            });
+            if what.is_none() {
+                inactive.push(Inactive {
+                    name: def.meta.name.clone(),
+                    origin: def.meta.origin.clone(),
+                    layer: def.meta.layer.clone(),
+                    why: format!("disabled by {} ({})", winner.path.display(), winner.layer),
+                });
+                continue;
+            }
+        } else if winner.enabled == Some(false) {
+            inactive.push(Inactive {
+                name: def.meta.name.clone(),
+                origin: def.meta.origin.clone(),
+                layer: def.meta.layer.clone(),
+                why: format!("disabled by {}", winner.path.display()),
+            });
+            continue;
+        }
+        cands.push(def);
+    }
+    let mut lists = Vec::new();
+    for (point, (cands, inactive)) in points {
+        let list = build_list(
+            cands,
+            table.refusals.get(&point).cloned(),
+            inactive,
+            table.declared.get(point.as_str()).copied(),
+        );
+        lists.push((point, list));
+    }
+    let mut snap = assemble(
+        generation,
+        lists,
+        #[cfg(feature = "fs")]
+        input.commands,
+    );
+    snap.plugin_configs = input.plugin_configs;
+    (snap, warnings)
 }
 
 /// The snapshot of compiled-in extensions alone.
 pub(crate) fn compiled_snapshot(table: &CompiledTable, generation: u64) -> Snapshot {
-    let mut lists = Vec::new();
-    for (point, cands) in &table.by_point {
-        let list = build_list(
-            cands.clone(),
-            table.refusals.get(point).cloned(),
-            table.inactive.get(point).cloned().unwrap_or_default(),
-            table.declared.get(point.as_str()).copied(),
-        );
-        lists.push((point.clone(), list));
-    }
-    assemble(
+    let none = HashMap::new();
+    build(
+        BuildInput {
+            table,
+            disabled_crates: &none,
+            overrides: &[],
+            refused: &[],
+            plugin_configs: crate::plugin::default_configs()
+                .into_iter()
+                .filter_map(|(k, v)| v.ok().map(|v| (k.to_owned(), v)))
+                .collect(),
+            #[cfg(feature = "fs")]
+            commands: Vec::new(),
+        },
         generation,
-        lists,
-        #[cfg(feature = "fs")]
-        Vec::new(),
     )
-}
-
-/// True when the point is declared as dispatched synchronously.
-pub(crate) fn declared_sync(table: &CompiledTable, point: &str) -> bool {
-    table
-        .declared
-        .get(point)
-        .is_some_and(|d| d.kind == PointKind::Sync)
+    .0
 }

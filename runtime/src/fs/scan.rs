@@ -1,0 +1,1446 @@
+//! Scanner for one override layer folder.
+//!
+//! A *layer* is a folder whose `extensions/` sub-folder holds extension files
+//! arranged by *point path*:
+//!
+//! ```text
+//! <root>/extensions/system_prompt/_10_main.json          point "system_prompt"
+//! <root>/extensions/_functions/my_app/agent/Agent/new/start/5_log.sh
+//!                                  point "_functions/my_app/agent/Agent/new/start"
+//! ```
+//!
+//! The point of a file is its parent folder relative to `<root>/extensions`,
+//! joined with `/`. [`scan_layer`] reads one layer into a [`LayerScan`]: the
+//! files it understood plus one [`FileProblem`] per file it had to refuse.
+//! Scanning never panics and never stops at the first bad file.
+//!
+//! # File names
+//!
+//! The file stem (name without its last extension) is `_<order>_<name>`,
+//! `<order>_<name>` or `<name>`; see [`parse_stem`]. Orders are numbers, so
+//! `_9_x` (9) sorts before `_20_y` (20), and `10_x` and `_10_y` both have
+//! order 10. **Negative orders are allowed** (`_-5_early` or `-5_early`), so
+//! an override can run before every default extension without renumbering.
+//!
+//! # File kinds
+//!
+//! * `<stem>.json` (lower-case extension): a [`Manifest`]. This wins even if
+//!   the file is executable.
+//! * any other regular file with an execute bit: a command hook whose argv is
+//!   `[path as found]`.
+//! * everything else is ignored with a `tracing::debug!` event: non-executable
+//!   files (`README.md`), dot-files and dot-folders (`.gitkeep`, `.git`,
+//!   `.#lock`), editor swap/backup/temporary files (`*.swp`, `*.swo`,
+//!   `*.swx`, `*~`, `#*#`, `*.tmp`, `*.bak`, `*.orig`, `*.rej`) and
+//!   non-regular files (FIFOs, sockets, devices) that are not `.json`.
+//!
+//! Folders are descended into; they form nested point paths.
+//!
+//! # Refused files (reported as problems)
+//!
+//! * a symlink whose target resolves outside the (canonical) layer root
+//!   ("symlink leaves the layer"); symlinks that stay inside are followed,
+//!   for files and for folders (a folder symlink pointing at one of its own
+//!   ancestors is reported as a loop, not followed);
+//! * a manifest or command file writable by group or others (`mode & 0o022`);
+//! * a file or folder name that is not UTF-8 (reported with the lossy path
+//!   and skipped; a folder is not descended into);
+//! * a stem that does not parse (empty name, order out of `i32` range);
+//! * a manifest that is empty/whitespace-only, not valid JSON, has unknown
+//!   keys or wrongly typed values, has an empty `command` or `command[0]`, has
+//!   `timeout_ms: 0`, or is larger than 1 MiB;
+//! * an extension file placed directly in `extensions/` (it has no point);
+//! * a file that vanishes or changes between listing and reading.
+//!
+//! # Duplicates
+//!
+//! Two files in the same folder (so the same point) with the same extension
+//! name — `10_x.json` and `_20_x.json`, or `x.json` and an executable `x.sh` —
+//! are **not** combined. Entries are processed in byte order of their file
+//! names; the first one claims the name and every later one is reported as
+//! "two files define extension `x` in this folder" and dropped, without being
+//! read. The claim holds even if the first file itself turns out to be
+//! broken, so fixing that file never silently changes which file wins.
+//!
+//! # Not checked here
+//!
+//! Ownership of files, permissions of the folders containing them, and what a
+//! manifest's `command` refers to are left to the caller. A symlink's target
+//! is checked at scan time; the command argv keeps the path as found.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fs::{self, File, Metadata};
+use std::io::{self, Read};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Largest manifest the scanner will read, in bytes.
+const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
+
+/// Result of scanning one layer: what was understood and what was refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LayerScan {
+    /// Accepted extension files, sorted by point, then name, then path.
+    pub files: Vec<OverrideFile>,
+    /// One entry per refused file or folder, sorted by path, then line.
+    pub problems: Vec<FileProblem>,
+}
+
+/// One accepted extension file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OverrideFile {
+    /// Absolute path of the file as found (a symlink stays a symlink path).
+    pub path: PathBuf,
+    /// Point path relative to `<root>/extensions`, `/`-joined, e.g.
+    /// `"system_prompt"` or `"a/b/c"`.
+    pub point: String,
+    /// Extension name taken from the file stem (order prefix removed).
+    pub name: String,
+    /// Order from the file stem; `None` when the stem carries no number.
+    pub stem_order: Option<i32>,
+    /// What the file is.
+    pub kind: OverrideKind,
+}
+
+/// The kind of an accepted extension file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OverrideKind {
+    /// A `.json` manifest.
+    Manifest(Manifest),
+    /// An executable file, run as a command hook.
+    Command {
+        /// Argument vector: exactly `[path as found]`.
+        argv: Vec<OsString>,
+    },
+}
+
+/// Contents of a `.json` manifest. Every field is optional; `null` counts as
+/// "not given". Unknown keys are errors.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// `false` disables the extension (e.g. to switch off a default one).
+    pub enabled: Option<bool>,
+    /// Order overriding the one from the file stem.
+    pub order: Option<i32>,
+    /// Command argv to run; non-empty with a non-empty program when given.
+    pub command: Option<Vec<String>>,
+    /// Time limit for the command in milliseconds; greater than 0 when given.
+    pub timeout_ms: Option<u64>,
+    /// What to do when the extension fails.
+    pub on_error: Option<OnError>,
+}
+
+/// Failure policy of an extension, written `"propagate"` or `"log"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    /// The failure is returned to the caller of the hook point.
+    Propagate,
+    /// The failure is logged and the remaining extensions still run.
+    Log,
+}
+
+/// A file or folder the scanner refused, with the reason.
+///
+/// Displays as `path:line:column: message` when the position is known,
+/// otherwise `path: message`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}: {}", .path.display(), location(.line, .column), .message)]
+pub struct FileProblem {
+    /// Path of the offending file or folder (lossy when not UTF-8).
+    pub path: PathBuf,
+    /// 1-based line of the error inside the file, when known.
+    pub line: Option<usize>,
+    /// 1-based column of the error inside the file, when known.
+    pub column: Option<usize>,
+    /// Human-readable reason.
+    pub message: String,
+}
+
+fn location(line: &Option<usize>, column: &Option<usize>) -> String {
+    match (line, column) {
+        (Some(l), Some(c)) => format!(":{l}:{c}"),
+        (Some(l), None) => format!(":{l}"),
+        _ => String::new(),
+    }
+}
+
+impl FileProblem {
+    fn new(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        FileProblem {
+            path: path.into(),
+            line: None,
+            column: None,
+            message: message.into(),
+        }
+    }
+
+    fn io(path: impl Into<PathBuf>, what: &str, err: &io::Error) -> Self {
+        let message = if err.kind() == io::ErrorKind::NotFound {
+            format!("{what}: it disappeared while scanning ({err})")
+        } else {
+            format!("{what}: {err}")
+        };
+        FileProblem::new(path, message)
+    }
+}
+
+/// Scans one layer folder.
+///
+/// A missing `root`, or a root without an `extensions` folder, yields an
+/// empty scan with no problems. Never panics; every refusal becomes a
+/// [`FileProblem`].
+pub fn scan_layer(root: &Path) -> LayerScan {
+    let mut scan = LayerScan::default();
+    let root_abs = match std::path::absolute(root) {
+        Ok(p) => p,
+        Err(e) => {
+            scan.problems
+                .push(FileProblem::io(root, "cannot make layer root absolute", &e));
+            return scan;
+        }
+    };
+    match fs::metadata(&root_abs) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return scan,
+        Err(e) => {
+            scan.problems
+                .push(FileProblem::io(&root_abs, "cannot inspect layer root", &e));
+            return scan;
+        }
+        Ok(m) if !m.is_dir() => {
+            scan.problems
+                .push(FileProblem::new(&root_abs, "layer root is not a directory"));
+            return scan;
+        }
+        Ok(_) => {}
+    }
+    let root_canon = match fs::canonicalize(&root_abs) {
+        Ok(p) => p,
+        Err(e) => {
+            scan.problems
+                .push(FileProblem::io(&root_abs, "cannot resolve layer root", &e));
+            return scan;
+        }
+    };
+    let ext = root_abs.join("extensions");
+    match fs::metadata(&ext) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return scan,
+        Err(e) => {
+            scan.problems.push(FileProblem::io(
+                &ext,
+                "cannot inspect extensions folder",
+                &e,
+            ));
+            return scan;
+        }
+        Ok(m) if !m.is_dir() => {
+            scan.problems
+                .push(FileProblem::new(&ext, "`extensions` is not a directory"));
+            return scan;
+        }
+        Ok(_) => {}
+    }
+    let ext_canon = match fs::canonicalize(&ext) {
+        Ok(p) => p,
+        Err(e) => {
+            scan.problems.push(FileProblem::io(
+                &ext,
+                "cannot resolve extensions folder",
+                &e,
+            ));
+            return scan;
+        }
+    };
+    if !ext_canon.starts_with(&root_canon) {
+        scan.problems.push(FileProblem::new(
+            &ext,
+            format!(
+                "symlink leaves the layer: resolves to {} outside {}",
+                ext_canon.display(),
+                root_canon.display()
+            ),
+        ));
+        return scan;
+    }
+
+    let mut scanner = Scanner {
+        root_canon,
+        ancestors: Vec::new(),
+        scan,
+    };
+    scanner.scan_dir(&ext, ext_canon, &mut Vec::new());
+    let mut scan = scanner.scan;
+    scan.files
+        .sort_by(|a, b| (&a.point, &a.name, &a.path).cmp(&(&b.point, &b.name, &b.path)));
+    scan.problems.sort_by(|a, b| {
+        (&a.path, a.line, a.column, &a.message).cmp(&(&b.path, b.line, b.column, &b.message))
+    });
+    scan
+}
+
+/// What a directory entry turned out to be, once it passed the name checks.
+enum Candidate {
+    Manifest,
+    Command,
+}
+
+struct Scanner {
+    /// Canonical layer root; every resolved path must stay below it.
+    root_canon: PathBuf,
+    /// Canonical paths of the folders currently being scanned (loop guard).
+    ancestors: Vec<PathBuf>,
+    scan: LayerScan,
+}
+
+impl Scanner {
+    fn problem(&mut self, p: FileProblem) {
+        self.scan.problems.push(p);
+    }
+
+    /// Scans `dir` (path as found) whose canonical path is `dir_canon`;
+    /// `point` holds the folder names below `extensions/`.
+    fn scan_dir(&mut self, dir: &Path, dir_canon: PathBuf, point: &mut Vec<String>) {
+        let reader = match fs::read_dir(dir) {
+            Ok(r) => r,
+            Err(e) => {
+                self.problem(FileProblem::io(dir, "cannot list folder", &e));
+                return;
+            }
+        };
+        let mut entries: Vec<(OsString, PathBuf)> = Vec::new();
+        for entry in reader {
+            match entry {
+                Ok(entry) => entries.push((entry.file_name(), entry.path())),
+                Err(e) => self.problem(FileProblem::io(dir, "cannot list folder", &e)),
+            }
+        }
+        entries.sort();
+
+        self.ancestors.push(dir_canon.clone());
+        // name -> first file (in byte order of file names) that claimed it
+        let mut claimed: HashMap<String, PathBuf> = HashMap::new();
+        for (file_name, path) in entries {
+            self.scan_entry(&dir_canon, &path, &file_name, point, &mut claimed);
+        }
+        self.ancestors.pop();
+    }
+
+    fn scan_entry(
+        &mut self,
+        dir_canon: &Path,
+        path: &Path,
+        file_name: &OsString,
+        point: &mut Vec<String>,
+        claimed: &mut HashMap<String, PathBuf>,
+    ) {
+        let Some(name) = file_name.to_str() else {
+            self.problem(FileProblem::new(
+                PathBuf::from(path.to_string_lossy().into_owned()),
+                "file or folder name is not valid UTF-8; skipped",
+            ));
+            return;
+        };
+        if let Some(reason) = ignore_reason(name) {
+            tracing::debug!(path = %path.display(), reason, "ignoring file");
+            return;
+        }
+
+        let lmeta = match fs::symlink_metadata(path) {
+            Ok(m) => m,
+            Err(e) => {
+                self.problem(FileProblem::io(path, "cannot inspect file", &e));
+                return;
+            }
+        };
+        let (meta, canon) = if lmeta.file_type().is_symlink() {
+            let canon = match fs::canonicalize(path) {
+                Ok(c) => c,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    self.problem(FileProblem::new(
+                        path,
+                        "symlink target does not exist (dangling symlink, or removed while scanning)",
+                    ));
+                    return;
+                }
+                Err(e) => {
+                    self.problem(FileProblem::io(path, "cannot resolve symlink", &e));
+                    return;
+                }
+            };
+            if !canon.starts_with(&self.root_canon) {
+                self.problem(FileProblem::new(
+                    path,
+                    format!(
+                        "symlink leaves the layer: resolves to {} outside {}",
+                        canon.display(),
+                        self.root_canon.display()
+                    ),
+                ));
+                return;
+            }
+            match fs::metadata(&canon) {
+                Ok(m) => (m, canon),
+                Err(e) => {
+                    self.problem(FileProblem::io(path, "cannot inspect symlink target", &e));
+                    return;
+                }
+            }
+        } else {
+            (lmeta, dir_canon.join(name))
+        };
+
+        if meta.is_dir() {
+            if self.ancestors.contains(&canon) {
+                self.problem(FileProblem::new(
+                    path,
+                    format!(
+                        "symlink loop: {} is already being scanned; not followed",
+                        canon.display()
+                    ),
+                ));
+                return;
+            }
+            point.push(name.to_owned());
+            self.scan_dir(path, canon, point);
+            point.pop();
+            return;
+        }
+
+        let file_path = Path::new(name);
+        let is_json = file_path.extension().is_some_and(|e| e == "json");
+        let candidate = if is_json {
+            Candidate::Manifest
+        } else if meta.is_file() && meta.mode() & 0o111 != 0 {
+            Candidate::Command
+        } else {
+            tracing::debug!(
+                path = %path.display(),
+                reason = "neither a .json manifest nor an executable regular file",
+                "ignoring file"
+            );
+            return;
+        };
+
+        if point.is_empty() {
+            self.problem(FileProblem::new(
+                path,
+                "file directly in `extensions/` belongs to no extension point; \
+                 move it into a folder named after the point",
+            ));
+            return;
+        }
+
+        // `name` is non-empty and does not start with '.', so there is a stem.
+        let stem = file_path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or(name);
+        let (stem_order, ext_name) = match split_stem(stem) {
+            Ok(parts) => parts,
+            Err(why) => {
+                self.problem(FileProblem::new(
+                    path,
+                    format!(
+                        "file name does not follow `_<order>_<name>`, `<order>_<name>` or `<name>`: {why}"
+                    ),
+                ));
+                return;
+            }
+        };
+
+        if let Some(first) = claimed.get(ext_name) {
+            let message = format!(
+                "two files define extension `{ext_name}` in this folder; keeping {}, ignoring this one",
+                first.display()
+            );
+            self.problem(FileProblem::new(path, message));
+            return;
+        }
+        claimed.insert(ext_name.to_owned(), path.to_path_buf());
+
+        let kind = match candidate {
+            Candidate::Command => match check_not_shared_writable(path, &meta) {
+                Ok(()) => OverrideKind::Command {
+                    argv: vec![path.as_os_str().to_os_string()],
+                },
+                Err(p) => {
+                    self.problem(p);
+                    return;
+                }
+            },
+            Candidate::Manifest => match load_manifest(path, &canon, &meta) {
+                Ok(m) => OverrideKind::Manifest(m),
+                Err(p) => {
+                    self.problem(p);
+                    return;
+                }
+            },
+        };
+        self.scan.files.push(OverrideFile {
+            path: path.to_path_buf(),
+            point: point.join("/"),
+            name: ext_name.to_owned(),
+            stem_order,
+            kind,
+        });
+    }
+}
+
+/// Why a file or folder name is skipped without a problem, if it is.
+fn ignore_reason(name: &str) -> Option<&'static str> {
+    if name.starts_with('.') {
+        return Some("hidden file or folder");
+    }
+    if name.len() >= 2 && name.starts_with('#') && name.ends_with('#') {
+        return Some("editor auto-save file");
+    }
+    if name.ends_with('~') {
+        return Some("editor backup file");
+    }
+    const SUFFIXES: [&str; 7] = [".swp", ".swo", ".swx", ".tmp", ".bak", ".orig", ".rej"];
+    if SUFFIXES.iter().any(|s| name.ends_with(s)) {
+        return Some("editor swap, backup or temporary file");
+    }
+    None
+}
+
+fn check_not_shared_writable(path: &Path, meta: &Metadata) -> Result<(), FileProblem> {
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(FileProblem::new(
+            path,
+            format!(
+                "refusing file writable by group or others (mode {mode:04o}); run `chmod go-w` on it"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Opens, checks and parses a manifest. `meta` is the (followed) metadata
+/// taken before opening; the open file is re-checked against it.
+fn load_manifest(found: &Path, canon: &Path, meta: &Metadata) -> Result<Manifest, FileProblem> {
+    // Checked before opening so a FIFO named `x.json` cannot block the scan.
+    if !meta.is_file() {
+        return Err(FileProblem::new(found, "manifest is not a regular file"));
+    }
+    let file = File::open(canon).map_err(|e| FileProblem::io(found, "cannot open manifest", &e))?;
+    let fmeta = file
+        .metadata()
+        .map_err(|e| FileProblem::io(found, "cannot inspect manifest", &e))?;
+    if !fmeta.is_file() || fmeta.dev() != meta.dev() || fmeta.ino() != meta.ino() {
+        return Err(FileProblem::new(
+            found,
+            "manifest was replaced while scanning",
+        ));
+    }
+    check_not_shared_writable(found, &fmeta)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_MANIFEST_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| FileProblem::io(found, "cannot read manifest", &e))?;
+    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err(FileProblem::new(
+            found,
+            format!("manifest is larger than {MAX_MANIFEST_BYTES} bytes"),
+        ));
+    }
+    parse_manifest(found, &bytes)
+}
+
+/// Parses and validates manifest bytes; `path` is only used in problems.
+///
+/// A leading UTF-8 byte-order mark is skipped. Errors: empty or
+/// whitespace-only input ("empty manifest; an editor may be mid-save"),
+/// invalid JSON, unknown keys and wrong types (with line and column),
+/// an empty `command` array or empty program, and `timeout_ms: 0`.
+pub fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, FileProblem> {
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(FileProblem::new(
+            path,
+            "empty manifest; an editor may be mid-save",
+        ));
+    }
+    let manifest: Manifest = serde_json::from_slice(body).map_err(|e| {
+        let (line, column) = if e.line() == 0 {
+            (None, None)
+        } else {
+            (Some(e.line()), Some(e.column()))
+        };
+        let text = e.to_string();
+        // serde_json appends " at line L column C"; the position is kept
+        // in the structured fields instead.
+        let reason = match text.rsplit_once(" at line ") {
+            Some((reason, _)) if line.is_some() => reason.to_owned(),
+            _ => text,
+        };
+        FileProblem {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: format!("invalid manifest: {reason}"),
+        }
+    })?;
+    if let Some(command) = &manifest.command {
+        match command.first() {
+            None => {
+                return Err(FileProblem::new(
+                    path,
+                    "invalid manifest: `command` must be a non-empty argv array",
+                ));
+            }
+            Some(program) if program.is_empty() => {
+                return Err(FileProblem::new(
+                    path,
+                    "invalid manifest: `command[0]` (the program) must not be empty",
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    if manifest.timeout_ms == Some(0) {
+        return Err(FileProblem::new(
+            path,
+            "invalid manifest: `timeout_ms` must be greater than 0",
+        ));
+    }
+    Ok(manifest)
+}
+
+/// Splits a file stem into `(order, name)`.
+///
+/// Accepted forms: `_<order>_<name>`, `<order>_<name>` and `<name>`. The
+/// order is an optional `-` followed by ASCII digits, parsed as a number
+/// (`_009_x` has order 9; `_-5_x` and `-5_x` have order -5). A stem that
+/// does not start with such a number followed by `_` is a plain name with no
+/// order (`_x`, `5x`, `10` are names). Returns `None` when the name would be
+/// empty (`""`, `_10_`, `10_`) or the order does not fit in an `i32`.
+pub fn parse_stem(stem: &str) -> Option<(Option<i32>, &str)> {
+    split_stem(stem).ok()
+}
+
+fn split_stem(stem: &str) -> Result<(Option<i32>, &str), &'static str> {
+    let body = stem.strip_prefix('_').unwrap_or(stem);
+    let sign_len = usize::from(body.starts_with('-'));
+    let digit_len = body[sign_len..]
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .count();
+    let num_end = sign_len + digit_len;
+    if digit_len > 0
+        && let Some(name) = body[num_end..].strip_prefix('_')
+    {
+        let order = body[..num_end]
+            .parse::<i32>()
+            .map_err(|_| "order number does not fit in a 32-bit signed integer")?;
+        if name.is_empty() {
+            return Err("name after the order number is empty");
+        }
+        return Ok((Some(order), name));
+    }
+    if stem.is_empty() {
+        return Err("name is empty");
+    }
+    Ok((None, stem))
+}
+
+/// Finds the known point closest to `unknown` by Levenshtein distance over
+/// the full `/`-joined path (counted in characters), for "override matches no
+/// known point; nearest known point is X" warnings.
+///
+/// Returns `None` when nothing is close enough: the distance must be at most
+/// `max(2, chars(unknown) / 3)`. Ties go to the lexicographically smallest
+/// point, so the answer does not depend on iteration order.
+pub fn nearest_point<'a>(
+    unknown: &str,
+    known: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let limit = (unknown.chars().count() / 3).max(2);
+    known
+        .into_iter()
+        .map(|k| (levenshtein(unknown, k), k))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Edit distance (insertions, deletions, substitutions) between two strings,
+/// counted in `char`s.
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = substitute.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::symlink;
+    use tempfile::TempDir;
+
+    /// A fresh layer root with an `extensions/` folder.
+    fn layer() -> TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs::create_dir(dir.path().join("extensions")).expect("mkdir extensions");
+        dir
+    }
+
+    /// Writes `<root>/extensions/<rel>` with explicit permissions.
+    fn put(root: &TempDir, rel: &str, content: &str, mode: u32) -> PathBuf {
+        let path = root.path().join("extensions").join(rel);
+        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        fs::write(&path, content).expect("write");
+        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).expect("chmod");
+        path
+    }
+
+    fn manifest(root: &TempDir, rel: &str, content: &str) -> PathBuf {
+        put(root, rel, content, 0o644)
+    }
+
+    fn script(root: &TempDir, rel: &str) -> PathBuf {
+        put(root, rel, "#!/bin/sh\necho hi\n", 0o755)
+    }
+
+    fn only_file(scan: &LayerScan) -> &OverrideFile {
+        assert!(scan.problems.is_empty(), "problems: {:?}", scan.problems);
+        assert_eq!(scan.files.len(), 1, "files: {:?}", scan.files);
+        &scan.files[0]
+    }
+
+    fn only_problem(scan: &LayerScan) -> &FileProblem {
+        assert_eq!(scan.problems.len(), 1, "problems: {:?}", scan.problems);
+        &scan.problems[0]
+    }
+
+    fn only_manifest(scan: &LayerScan) -> &Manifest {
+        match &only_file(scan).kind {
+            OverrideKind::Manifest(m) => m,
+            other => panic!("expected manifest, got {other:?}"),
+        }
+    }
+
+    fn names(scan: &LayerScan) -> Vec<(&str, Option<i32>)> {
+        scan.files
+            .iter()
+            .map(|f| (f.name.as_str(), f.stem_order))
+            .collect()
+    }
+
+    // ---- stems ----
+
+    #[test]
+    fn underscore_order_underscore_name_stem() {
+        let root = layer();
+        let path = manifest(&root, "system_prompt/_10_main.json", "{}");
+        let scan = scan_layer(root.path());
+        let f = only_file(&scan);
+        assert_eq!(f.point, "system_prompt");
+        assert_eq!(f.name, "main");
+        assert_eq!(f.stem_order, Some(10));
+        assert_eq!(f.path, path);
+        assert!(f.path.is_absolute());
+    }
+
+    #[test]
+    fn orders_are_compared_as_numbers_not_text() {
+        let root = layer();
+        manifest(&root, "p/_9_x.json", "{}");
+        manifest(&root, "p/_20_y.json", "{}");
+        let scan = scan_layer(root.path());
+        assert!(scan.problems.is_empty(), "{:?}", scan.problems);
+        let mut got = names(&scan);
+        got.sort_by_key(|(_, o)| *o);
+        assert_eq!(got, vec![("x", Some(9)), ("y", Some(20))]);
+    }
+
+    #[test]
+    fn order_with_and_without_leading_underscore_is_equal() {
+        let root = layer();
+        manifest(&root, "p/10_x.json", "{}");
+        manifest(&root, "p/_10_y.json", "{}");
+        let scan = scan_layer(root.path());
+        assert!(scan.problems.is_empty(), "{:?}", scan.problems);
+        assert_eq!(names(&scan), vec![("x", Some(10)), ("y", Some(10))]);
+    }
+
+    #[test]
+    fn stem_without_number_has_no_order() {
+        let root = layer();
+        manifest(&root, "p/plain.json", "{}");
+        let scan = scan_layer(root.path());
+        let f = only_file(&scan);
+        assert_eq!((f.name.as_str(), f.stem_order), ("plain", None));
+    }
+
+    #[test]
+    fn negative_order_is_allowed_in_both_forms() {
+        let root = layer();
+        manifest(&root, "p/_-5_early.json", "{}");
+        manifest(&root, "p/-7_earlier.json", "{}");
+        let scan = scan_layer(root.path());
+        assert!(scan.problems.is_empty(), "{:?}", scan.problems);
+        assert_eq!(
+            names(&scan),
+            vec![("earlier", Some(-7)), ("early", Some(-5))]
+        );
+    }
+
+    #[test]
+    fn parse_stem_forms_and_edge_cases() {
+        assert_eq!(parse_stem("_10_main"), Some((Some(10), "main")));
+        assert_eq!(parse_stem("10_main"), Some((Some(10), "main")));
+        assert_eq!(parse_stem("_009_x"), Some((Some(9), "x")));
+        assert_eq!(parse_stem("_-5_x"), Some((Some(-5), "x")));
+        assert_eq!(parse_stem("main"), Some((None, "main")));
+        assert_eq!(parse_stem("_main"), Some((None, "_main")));
+        assert_eq!(parse_stem("5x"), Some((None, "5x")));
+        assert_eq!(parse_stem("10"), Some((None, "10")));
+        assert_eq!(parse_stem("_10__x"), Some((Some(10), "_x")));
+        assert_eq!(parse_stem("_1_a_b"), Some((Some(1), "a_b")));
+        assert_eq!(parse_stem(""), None);
+        assert_eq!(parse_stem("_10_"), None);
+        assert_eq!(parse_stem("10_"), None);
+        assert_eq!(parse_stem("_99999999999_x"), None);
+    }
+
+    #[test]
+    fn unparsable_stem_is_reported() {
+        let root = layer();
+        let path = manifest(&root, "p/_10_.json", "{}");
+        let scan = scan_layer(root.path());
+        assert!(scan.files.is_empty());
+        let p = only_problem(&scan);
+        assert_eq!(p.path, path);
+        assert!(
+            p.message.contains("name after the order number is empty"),
+            "{p}"
+        );
+    }
+
+    #[test]
+    fn nested_folders_form_the_point_path() {
+        let root = layer();
+        script(&root, "_functions/my_app/agent/Agent/new/start/5_log.sh");
+        manifest(&root, "a/b/c/x.json", "{}");
+        let scan = scan_layer(root.path());
+        assert!(scan.problems.is_empty(), "{:?}", scan.problems);
+        let points: Vec<&str> = scan.files.iter().map(|f| f.point.as_str()).collect();
+        assert_eq!(
+            points,
+            vec!["_functions/my_app/agent/Agent/new/start", "a/b/c"]
+        );
+        assert_eq!(scan.files[0].name, "log");
+        assert_eq!(scan.files[0].stem_order, Some(5));
+    }
+
+    #[test]
+    fn file_directly_in_extensions_is_reported() {
+        let root = layer();
+        let path = root.path().join("extensions/x.json");
+        fs::write(&path, "{}").expect("write");
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).expect("chmod");
+        let scan = scan_layer(root.path());
+        assert!(scan.files.is_empty());
+        assert!(only_problem(&scan).message.contains("no extension point"));
+    }
+
+    #[test]
+    fn files_are_sorted_by_point_then_name() {
+        let root = layer();
+        manifest(&root, "b/_1_z.json", "{}");
+        manifest(&root, "a/_9_y.json", "{}");
+        manifest(&root, "a/_1_x.json", "{}");
+        manifest(&root, "a/b/_0_w.json", "{}");
+        let scan = scan_layer(root.path());
+        let got: Vec<(&str, &str)> = scan
+            .files
+            .iter()
+            .map(|f| (f.point.as_str(), f.name.as_str()))
+            .collect();
+        assert_eq!(got, vec![("a", "x"), ("a", "y"), ("a/b", "w"), ("b", "z")]);
+    }
+
+    // ---- manifests ----
+
+    #[test]
+    fn empty_object_manifest_has_no_fields() {
+        let root = layer();
+        manifest(&root, "p/x.json", "{}");
+        assert_eq!(
+            only_manifest(&scan_layer(root.path())),
+            &Manifest::default()
+        );
+    }
+
+    #[test]
+    fn manifest_enabled_field() {
+        let root = layer();
+        manifest(&root, "p/x.json", r#"{"enabled": false}"#);
+        assert_eq!(only_manifest(&scan_layer(root.path())).enabled, Some(false));
+    }
+
+    #[test]
+    fn manifest_order_field_including_negative() {
+        let root = layer();
+        manifest(&root, "p/x.json", r#"{"order": -3}"#);
+        assert_eq!(only_manifest(&scan_layer(root.path())).order, Some(-3));
+    }
+
+    #[test]
+    fn manifest_command_field() {
+        let root = layer();
+        manifest(
+            &root,
+            "p/x.json",
+            r#"{"command": ["python3", "-c", "pass"]}"#,
+        );
+        assert_eq!(
+            only_manifest(&scan_layer(root.path())).command,
+            Some(vec!["python3".into(), "-c".into(), "pass".into()])
+        );
+    }
+
+    #[test]
+    fn manifest_timeout_ms_field() {
+        let root = layer();
+        manifest(&root, "p/x.json", r#"{"timeout_ms": 2500}"#);
+        assert_eq!(
+            only_manifest(&scan_layer(root.path())).timeout_ms,
+            Some(2500)
+        );
+    }
+
+    #[test]
+    fn manifest_on_error_field() {
+        let root = layer();
+        manifest(&root, "p/a.json", r#"{"on_error": "propagate"}"#);
+        manifest(&root, "p/b.json", r#"{"on_error": "log"}"#);
+        let scan = scan_layer(root.path());
+        assert!(scan.problems.is_empty(), "{:?}", scan.problems);
+        let got: Vec<Option<OnError>> = scan
+            .files
+            .iter()
+            .map(|f| match &f.kind {
+                OverrideKind::Manifest(m) => m.on_error,
+                OverrideKind::Command { .. } => None,
+            })
+            .collect();
+        assert_eq!(got, vec![Some(OnError::Propagate), Some(OnError::Log)]);
+    }
+
+    #[test]
+    fn manifest_with_all_fields() {
+        let m = parse_manifest(
+            Path::new("x.json"),
+            br#"{"enabled": true, "order": 7, "command": ["a"], "timeout_ms": 1, "on_error": "log"}"#,
+        )
+        .expect("valid");
+        assert_eq!(
+            m,
+            Manifest {
+                enabled: Some(true),
+                order: Some(7),
+                command: Some(vec!["a".into()]),
+                timeout_ms: Some(1),
+                on_error: Some(OnError::Log),
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_manifest_key_reports_line_and_column() {
+        let root = layer();
+        let path = manifest(
+            &root,
+            "p/x.json",
+            "{\n  \"enabled\": true,\n  \"ordr\": 5\n}\n",
+        );
+        let scan = scan_layer(root.path());
+        assert!(scan.files.is_empty());
+        let p = only_problem(&scan);
+        assert_eq!(p.path, path);
+        assert_eq!(p.line, Some(3));
+        assert!(p.column.is_some());
+        assert!(p.message.contains("unknown field `ordr`"), "{p}");
+        let shown = p.to_string();
+        let prefix = format!("{}:3:{}: ", path.display(), p.column.unwrap_or(0));
+        assert!(shown.starts_with(&prefix), "{shown}");
+        assert!(!shown.contains(" at line "), "{shown}");
+    }
+
+    #[test]
+    fn wrongly_typed_manifest_value_reports_line_and_column() {
+        let root = layer();
+        manifest(&root, "p/x.json", "{\"timeout_ms\": \"5s\"}");
+        let scan = scan_layer(root.path());
+        let p = only_problem(&scan);
+        assert_eq!(p.line, Some(1));
+        assert!(p.column.is_some());
+        assert!(p.message.contains("invalid type"), "{p}");
+    }
+
+    #[test]
+    fn unknown_on_error_value_is_reported() {
+        let err =
+            parse_manifest(Path::new("x.json"), br#"{"on_error": "ignore"}"#).expect_err("invalid");
+        assert!(err.message.contains("unknown variant"), "{err}");
+    }
+
+    #[test]
+    fn empty_manifest_file_is_reported() {
+        let root = layer();
+        manifest(&root, "p/x.json", "");
+        let scan = scan_layer(root.path());
+        assert!(scan.files.is_empty());
+        assert!(
+            only_problem(&scan)
+                .message
+                .contains("empty manifest; an editor may be mid-save")
+        );
+    }
+
+    #[test]
+    fn whitespace_only_manifest_is_reported_as_empty() {
+        let root = layer();
+        manifest(&root, "p/x.json", " \n\t\n");
+        let scan = scan_layer(root.path());
+        assert!(only_problem(&scan).message.contains("empty manifest"));
+    }
+
+    #[test]
+    fn empty_command_array_is_reported() {
+        let err = parse_manifest(Path::new("x.json"), br#"{"command": []}"#).expect_err("bad");
+        assert!(err.message.contains("non-empty argv"), "{err}");
+        let err = parse_manifest(Path::new("x.json"), br#"{"command": [""]}"#).expect_err("bad");
+        assert!(err.message.contains("command[0]"), "{err}");
+    }
+
+    #[test]
+    fn zero_timeout_is_reported() {
+        let err = parse_manifest(Path::new("x.json"), br#"{"timeout_ms": 0}"#).expect_err("bad");
+        assert!(err.message.contains("timeout_ms"), "{err}");
+    }
+
+    #[test]
+    fn invalid_json_and_trailing_garbage_are_reported() {
+        let err = parse_manifest(Path::new("x.json"), b"{\"enabled\": tru").expect_err("bad");
+        assert_eq!(err.line, Some(1));
+        let err = parse_manifest(Path::new("x.json"), b"{} {}").expect_err("bad");
+        assert!(err.message.contains("trailing"), "{err}");
+    }
+
+    #[test]
+    fn byte_order_mark_is_skipped() {
+        let m = parse_manifest(Path::new("x.json"), b"\xEF\xBB\xBF{\"order\": 1}").expect("ok");
+        assert_eq!(m.order, Some(1));
+    }
+
+    #[test]
+    fn executable_json_is_still_a_manifest() {
+        let root = layer();
+        put(&root, "p/x.json", "{}", 0o755);
+        assert_eq!(
+            only_manifest(&scan_layer(root.path())),
+            &Manifest::default()
+        );
+    }
+
+    // ---- executables ----
+
+    #[test]
+    fn executable_file_becomes_command_hook() {
+        let root = layer();
+        let sh = script(&root, "p/5_log.sh");
+        let bare = put(&root, "p/_7_bare", "#!/bin/sh\n", 0o700);
+        let scan = scan_layer(root.path());
+        assert!(scan.problems.is_empty(), "{:?}", scan.problems);
+        assert_eq!(scan.files.len(), 2);
+        assert_eq!(
+            (scan.files[0].name.as_str(), scan.files[0].stem_order),
+            ("bare", Some(7))
+        );
+        assert_eq!(
+            scan.files[0].kind,
+            OverrideKind::Command {
+                argv: vec![bare.into_os_string()]
+            }
+        );
+        assert_eq!(
+            (scan.files[1].name.as_str(), scan.files[1].stem_order),
+            ("log", Some(5))
+        );
+        assert_eq!(
+            scan.files[1].kind,
+            OverrideKind::Command {
+                argv: vec![sh.into_os_string()]
+            }
+        );
+    }
+
+    #[test]
+    fn non_executable_script_is_ignored() {
+        let root = layer();
+        put(&root, "p/5_log.sh", "#!/bin/sh\n", 0o644);
+        let scan = scan_layer(root.path());
+        assert_eq!(scan, LayerScan::default());
+    }
+
+    #[test]
+    fn readme_gitkeep_swap_backup_and_hidden_files_are_ignored() {
+        let root = layer();
+        // Not executable: ignored because it is neither .json nor executable.
+        put(&root, "p/README.md", "# docs", 0o644);
+        for name in [
+            ".gitkeep",
+            "foo.swp",
+            "foo.swx",
+            "foo~",
+            ".hidden",
+            "#foo#",
+            "foo.tmp",
+            ".#foo",
+            "foo.sh.bak",
+            "x.json.swp",
+        ] {
+            // executable, so only the name rule can be what ignores them
+            put(&root, &format!("p/{name}"), "x", 0o755);
+        }
+        put(&root, "p/.hidden_dir/x.json", "{}", 0o644);
+        put(&root, "p/notes.txt", "x", 0o644);
+        let scan = scan_layer(root.path());
+        assert_eq!(scan, LayerScan::default());
+    }
+
+    // ---- symlinks ----
+
+    #[test]
+    fn symlink_leaving_the_layer_is_refused() {
+        let root = layer();
+        let outside = tempfile::tempdir().expect("tempdir");
+        let target = outside.path().join("evil.sh");
+        fs::write(&target, "#!/bin/sh\n").expect("write");
+        fs::set_permissions(&target, fs::Permissions::from_mode(0o755)).expect("chmod");
+        fs::create_dir(root.path().join("extensions/p")).expect("mkdir");
+        let link = root.path().join("extensions/p/evil.sh");
+        symlink(&target, &link).expect("symlink");
+        // A relative link climbing out with `..` is caught as well.
+        let outside_name = outside.path().file_name().expect("name").to_string_lossy();
+        let dotdot = root.path().join("extensions/p/up.sh");
+        symlink(format!("../../../{outside_name}/evil.sh"), &dotdot).expect("symlink");
+
+        let scan = scan_layer(root.path());
+        assert!(scan.files.is_empty(), "{:?}", scan.files);
+        assert_eq!(scan.problems.len(), 2, "{:?}", scan.problems);
+        let flagged: Vec<&Path> = scan.problems.iter().map(|p| p.path.as_path()).collect();
+        assert_eq!(flagged, vec![link.as_path(), dotdot.as_path()]);
+        assert!(
+            scan.problems
+                .iter()
+                .all(|p| p.message.contains("symlink leaves the layer"))
+        );
+    }
+
+    #[test]
+    fn symlinked_folder_leaving_the_layer_is_refused() {
+        let root = layer();
+        let outside = tempfile::tempdir().expect("tempdir");
+        let link = root.path().join("extensions/p");
+        symlink(outside.path(), &link).expect("symlink");
+        let scan = scan_layer(root.path());
+        assert!(
+            only_problem(&scan)
+                .message
+                .contains("symlink leaves the layer")
+        );
+    }
+
+    #[test]
+    fn symlink_inside_the_layer_is_followed() {
+        let root = layer();
+        let shared = root.path().join("shared");
+        fs::create_dir(&shared).expect("mkdir");
+        fs::write(shared.join("x.json"), r#"{"order": 4}"#).expect("write");
+        fs::set_permissions(shared.join("x.json"), fs::Permissions::from_mode(0o644))
+            .expect("chmod");
+        fs::create_dir(root.path().join("extensions/p")).expect("mkdir");
+        let link = root.path().join("extensions/p/_1_x.json");
+        symlink("../../shared/x.json", &link).expect("symlink");
+        let scan = scan_layer(root.path());
+        let f = only_file(&scan);
+        assert_eq!(f.path, link);
+        assert_eq!(f.stem_order, Some(1));
+        assert_eq!(
+            f.kind,
+            OverrideKind::Manifest(Manifest {
+                order: Some(4),
+                ..Manifest::default()
+            })
+        );
+    }
+
+    #[test]
+    fn symlinked_folder_inside_the_layer_uses_the_link_as_point() {
+        let root = layer();
+        script(&root, "real/run.sh");
+        symlink("real", root.path().join("extensions/alias")).expect("symlink");
+        let scan = scan_layer(root.path());
+        assert!(scan.problems.is_empty(), "{:?}", scan.problems);
+        let points: Vec<&str> = scan.files.iter().map(|f| f.point.as_str()).collect();
+        assert_eq!(points, vec!["alias", "real"]);
+    }
+
+    #[test]
+    fn symlink_loop_is_reported_not_followed() {
+        let root = layer();
+        script(&root, "p/run.sh");
+        symlink("..", root.path().join("extensions/p/again")).expect("symlink");
+        let scan = scan_layer(root.path());
+        assert_eq!(scan.files.len(), 1, "{:?}", scan.files);
+        assert!(only_problem(&scan).message.contains("symlink loop"));
+    }
+
+    #[test]
+    fn dangling_symlink_is_reported() {
+        let root = layer();
+        fs::create_dir(root.path().join("extensions/p")).expect("mkdir");
+        symlink("missing.json", root.path().join("extensions/p/x.json")).expect("symlink");
+        let scan = scan_layer(root.path());
+        assert!(only_problem(&scan).message.contains("does not exist"));
+    }
+
+    // ---- permissions ----
+
+    #[test]
+    fn group_writable_command_is_refused() {
+        let root = layer();
+        put(&root, "p/run.sh", "#!/bin/sh\n", 0o775);
+        let scan = scan_layer(root.path());
+        assert!(scan.files.is_empty());
+        let p = only_problem(&scan);
+        assert!(p.message.contains("writable by group or others"), "{p}");
+        assert!(p.message.contains("0775"), "{p}");
+    }
+
+    #[test]
+    fn world_writable_command_is_refused() {
+        let root = layer();
+        put(&root, "p/run.sh", "#!/bin/sh\n", 0o757);
+        let scan = scan_layer(root.path());
+        assert!(scan.files.is_empty());
+        assert!(
+            only_problem(&scan)
+                .message
+                .contains("writable by group or others")
+        );
+    }
+
+    #[test]
+    fn group_or_world_writable_manifest_is_refused() {
+        let root = layer();
+        put(&root, "p/a.json", "{}", 0o664);
+        put(&root, "p/b.json", "{}", 0o646);
+        let scan = scan_layer(root.path());
+        assert!(scan.files.is_empty());
+        assert_eq!(scan.problems.len(), 2);
+        assert!(
+            scan.problems
+                .iter()
+                .all(|p| p.message.contains("writable by group or others"))
+        );
+    }
+
+    // ---- names ----
+
+    #[test]
+    fn non_utf8_file_and_folder_names_are_reported_and_skipped() {
+        let root = layer();
+        let p = root.path().join("extensions/p");
+        fs::create_dir(&p).expect("mkdir");
+        let bad_file = p.join(std::ffi::OsStr::from_bytes(b"bad\xff.json"));
+        fs::write(&bad_file, "{}").expect("write");
+        let bad_dir = p.join(std::ffi::OsStr::from_bytes(b"dir\xfe"));
+        fs::create_dir(&bad_dir).expect("mkdir");
+        fs::write(bad_dir.join("x.json"), "{}").expect("write");
+        manifest(&root, "p/good.json", "{}");
+        let scan = scan_layer(root.path());
+        assert_eq!(names(&scan), vec![("good", None)]);
+        assert_eq!(scan.problems.len(), 2, "{:?}", scan.problems);
+        for problem in &scan.problems {
+            assert!(problem.message.contains("not valid UTF-8"), "{problem}");
+            assert!(problem.path.to_str().is_some(), "lossy path is UTF-8");
+            assert!(problem.path.to_string_lossy().contains('\u{FFFD}'));
+        }
+    }
+
+    #[test]
+    fn duplicate_names_in_one_folder_keep_the_first_by_path_order() {
+        let root = layer();
+        let first = manifest(&root, "p/10_x.json", "{}");
+        let second = manifest(&root, "p/_20_x.json", "{}");
+        let third = script(&root, "p/x.sh");
+        manifest(&root, "q/x.json", "{}"); // other point: no clash
+        let scan = scan_layer(root.path());
+        let kept: Vec<(&str, &Path)> = scan
+            .files
+            .iter()
+            .map(|f| (f.point.as_str(), f.path.as_path()))
+            .collect();
+        assert_eq!(kept[0], ("p", first.as_path()));
+        assert_eq!(kept.len(), 2);
+        assert_eq!(scan.problems.len(), 2, "{:?}", scan.problems);
+        let flagged: Vec<&Path> = scan.problems.iter().map(|p| p.path.as_path()).collect();
+        assert!(flagged.contains(&second.as_path()) && flagged.contains(&third.as_path()));
+        assert!(scan.problems.iter().all(|p| {
+            p.message
+                .contains("two files define extension `x` in this folder")
+        }));
+    }
+
+    #[test]
+    fn broken_first_duplicate_still_claims_the_name() {
+        let root = layer();
+        let broken = manifest(&root, "p/1_y.json", "");
+        let later = manifest(&root, "p/y.json", "{}");
+        let scan = scan_layer(root.path());
+        assert!(scan.files.is_empty(), "{:?}", scan.files);
+        assert_eq!(scan.problems.len(), 2, "{:?}", scan.problems);
+        assert_eq!(scan.problems[0].path, broken);
+        assert!(scan.problems[0].message.contains("empty manifest"));
+        assert_eq!(scan.problems[1].path, later);
+        assert!(
+            scan.problems[1]
+                .message
+                .contains("two files define extension `y`")
+        );
+    }
+
+    // ---- roots ----
+
+    #[test]
+    fn missing_root_is_an_empty_scan() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let scan = scan_layer(&dir.path().join("nope"));
+        assert_eq!(scan, LayerScan::default());
+    }
+
+    #[test]
+    fn root_without_extensions_folder_is_an_empty_scan() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(scan_layer(dir.path()), LayerScan::default());
+    }
+
+    #[test]
+    fn root_that_is_a_file_is_reported() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("f");
+        fs::write(&file, "").expect("write");
+        assert!(
+            only_problem(&scan_layer(&file))
+                .message
+                .contains("not a directory")
+        );
+    }
+
+    // ---- races ----
+
+    #[test]
+    fn file_vanishing_between_listing_and_reading_is_a_problem() {
+        let root = layer();
+        let dir = root.path().join("extensions/p");
+        fs::create_dir(&dir).expect("mkdir");
+        let canon = fs::canonicalize(&dir).expect("canon");
+        let mut scanner = Scanner {
+            root_canon: fs::canonicalize(root.path()).expect("canon"),
+            ancestors: Vec::new(),
+            scan: LayerScan::default(),
+        };
+        let gone = dir.join("gone.json");
+        scanner.scan_entry(
+            &canon,
+            &gone,
+            &OsString::from("gone.json"),
+            &mut vec!["p".to_owned()],
+            &mut HashMap::new(),
+        );
+        let p = only_problem(&scanner.scan);
+        assert_eq!(p.path, gone);
+        assert!(p.message.contains("disappeared while scanning"), "{p}");
+    }
+
+    #[test]
+    fn manifest_replaced_after_stat_is_a_problem() {
+        let root = layer();
+        let path = manifest(&root, "p/x.json", "{}");
+        let meta = fs::metadata(&path).expect("meta");
+        // Both files exist at once, so the replacement has another inode.
+        let other = manifest(&root, "p/other.json", "{}");
+        fs::rename(&other, &path).expect("rename");
+        let err = load_manifest(&path, &path, &meta).expect_err("replaced");
+        assert!(err.message.contains("replaced while scanning"), "{err}");
+    }
+
+    // ---- display ----
+
+    #[test]
+    fn problem_display_includes_position_when_known() {
+        let mut p = FileProblem::new("/l/x.json", "boom");
+        assert_eq!(p.to_string(), "/l/x.json: boom");
+        p.line = Some(3);
+        assert_eq!(p.to_string(), "/l/x.json:3: boom");
+        p.column = Some(9);
+        assert_eq!(p.to_string(), "/l/x.json:3:9: boom");
+    }
+
+    // ---- nearest point ----
+
+    #[test]
+    fn levenshtein_distances() {
+        assert_eq!(levenshtein("", ""), 0);
+        assert_eq!(levenshtein("abc", ""), 3);
+        assert_eq!(levenshtein("kitten", "sitting"), 3);
+        assert_eq!(levenshtein("flaw", "lawn"), 2);
+        assert_eq!(levenshtein("é/x", "e/x"), 1);
+    }
+
+    #[test]
+    fn nearest_point_suggests_close_typo() {
+        let known = [
+            "system_prompt",
+            "message_loop_start",
+            "_functions/a/b/start",
+        ];
+        assert_eq!(nearest_point("system_promt", known), Some("system_prompt"));
+        assert_eq!(
+            nearest_point("_functions/a/b/strat", known),
+            Some("_functions/a/b/start")
+        );
+    }
+
+    #[test]
+    fn nearest_point_returns_none_when_nothing_is_close() {
+        let known = ["system_prompt", "message_loop_start"];
+        assert_eq!(nearest_point("zzz", known), None);
+        assert_eq!(nearest_point("anything", std::iter::empty()), None);
+    }
+
+    #[test]
+    fn nearest_point_breaks_ties_alphabetically() {
+        assert_eq!(nearest_point("ab", ["ac", "aa"]), Some("aa"));
+    }
+}
