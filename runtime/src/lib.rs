@@ -89,6 +89,11 @@ pub use validate::{Problem, Report, validate};
 
 pub use hookpoint_macros::{extensible, extension, point};
 
+// The README's complete examples compile and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 /// Dispatches a point by name, resolving the name once per call site (a `static` cache), for
 /// payloads that are `'static`. `call!("name", &mut payload)` is sync;
 /// `call!(async "name", &mut payload).await` is async.
