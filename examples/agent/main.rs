@@ -18,9 +18,10 @@ use std::time::Duration;
 use clap::Parser;
 use hookpoint::{CallEnd, CallStart, Error, Scope, ScopeBuilder, extensible, extension};
 use hookpoint_extensions::{
-    AGENT_INIT, AgentInit, BEFORE_MODEL_CALL, HIST_ADD_BEFORE, HistoryEntry, MESSAGE_LOOP_END, MESSAGE_LOOP_START,
-    MONOLOGUE_END, MONOLOGUE_START, Message, ModelCall, Monologue, MonologueEnd, LoopIteration, SYSTEM_PROMPT,
-    SystemPrompt, TOOL_EXECUTE_AFTER, TOOL_EXECUTE_BEFORE, ToolCall, ToolResult,
+    AGENT_INIT, AgentInit, BEFORE_MODEL_CALL, HIST_ADD_BEFORE, HistoryEntry, LoopIteration,
+    MESSAGE_LOOP_END, MESSAGE_LOOP_START, MONOLOGUE_END, MONOLOGUE_START, Message, ModelCall,
+    Monologue, MonologueEnd, SYSTEM_PROMPT, SystemPrompt, TOOL_EXECUTE_AFTER, TOOL_EXECUTE_BEFORE,
+    ToolCall, ToolResult,
 };
 use serde::Serialize;
 
@@ -90,7 +91,9 @@ impl Agent {
         match tool.as_str() {
             "calculator" => model::calculate(&args).map_err(AgentError::Tool),
             "search" => Ok(model::search(args["query"].as_str().unwrap_or_default())),
-            other => Err(AgentError::Tool(format!("tool `{other}` has no implementation"))),
+            other => Err(AgentError::Tool(format!(
+                "tool `{other}` has no implementation"
+            ))),
         }
     }
 
@@ -106,7 +109,8 @@ impl Agent {
 /// Gives the agent its tools.
 #[extension(point = AGENT_INIT, order = 10)]
 fn register_tools(init: &mut AgentInit) {
-    init.tools.extend(["calculator".to_owned(), "search".to_owned()]);
+    init.tools
+        .extend(["calculator".to_owned(), "search".to_owned()]);
 }
 
 /// House rules of this application.
@@ -152,7 +156,9 @@ fn count_tool_calls(end: &mut CallEnd<Result<String, AgentError>, &Agent>) {
 
 /// Normalises tool names before the tool runs (start extensions may rewrite arguments).
 #[extension(point = Agent::RUN_TOOL_START, order = 10)]
-fn lowercase_tool(call: &mut CallStart<(String, serde_json::Value), Result<String, AgentError>, &Agent>) {
+fn lowercase_tool(
+    call: &mut CallStart<(String, serde_json::Value), Result<String, AgentError>, &Agent>,
+) {
     call.args.0 = call.args.0.to_lowercase();
 }
 
@@ -161,7 +167,10 @@ fn lowercase_tool(call: &mut CallStart<(String, serde_json::Value), Result<Strin
 fn show<T: Serialize>(point: &str, scope: &Scope, before: &T, after: &T) {
     let names = scope.snapshot().extension_names(point);
     println!("  ▸ {point:<20} [{}]", names.join(", "));
-    let (b, a) = (serde_json::to_value(before).unwrap_or_default(), serde_json::to_value(after).unwrap_or_default());
+    let (b, a) = (
+        serde_json::to_value(before).unwrap_or_default(),
+        serde_json::to_value(after).unwrap_or_default(),
+    );
     if b == a {
         return;
     }
@@ -191,7 +200,11 @@ fn show<T: Serialize>(point: &str, scope: &Scope, before: &T, after: &T) {
 
 fn compact(v: &serde_json::Value) -> String {
     let s = v.to_string();
-    if s.chars().count() > 110 { format!("{}…", s.chars().take(110).collect::<String>()) } else { s }
+    if s.chars().count() > 110 {
+        format!("{}…", s.chars().take(110).collect::<String>())
+    } else {
+        s
+    }
 }
 
 async fn handle(agent: &mut Agent, scope: &Scope, user_message: &str) -> Result<String, Error> {
@@ -207,13 +220,29 @@ async fn handle(agent: &mut Agent, scope: &Scope, user_message: &str) -> Result<
     let mut response = String::new();
     let mut iteration = 0;
     loop {
-        let mut it = LoopIteration { iteration, stop: false };
+        let mut it = LoopIteration {
+            iteration,
+            stop: false,
+        };
         MESSAGE_LOOP_START.call(&mut it).await?;
-        show("message_loop_start", scope, &LoopIteration { iteration, stop: false }, &it);
+        show(
+            "message_loop_start",
+            scope,
+            &LoopIteration {
+                iteration,
+                stop: false,
+            },
+            &it,
+        );
 
         let mut prompt = SystemPrompt::new(&agent.name);
         SYSTEM_PROMPT.call(&mut prompt)?;
-        show("system_prompt", scope, &SystemPrompt::new(&agent.name), &prompt);
+        show(
+            "system_prompt",
+            scope,
+            &SystemPrompt::new(&agent.name),
+            &prompt,
+        );
 
         let mut messages = vec![Message {
             role: "system".into(),
@@ -225,7 +254,10 @@ async fn handle(agent: &mut Agent, scope: &Scope, user_message: &str) -> Result<
         BEFORE_MODEL_CALL.call(&mut call).await?;
         show("before_model_call", scope, &before, &call);
 
-        let reply = agent.call_model(call).await.map_err(|e| Error::msg(e.to_string()))?;
+        let reply = agent
+            .call_model(call)
+            .await
+            .map_err(|e| Error::msg(e.to_string()))?;
         add_history(agent, scope, "assistant", reply.clone())?;
 
         match model::parse_tool_call(&reply) {
@@ -238,7 +270,10 @@ async fn handle(agent: &mut Agent, scope: &Scope, user_message: &str) -> Result<
                     Ok(out) => out,
                     Err(e) => format!("error: {e}"),
                 };
-                let mut result = ToolResult { tool: tc.tool, output };
+                let mut result = ToolResult {
+                    tool: tc.tool,
+                    output,
+                };
                 let before = result.clone();
                 TOOL_EXECUTE_AFTER.call(&mut result).await?;
                 show("tool_execute_after", scope, &before, &result);
@@ -275,22 +310,45 @@ async fn handle(agent: &mut Agent, scope: &Scope, user_message: &str) -> Result<
     Ok(end.response)
 }
 
-fn add_history(agent: &mut Agent, scope: &Scope, role: &str, mut content: String) -> Result<(), Error> {
+fn add_history(
+    agent: &mut Agent,
+    scope: &Scope,
+    role: &str,
+    mut content: String,
+) -> Result<(), Error> {
     let before = content.clone();
-    let mut entry = HistoryEntry { role, content: &mut content };
+    let mut entry = HistoryEntry {
+        role,
+        content: &mut content,
+    };
     HIST_ADD_BEFORE.call(&mut entry)?;
     if before != content {
-        println!("  ▸ hist_add_before      [{}]", scope.snapshot().extension_names("hist_add_before").join(", "));
-        println!("      content: {} → {}", compact(&before.into()), compact(&content.clone().into()));
+        println!(
+            "  ▸ hist_add_before      [{}]",
+            scope
+                .snapshot()
+                .extension_names("hist_add_before")
+                .join(", ")
+        );
+        println!(
+            "      content: {} → {}",
+            compact(&before.into()),
+            compact(&content.clone().into())
+        );
     }
-    agent.history.push(Message { role: role.into(), content });
+    agent.history.push(Message {
+        role: role.into(),
+        content,
+    });
     Ok(())
 }
 
 /// Copies the shipped override folder to a temporary one (so `--watch` edits never touch the
 /// repository, and file modes are exactly what hookpoint requires: no group/other write).
 fn stage_overrides() -> std::io::Result<PathBuf> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("agent").join("project");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("agent")
+        .join("project");
     let dst = std::env::temp_dir().join(format!("hookpoint-agent-demo-{}", std::process::id()));
     if dst.exists() {
         std::fs::remove_dir_all(&dst)?;
@@ -321,9 +379,18 @@ fn copy_dir(src: &Path, dst: &Path) -> std::io::Result<()> {
 }
 
 fn print_layers(scope: &Scope) {
-    println!("scope `{}`, snapshot generation {}", scope.name(), scope.snapshot().generation());
+    println!(
+        "scope `{}`, snapshot generation {}",
+        scope.name(),
+        scope.snapshot().generation()
+    );
     for l in scope.layers() {
-        println!("  layer {} {}{}", l.rank, l.root.display(), if l.project { " (project, trusted)" } else { "" });
+        println!(
+            "  layer {} {}{}",
+            l.rank,
+            l.root.display(),
+            if l.project { " (project, trusted)" } else { "" }
+        );
     }
     for p in scope.introspect() {
         for i in &p.inactive {
@@ -331,7 +398,10 @@ fn print_layers(scope: &Scope) {
         }
         for e in &p.extensions {
             if let Some(note) = &e.note {
-                println!("  override: {} on {} (order {}): {note}", e.name, p.name, e.order);
+                println!(
+                    "  override: {} on {} (order {}): {note}",
+                    e.name, p.name, e.order
+                );
             }
         }
     }
@@ -347,17 +417,30 @@ fn print_layers(scope: &Scope) {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("HOOKPOINT_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("HOOKPOINT_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
 
     // Every extension this demo expects must be linked in, and the registry must be consistent.
-    hookpoint::assert_linked(&[("system_prompt", "main_prompt"), ("system_prompt", "recall"), ("monologue_end", "memorize")])?;
+    hookpoint::assert_linked(&[
+        ("system_prompt", "main_prompt"),
+        ("system_prompt", "recall"),
+        ("monologue_end", "memorize"),
+    ])?;
     hookpoint::validate()?;
 
-    let overrides = if args.no_overrides { None } else { Some(stage_overrides()?) };
-    let mut builder = ScopeBuilder::new("demo-agent").profile("default").watch(args.watch);
+    let overrides = if args.no_overrides {
+        None
+    } else {
+        Some(stage_overrides()?)
+    };
+    let mut builder = ScopeBuilder::new("demo-agent")
+        .profile("default")
+        .watch(args.watch);
     if let Some(dir) = &overrides {
         builder = builder.project(dir).trust_project(true);
     }
@@ -392,9 +475,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             for m in &messages {
                 handle(&mut agent, &scope, m).await?;
             }
-            println!("\ntool calls counted by the `Agent::RUN_TOOL_END` extension: {}", agent.tool_calls.load(Ordering::Relaxed));
+            println!(
+                "\ntool calls counted by the `Agent::RUN_TOOL_END` extension: {}",
+                agent.tool_calls.load(Ordering::Relaxed)
+            );
             println!("#[extensible] points of this demo:");
-            for p in scope.introspect().iter().filter(|p| p.name.starts_with("_functions/")) {
+            for p in scope
+                .introspect()
+                .iter()
+                .filter(|p| p.name.starts_with("_functions/"))
+            {
                 let names: Vec<&str> = p.extensions.iter().map(|e| e.name.as_str()).collect();
                 println!("  {} [{}]", p.name, names.join(", "));
             }
@@ -415,7 +505,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 /// Shows hot reload: edits an override file itself, waits for the watcher to publish the new
 /// snapshot, prints the system prompt again; then keeps watching for the user's own edits.
-async fn watch_demo(scope: &Scope, dir: &Path, seconds: u64) -> Result<(), Box<dyn std::error::Error>> {
+async fn watch_demo(
+    scope: &Scope,
+    dir: &Path,
+    seconds: u64,
+) -> Result<(), Box<dyn std::error::Error>> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     scope.on_reload(move |event| {
         let _ = tx.send(event.clone());
@@ -427,7 +521,10 @@ async fn watch_demo(scope: &Scope, dir: &Path, seconds: u64) -> Result<(), Box<d
     };
     println!("\n--watch: system_prompt runs {:?}", prompt_now(scope)?);
     let file = dir.join("extensions/system_prompt/signature_footer.json");
-    println!("--watch: writing {{\"enabled\": true}} to {} (an editor save)", file.display());
+    println!(
+        "--watch: writing {{\"enabled\": true}} to {} (an editor save)",
+        file.display()
+    );
     let tmp = file.with_extension("json.tmp");
     std::fs::write(&tmp, "{\"enabled\": true}\n")?;
     std::fs::rename(&tmp, &file)?;
@@ -439,8 +536,12 @@ async fn watch_demo(scope: &Scope, dir: &Path, seconds: u64) -> Result<(), Box<d
         ),
         _ => println!("--watch: no reload seen within 5 s"),
     }
-    println!("--watch: edit files under {} to see them applied; Ctrl-C to stop", dir.join("extensions").display());
-    let deadline = (seconds > 0).then(|| tokio::time::Instant::now() + Duration::from_secs(seconds));
+    println!(
+        "--watch: edit files under {} to see them applied; Ctrl-C to stop",
+        dir.join("extensions").display()
+    );
+    let deadline =
+        (seconds > 0).then(|| tokio::time::Instant::now() + Duration::from_secs(seconds));
     loop {
         let next = async {
             match deadline {
@@ -452,7 +553,11 @@ async fn watch_demo(scope: &Scope, dir: &Path, seconds: u64) -> Result<(), Box<d
             }
         };
         let Some(event) = next.await else { break };
-        println!("--watch: reloaded (generation {}): system_prompt runs {:?}", event.generation, prompt_now(scope)?);
+        println!(
+            "--watch: reloaded (generation {}): system_prompt runs {:?}",
+            event.generation,
+            prompt_now(scope)?
+        );
         for p in &event.problems {
             println!("--watch:   problem (last good version kept): {p}");
         }

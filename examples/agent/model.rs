@@ -8,9 +8,21 @@ use hookpoint_extensions::Message;
 
 /// The model's next message for `messages` (system prompt first, user message last).
 pub fn reply(messages: &[Message]) -> String {
-    let system = messages.first().map(|m| m.content.as_str()).unwrap_or_default();
-    let user = messages.iter().rev().find(|m| m.role == "user").map(|m| m.content.as_str()).unwrap_or_default();
-    let last_tool = messages.iter().rev().take_while(|m| m.role != "user").find(|m| m.role == "tool");
+    let system = messages
+        .first()
+        .map(|m| m.content.as_str())
+        .unwrap_or_default();
+    let user = messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .map(|m| m.content.as_str())
+        .unwrap_or_default();
+    let last_tool = messages
+        .iter()
+        .rev()
+        .take_while(|m| m.role != "user")
+        .find(|m| m.role == "tool");
     if let Some(expr) = arithmetic(user)
         && last_tool.is_none()
         && !already_answered(messages, user)
@@ -35,14 +47,23 @@ pub fn reply(messages: &[Message]) -> String {
 
 fn already_answered(messages: &[Message], user: &str) -> bool {
     let _ = user;
-    messages.iter().rev().take_while(|m| m.role != "user").any(|m| m.role == "tool")
+    messages
+        .iter()
+        .rev()
+        .take_while(|m| m.role != "user")
+        .any(|m| m.role == "tool")
 }
 
 /// `a op b` in the text, as a calculator expression.
 fn arithmetic(text: &str) -> Option<String> {
-    let words: Vec<&str> = text.split_whitespace().map(|w| w.trim_matches(|c: char| c == '?' || c == '.')).collect();
+    let words: Vec<&str> = text
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| c == '?' || c == '.'))
+        .collect();
     words.windows(3).find_map(|w| {
-        let ok = w[0].parse::<f64>().is_ok() && ["+", "-", "*", "/"].contains(&w[1]) && w[2].parse::<f64>().is_ok();
+        let ok = w[0].parse::<f64>().is_ok()
+            && ["+", "-", "*", "/"].contains(&w[1])
+            && w[2].parse::<f64>().is_ok();
         ok.then(|| format!("{} {} {}", w[0], w[1], w[2]))
     })
 }
@@ -51,7 +72,12 @@ fn remembered_name(system: &str) -> Option<String> {
     let lower = system.to_lowercase();
     let at = lower.find("my name is ")?;
     let rest = &system[at + "my name is ".len()..];
-    Some(rest.split(|c: char| !c.is_alphanumeric()).next()?.to_owned()).filter(|n| !n.is_empty())
+    Some(
+        rest.split(|c: char| !c.is_alphanumeric())
+            .next()?
+            .to_owned(),
+    )
+    .filter(|n| !n.is_empty())
 }
 
 /// Parses a model message as a tool call.
@@ -62,12 +88,17 @@ pub fn parse_tool_call(reply: &str) -> Option<(String, serde_json::Value)> {
 
 /// The calculator tool: `{"expression": "a op b"}`.
 pub fn calculate(args: &serde_json::Value) -> Result<String, String> {
-    let expr = args["expression"].as_str().ok_or("calculator needs `expression`")?;
+    let expr = args["expression"]
+        .as_str()
+        .ok_or("calculator needs `expression`")?;
     let parts: Vec<&str> = expr.split_whitespace().collect();
     let [a, op, b] = parts.as_slice() else {
         return Err(format!("cannot read `{expr}`"));
     };
-    let (a, b): (f64, f64) = (a.parse().map_err(|_| "bad number")?, b.parse().map_err(|_| "bad number")?);
+    let (a, b): (f64, f64) = (
+        a.parse().map_err(|_| "bad number")?,
+        b.parse().map_err(|_| "bad number")?,
+    );
     let r = match *op {
         "+" => a + b,
         "-" => a - b,
@@ -76,14 +107,24 @@ pub fn calculate(args: &serde_json::Value) -> Result<String, String> {
         "/" => return Err("division by zero".into()),
         _ => return Err(format!("unknown operator `{op}`")),
     };
-    Ok(if r.fract() == 0.0 { format!("{}", r as i64) } else { format!("{r}") })
+    Ok(if r.fract() == 0.0 {
+        format!("{}", r as i64)
+    } else {
+        format!("{r}")
+    })
 }
 
 /// The search tool over a tiny built-in corpus.
 pub fn search(query: &str) -> String {
     const CORPUS: &[(&str, &str)] = &[
-        ("hookpoint", "hookpoint: named extension points for Rust, checked by the compiler."),
-        ("agent zero", "Agent Zero: a Python agent framework with folder-based extensions."),
+        (
+            "hookpoint",
+            "hookpoint: named extension points for Rust, checked by the compiler.",
+        ),
+        (
+            "agent zero",
+            "Agent Zero: a Python agent framework with folder-based extensions.",
+        ),
     ];
     CORPUS
         .iter()

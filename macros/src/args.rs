@@ -52,12 +52,15 @@ pub(crate) fn check_keys<'a>(cx: &mut Ctxt, args: &'a [Arg], known: &[&str]) -> 
         if !known.contains(&k.as_str()) {
             cx.error_spanned_by(
                 &a.key,
-                format!("unknown argument `{k}`; expected one of: {}", known.join(", ")),
+                format!(
+                    "unknown argument `{k}`; expected one of: {}",
+                    known.join(", ")
+                ),
             );
             continue;
         }
         if seen.contains(&k) {
-            cx.error_spanned_by(&a.key, format!("duplicate argument `{k}`"));
+            cx.error_spanned_by(&a.key, format!("duplicate argument `{k}`; give it once"));
             continue;
         }
         seen.push(k);
@@ -68,7 +71,10 @@ pub(crate) fn check_keys<'a>(cx: &mut Ctxt, args: &'a [Arg], known: &[&str]) -> 
 
 pub(crate) fn lit_str(cx: &mut Ctxt, a: &Arg, what: &str) -> Option<syn::LitStr> {
     match &a.value {
-        Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) => Some(s.clone()),
+        Some(Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        })) => Some(s.clone()),
         Some(other) => {
             cx.error_spanned_by(other, format!("`{}` takes a string literal: {what}", a.key));
             None
@@ -88,9 +94,19 @@ pub(crate) fn lit_i32(cx: &mut Ctxt, a: &Arg) -> Option<i32> {
         return None;
     };
     let (neg, lit) = match v {
-        Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => (false, i),
-        Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr, .. }) => match &**expr {
-            Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => (true, i),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => (false, i),
+        Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => match &**expr {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) => (true, i),
             _ => {
                 cx.error_spanned_by(v, msg);
                 return None;
@@ -101,11 +117,14 @@ pub(crate) fn lit_i32(cx: &mut Ctxt, a: &Arg) -> Option<i32> {
             return None;
         }
     };
-    let parsed = lit.base10_parse::<i64>().ok().map(|n| if neg { -n } else { n });
+    let parsed = lit
+        .base10_parse::<i64>()
+        .ok()
+        .map(|n| if neg { -n } else { n });
     match parsed.and_then(|n| i32::try_from(n).ok()) {
         Some(n) => Some(n),
         None => {
-            cx.error_spanned_by(v, "`order` must fit in an i32");
+            cx.error_spanned_by(v, "`order` must fit in an i32 (-2147483648 ..= 2147483647); lower runs first, e.g. `order = 10`");
             None
         }
     }
@@ -115,9 +134,18 @@ pub(crate) fn lit_i32(cx: &mut Ctxt, a: &Arg) -> Option<i32> {
 pub(crate) fn flag(cx: &mut Ctxt, a: &Arg) -> bool {
     match &a.value {
         None => true,
-        Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. })) => b.value,
+        Some(Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(b),
+            ..
+        })) => b.value,
         Some(other) => {
-            cx.error_spanned_by(other, format!("`{}` is a flag: write `{}` or `{} = true`", a.key, a.key, a.key));
+            cx.error_spanned_by(
+                other,
+                format!(
+                    "`{}` is a flag: write `{}` or `{} = true`",
+                    a.key, a.key, a.key
+                ),
+            );
             false
         }
     }
@@ -128,11 +156,17 @@ pub(crate) fn crate_path(cx: &mut Ctxt, a: &Arg) -> Option<syn::Path> {
     match &a.value {
         Some(Expr::Path(p)) if p.qself.is_none() => Some(p.path.clone()),
         Some(other) => {
-            cx.error_spanned_by(other, "`crate` takes a path to the hookpoint crate, e.g. `crate = ::my_hookpoint`");
+            cx.error_spanned_by(
+                other,
+                "`crate` takes a path to the hookpoint crate, e.g. `crate = ::my_hookpoint`",
+            );
             None
         }
         None => {
-            cx.error_spanned_by(&a.key, "`crate` takes a path to the hookpoint crate, e.g. `crate = ::my_hookpoint`");
+            cx.error_spanned_by(
+                &a.key,
+                "`crate` takes a path to the hookpoint crate, e.g. `crate = ::my_hookpoint`",
+            );
             None
         }
     }

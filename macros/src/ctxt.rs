@@ -11,7 +11,8 @@ pub(crate) struct Ctxt {
 
 impl Ctxt {
     pub(crate) fn error_spanned_by(&mut self, tokens: impl ToTokens, message: impl Display) {
-        self.errors.push(syn::Error::new_spanned(tokens.into_token_stream(), message));
+        self.errors
+            .push(syn::Error::new_spanned(tokens.into_token_stream(), message));
     }
 
     pub(crate) fn error_at(&mut self, span: proc_macro2::Span, message: impl Display) {
@@ -28,6 +29,9 @@ impl Ctxt {
 
     /// The errors as `compile_error!`s (empty when there are none).
     pub(crate) fn to_compile_errors(&self) -> TokenStream {
-        self.errors.iter().map(syn::Error::to_compile_error).collect()
+        self.errors
+            .iter()
+            .map(syn::Error::to_compile_error)
+            .collect()
     }
 }

@@ -76,7 +76,10 @@ fn parse_crate(cx: &mut Ctxt, attr: TokenStream) -> syn::Path {
 }
 
 fn is_extensible_attr(a: &syn::Attribute) -> bool {
-    a.path().segments.last().is_some_and(|s| s.ident == "extensible")
+    a.path()
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "extensible")
 }
 
 fn expand_free(mut cx: Ctxt, krate: &syn::Path, f: ItemFn) -> TokenStream {
@@ -110,7 +113,10 @@ fn expand_impl(mut cx: Ctxt, krate: &syn::Path, mut imp: ItemImpl) -> TokenStrea
         _ => None,
     };
     let Some(type_name) = type_name else {
-        cx.error_spanned_by(&imp.self_ty, "#[extensible] needs an impl on a named type (`impl Agent { .. }`)");
+        cx.error_spanned_by(
+            &imp.self_ty,
+            "#[extensible] needs an impl on a named type (`impl Agent { .. }`)",
+        );
         let e = cx.to_compile_errors();
         return quote! { #e #imp };
     };
@@ -149,13 +155,14 @@ fn expand_impl(mut cx: Ctxt, krate: &syn::Path, mut imp: ItemImpl) -> TokenStrea
                 let vis = &m.vis;
                 let defaultness = &m.modifiers.defaultness;
                 consts.push(emit_consts(&model, vis));
-                let new_fn: syn::ImplItemFn = match syn::parse2(quote! { #(#attrs)* #vis #defaultness #sig #body }) {
-                    Ok(f) => f,
-                    Err(e) => {
-                        cx.push(e);
-                        m
-                    }
-                };
+                let new_fn: syn::ImplItemFn =
+                    match syn::parse2(quote! { #(#attrs)* #vis #defaultness #sig #body }) {
+                        Ok(f) => f,
+                        Err(e) => {
+                            cx.push(e);
+                            m
+                        }
+                    };
                 imp.items.push(ImplItem::Fn(new_fn));
             }
             _ => imp.items.push(ImplItem::Fn(m)),
@@ -164,7 +171,7 @@ fn expand_impl(mut cx: Ctxt, krate: &syn::Path, mut imp: ItemImpl) -> TokenStrea
     if marked == 0 {
         cx.error_at(
             Span::call_site(),
-            "#[extensible] on an impl block makes the methods marked `#[extensible]` extensible; none is marked",
+            "#[extensible] on an impl block makes the methods marked `#[extensible]` extensible, and none is marked: put `#[extensible]` on the methods to extend, or remove it from the impl block",
         );
     }
     let errors = cx.to_compile_errors();
@@ -191,7 +198,9 @@ fn expand_impl(mut cx: Ctxt, krate: &syn::Path, mut imp: ItemImpl) -> TokenStrea
 fn check_static_bounds(cx: &mut Ctxt, generics: &syn::Generics) -> bool {
     let mut ok = true;
     for p in &generics.params {
-        let syn::GenericParam::Type(t) = p else { continue };
+        let syn::GenericParam::Type(t) = p else {
+            continue;
+        };
         let in_params = t
             .bounds
             .iter()
@@ -230,7 +239,10 @@ fn build_model<'a>(
     krate: &'a syn::Path,
 ) -> Option<ExtensibleFn<'a>> {
     if let Some(c) = &sig.constness {
-        cx.error_spanned_by(c, "#[extensible] cannot wrap a `const fn`: dispatch happens at run time; remove `const`");
+        cx.error_spanned_by(
+            c,
+            "#[extensible] cannot wrap a `const fn`: dispatch happens at run time; remove `const`",
+        );
     }
     if let Some(abi) = &sig.abi {
         cx.error_spanned_by(abi, "#[extensible] cannot wrap an `extern` fn");
@@ -279,7 +291,9 @@ fn build_model<'a>(
                     continue;
                 }
                 let outer = match &*pt.pat {
-                    Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => pi.ident.clone(),
+                    Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
+                        pi.ident.clone()
+                    }
                     _ => format_ident!("__hp_arg{}", i),
                 };
                 args.push(Arg {
@@ -397,9 +411,15 @@ impl ExtensibleFn<'_> {
     fn kind(&self) -> (TokenStream, TokenStream) {
         let krate = self.krate;
         if self.sig.asyncness.is_some() {
-            (quote!(#krate::__private::PointKind::Async), quote!(#krate::AsyncKind))
+            (
+                quote!(#krate::__private::PointKind::Async),
+                quote!(#krate::AsyncKind),
+            )
         } else {
-            (quote!(#krate::__private::PointKind::Sync), quote!(#krate::SyncKind))
+            (
+                quote!(#krate::__private::PointKind::Sync),
+                quote!(#krate::SyncKind),
+            )
         }
     }
 }
@@ -410,7 +430,12 @@ fn emit_consts(m: &ExtensibleFn<'_>, vis: &syn::Visibility) -> TokenStream {
         return quote!();
     }
     let krate = m.krate;
-    let base = m.sig.ident.to_string().trim_start_matches("r#").to_uppercase();
+    let base = m
+        .sig
+        .ident
+        .to_string()
+        .trim_start_matches("r#")
+        .to_uppercase();
     let start_ident = format_ident!("{}_START", base, span = m.sig.ident.span());
     let end_ident = format_ident!("{}_END", base, span = m.sig.ident.span());
     let start_ty = m.start_key_type();
@@ -430,7 +455,10 @@ fn emit_consts(m: &ExtensibleFn<'_>, vis: &syn::Visibility) -> TokenStream {
         end_ty.to_string().replace(' ', "")
     );
     let (start_doc, end_doc) = if m.owner.is_none() {
-        (start_doc.replace("(Self::", "(fn@"), end_doc.replace("(Self::", "(fn@"))
+        (
+            start_doc.replace("(Self::", "(fn@"),
+            end_doc.replace("(Self::", "(fn@"),
+        )
     } else {
         (start_doc, end_doc)
     };
@@ -529,7 +557,7 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block) -> TokenStream {
         };
     };
     let fake_return = quote_spanned! {ret_span=>
-        #[allow(unreachable_code, clippy::diverging_sub_expression, clippy::needless_return)]
+        #[allow(unreachable_code, clippy::diverging_sub_expression, clippy::needless_return, clippy::empty_loop)]
         if false {
             let __hp_fake_return: #ret = loop {};
             return __hp_fake_return;
@@ -541,7 +569,10 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block) -> TokenStream {
     } else {
         quote! { (|| { #fake_return #block })() }
     };
-    let dispatch = |site: TokenStream, key: &TokenStream, payload: TokenStream, on_err: TokenStream| {
+    let dispatch = |site: TokenStream,
+                    key: &TokenStream,
+                    payload: TokenStream,
+                    on_err: TokenStream| {
         if is_async {
             quote! {
                 #p::__extensible_async(&#site, #p::TypeId::of::<fn(&mut #key)>(), #p::type_name::<#key>, &mut #payload, &mut #on_err).await

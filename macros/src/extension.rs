@@ -139,17 +139,25 @@ fn check_signature(cx: &mut Ctxt, func: &ItemFn) -> Option<(bool, Type)> {
         ok = false;
     }
     if let syn::Safety::Unsafe(u) = &sig.safety {
-        cx.error_spanned_by(u, "an extension cannot be an `unsafe fn`; use an `unsafe` block inside");
+        cx.error_spanned_by(
+            u,
+            "an extension cannot be an `unsafe fn`; use an `unsafe` block inside",
+        );
         ok = false;
     }
     if let Some(abi) = &sig.abi {
         cx.error_spanned_by(abi, "an extension cannot have an `extern` ABI");
         ok = false;
     }
-    if !sig.generics.params.is_empty() {
+    let lifetime_params_only = sig
+        .generics
+        .params
+        .iter()
+        .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
+    if !lifetime_params_only {
         cx.error_spanned_by(
             &sig.generics,
-            "an extension cannot be generic: the runtime needs one concrete payload type; write elided lifetimes (`&mut Payload<'_>`) instead of lifetime parameters",
+            "an extension cannot be generic: the runtime needs one concrete payload type; name the payload type (`&mut Payload`)",
         );
         ok = false;
     }
@@ -164,7 +172,10 @@ fn check_signature(cx: &mut Ctxt, func: &ItemFn) -> Option<(bool, Type)> {
     let inputs: Vec<&FnArg> = sig.inputs.iter().collect();
     for i in &inputs {
         if let FnArg::Receiver(r) = i {
-            cx.error_spanned_by(r, "an extension is a free fn: it cannot take `self`; move it out of the impl block");
+            cx.error_spanned_by(
+                r,
+                "an extension is a free fn: it cannot take `self`; move it out of the impl block",
+            );
             return None;
         }
     }
@@ -176,14 +187,22 @@ fn check_signature(cx: &mut Ctxt, func: &ItemFn) -> Option<(bool, Type)> {
             match &*c.ty {
                 Type::Reference(r) if r.mutability.is_none() => {}
                 other => {
-                    cx.error_spanned_by(other, format!("the first of two arguments must be `&hookpoint::Cx`; {shape_help}"));
+                    cx.error_spanned_by(
+                        other,
+                        format!(
+                            "the first of two arguments must be `&hookpoint::Cx`; {shape_help}"
+                        ),
+                    );
                     ok = false;
                 }
             }
             (true, *p)
         }
         [] => {
-            cx.error_spanned_by(&sig.ident, format!("missing payload argument; {shape_help}"));
+            cx.error_spanned_by(
+                &sig.ident,
+                format!("missing payload argument; {shape_help}"),
+            );
             return None;
         }
         [_, _, extra, ..] => {
@@ -191,29 +210,68 @@ fn check_signature(cx: &mut Ctxt, func: &ItemFn) -> Option<(bool, Type)> {
             return None;
         }
     };
-    let FnArg::Typed(pt) = payload_arg else { return None };
+    let FnArg::Typed(pt) = payload_arg else {
+        return None;
+    };
+    // A lifetime error on the payload also explains the fn's lifetime parameters: report it once.
+    let mut payload_lifetime_error = false;
     let payload = match &*pt.ty {
         Type::Reference(r) if r.mutability.is_some() => {
             if let Some(l) = &r.lifetime {
-                cx.error_spanned_by(l, "write the payload reference without a lifetime: `&mut Payload`");
+                cx.error_spanned_by(
+                    l,
+                    "write the payload reference without a lifetime: `&mut Payload`",
+                );
+                payload_lifetime_error = true;
                 ok = false;
             }
             (*r.elem).clone()
         }
+        Type::Reference(r) => {
+            let elem = &r.elem;
+            cx.error_spanned_by(
+                r,
+                format!(
+                    "the payload must be taken by mutable reference: write `&mut {}`; {shape_help}",
+                    type_str(&quote!(#elem))
+                ),
+            );
+            return None;
+        }
         other => {
             cx.error_spanned_by(
                 other,
-                format!("the payload must be taken by mutable reference (`&mut {}`); {shape_help}", quote!(#other)),
+                format!(
+                    "the payload must be taken by mutable reference: write `&mut {}`; {shape_help}",
+                    type_str(&quote!(#other))
+                ),
             );
             return None;
         }
     };
     for l in lifetimes::named_lifetimes(&payload) {
-        cx.error_spanned_by(&l, "write payload lifetimes elided (`'_`), not named: the extension must accept any borrow");
+        cx.error_spanned_by(
+            &l,
+            format!(
+                "write payload lifetimes elided (`'_`), not named (`{l}`): the extension must accept any borrow, e.g. `&mut {}`",
+                type_str(&quote!(#payload)).replace(&l.to_string(), "'_")
+            ),
+        );
+        payload_lifetime_error = true;
+        ok = false;
+    }
+    if lifetime_params_only && !sig.generics.params.is_empty() && !payload_lifetime_error {
+        cx.error_spanned_by(
+            &sig.generics,
+            "an extension cannot have lifetime parameters; write elided lifetimes (`&hookpoint::Cx`, `&mut Payload<'_>`)",
+        );
         ok = false;
     }
     if let Some(t) = lifetimes::find_impl_trait(&payload) {
-        cx.error_spanned_by(t, "the payload cannot be `impl Trait`; name the payload type");
+        cx.error_spanned_by(
+            t,
+            "the payload cannot be `impl Trait`; name the payload type",
+        );
         ok = false;
     }
     ok.then_some((takes_cx, payload))
@@ -227,20 +285,51 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
     let name = &spec.name;
     let order = spec.order;
     let replace = spec.replace;
-    let policy = if spec.log_errors { quote!(Log) } else { quote!(Propagate) };
+    let policy = if spec.log_errors {
+        quote!(Log)
+    } else {
+        quote!(Propagate)
+    };
     let fn_span = fn_name.span();
     let point = match &spec.point {
         PointArg::Name(s) => quote!(#p::PointOf::Name(#s)),
-        PointArg::Typed(path) => quote!(#p::PointOf::Typed(&#path)),
+        PointArg::Typed(path) => {
+            // Compile-time checks, each spanned on the token it is about: the point path (is it a
+            // typed point?), the payload type (is it the point's?), `async` (does the point accept
+            // it?). The payload check compares types, so rustc says "expected `PointPayload<fn(&mut
+            // TheirPayload)>`, found `PointPayload<fn(&mut YourPayload)>`" on the payload.
+            let target = respan(
+                quote! { let (__hp_point, __hp_target, __hp_shape) = #p::typed_point(&#path); },
+                path.span(),
+            );
+            let shape = respan(
+                quote! { let _: [#p::PointPayload<_>; 2] = [__hp_shape, #p::PointPayload::<fn(&mut #payload)>::NEW]; },
+                payload.span(),
+            );
+            let async_check = match func.sig.asyncness {
+                Some(a) => respan(quote! { #p::check_accepts_async(__hp_target); }, a.span),
+                None => quote! { let _ = __hp_target; },
+            };
+            quote!(#p::PointOf::Typed({ #target #shape #async_check __hp_point }))
+        }
     };
-    let call_args = if spec.takes_cx { quote!(cx, payload) } else { quote!(payload) };
+    let call_args = if spec.takes_cx {
+        quote!(cx, payload)
+    } else {
+        quote!(payload)
+    };
     let thunk = if spec.is_async {
         let async_span = func.sig.asyncness.map_or(fn_span, |a| a.span);
-        let boxed = quote_spanned! {async_span=>
-            #p::Box::pin(#p::assert_send(async move {
-                #p::ExtensionReturn::into_result(#fn_name(#call_args).await)
-            }))
-        };
+        // Every token on `async` (interpolated paths included), so a non-`Send` future is
+        // reported there and not on the whole attribute.
+        let boxed = respan(
+            quote! {
+                #p::Box::pin(#p::assert_send(async move {
+                    #p::ExtensionReturn::into_result(#fn_name(#call_args).await)
+                }))
+            },
+            async_span,
+        );
         quote! {
             fn __hookpoint_thunk<'a>(payload: *mut (), cx: &'a #p::Cx<'a>) -> #p::BoxFuture<'a> {
                 let _ = cx;
@@ -249,11 +338,28 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
             }
         }
     } else {
-        let ret_span = match &func.sig.output {
-            syn::ReturnType::Type(_, t) => t.span(),
-            syn::ReturnType::Default => fn_span,
+        // On the return type only, so an unsupported one is reported there: the call's tokens
+        // run from the type's first token to its last, so rustc spans the whole type.
+        let (first, last) = match &func.sig.output {
+            syn::ReturnType::Type(_, t) => {
+                let tokens: Vec<proc_macro2::TokenTree> = quote!(#t).into_iter().collect();
+                let first = tokens.first().map_or(fn_span, proc_macro2::TokenTree::span);
+                (
+                    first,
+                    tokens.last().map_or(first, proc_macro2::TokenTree::span),
+                )
+            }
+            syn::ReturnType::Default => (fn_span, fn_span),
         };
-        let conv = quote_spanned! {ret_span=> #p::ExtensionReturn::into_result(#fn_name(#call_args)) };
+        let mut args = proc_macro2::Group::new(
+            proc_macro2::Delimiter::Parenthesis,
+            respan(call_args, first),
+        );
+        args.set_span(Span::call_site().located_at(last));
+        let callee = respan(quote!(#fn_name), first);
+        let into_result = respan(quote!(into_result), last);
+        let conv = respan(quote! { #p::ExtensionReturn:: }, first);
+        let conv = quote! { #conv #into_result(#callee #args) };
         quote! {
             #[inline(always)]
             fn __hookpoint_thunk(payload: *mut (), cx: &#p::Cx<'_>) -> #p::Result<(), #p::Error> {
@@ -268,29 +374,6 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
     } else {
         quote!(#p::Handler::Sync(__hookpoint_thunk))
     };
-    let typed_check = match &spec.point {
-        PointArg::Name(_) => quote!(),
-        PointArg::Typed(path) => {
-            let payload_span = payload.span();
-            let shape = quote_spanned! {payload_span=>
-                fn __hookpoint_shape(_: &mut #payload) {}
-                #p::check_payload(&#path, __hookpoint_shape);
-            };
-            let async_check = if spec.is_async {
-                let s = func.sig.asyncness.map_or(fn_span, |a| a.span);
-                quote_spanned! {s=> #p::check_accepts_async(&#path); }
-            } else {
-                quote!()
-            };
-            quote! {
-                #[allow(dead_code)]
-                fn __hookpoint_typed_check() {
-                    #shape
-                    #async_check
-                }
-            }
-        }
-    };
     let file_line = quote_spanned! {fn_span=> file: ::core::file!(), line: ::core::line!(), };
     quote! {
         #func
@@ -298,7 +381,6 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
         #[doc(hidden)]
         const _: () = {
             #thunk
-            #typed_check
 
             #[#p::distributed_slice(#p::HOOKPOINT_EXT_V0)]
             #[linkme(crate = #p::linkme)]
@@ -317,4 +399,44 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
             };
         };
     }
+}
+
+/// Sets every token's location to `span` (keeping call-site hygiene), so that rustc reports an
+/// error in the expression on that one token instead of a span joined across the attribute.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    let span = Span::call_site().located_at(span);
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let proc_macro2::TokenTree::Group(g) = &tt {
+                let mut ng = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                ng.set_span(span);
+                tt = proc_macro2::TokenTree::Group(ng);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
+}
+
+/// A type as a user writes it (`&mut Vec<String>`), for messages.
+fn type_str(tokens: &TokenStream) -> String {
+    let raw = tokens.to_string();
+    let mut out = String::with_capacity(raw.len());
+    let chars: Vec<char> = raw.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == ' ' {
+            let prev = i.checked_sub(1).map(|j| chars[j]);
+            let next = chars.get(i + 1).copied();
+            let tight =
+                |c: Option<char>| matches!(c, Some('<' | '>' | ':' | '(' | ')' | '[' | ']' | '&'));
+            let before_comma = next == Some(',');
+            if tight(prev) || (tight(next) && next != Some('&')) || before_comma {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
 }

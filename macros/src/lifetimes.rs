@@ -50,7 +50,10 @@ pub(crate) fn name_all(ty: &Type, name: &Lifetime) -> (Type, Vec<Lifetime>) {
         }
         fn visit_type_fn_ptr_mut(&mut self, _: &mut syn::TypeFnPtr) {}
     }
-    let mut v = Name { name, named: Vec::new() };
+    let mut v = Name {
+        name,
+        named: Vec::new(),
+    };
     let mut ty = ty.clone();
     v.visit_type_mut(&mut ty);
     (ty, v.named)

@@ -34,7 +34,10 @@ impl Parse for PointDecl {
             } else if a.path().is_ident("hookpoint") {
                 let nv: syn::MetaNameValue = a.parse_args()?;
                 if !nv.path.is_ident("crate") {
-                    return Err(syn::Error::new_spanned(nv.path, "expected `#[hookpoint(crate = path)]`"));
+                    return Err(syn::Error::new_spanned(
+                        nv.path,
+                        "expected `#[hookpoint(crate = path)]`",
+                    ));
                 }
                 match nv.value {
                     syn::Expr::Path(p) => krate = Some(p.path),
@@ -117,7 +120,11 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
     }
     let spec = format_ident!("__hookpoint_spec_{}", ident);
     let serde = d.serde;
-    let kind_enum = if kind == "SyncPoint" { quote!(Sync) } else { quote!(Async) };
+    let kind_enum = if kind == "SyncPoint" {
+        quote!(Sync)
+    } else {
+        quote!(Async)
+    };
     let json = if d.serde {
         quote! {
             fn json() -> #p::Option<&'static #p::JsonCodec> {
@@ -133,7 +140,11 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
     } else {
         "dispatched with `.await` (sync and async extensions run in order)"
     };
-    let serde_doc = if d.serde { " Accepts command hooks (the payload is serde)." } else { "" };
+    let serde_doc = if d.serde {
+        " Accepts command hooks (the payload is serde)."
+    } else {
+        ""
+    };
     let doc = format!(
         "\n\nExtension point `{}`, payload `{}`, {kind_doc}.{serde_doc}",
         name.value(),

@@ -172,7 +172,11 @@ pub(crate) fn run_sync(
         return Err(depth_error(point));
     }
     let _depth = DepthGuard::enter(depth);
-    let cx = Cx { point, depth, scope };
+    let cx = Cx {
+        point,
+        depth,
+        scope,
+    };
     if stats::observing() {
         return run_sync_observed(&snap, list, &cx, want, payload, &mut on_error);
     }
@@ -212,7 +216,8 @@ fn run_sync_observed(
         if list.generic && m.key.is_some_and(|k| k != want.key) {
             continue;
         }
-        let ext_span = tracing::trace_span!("hookpoint.extension", extension = &*m.name, origin = %m.origin);
+        let ext_span =
+            tracing::trace_span!("hookpoint.extension", extension = &*m.name, origin = %m.origin);
         let _e = ext_span.enter();
         let start = Instant::now();
         let r = match *run {
@@ -224,7 +229,9 @@ fn run_sync_observed(
         let micros = start.elapsed().as_secs_f64() * 1e6;
         match &r {
             Ok(()) => tracing::trace!(extension = &*m.name, duration_us = micros, outcome = "ok"),
-            Err(e) => tracing::debug!(extension = &*m.name, duration_us = micros, outcome = "error", error = %e),
+            Err(e) => {
+                tracing::debug!(extension = &*m.name, duration_us = micros, outcome = "error", error = %e)
+            }
         }
         if let Err(e) = r {
             on_extension_error(list, i, cx.point, e, payload, on_error)?;
@@ -242,12 +249,21 @@ fn run_command_sync(
     want: Erased<'_>,
     payload: *mut (),
 ) -> Result<(), Error> {
-    let codec = want.codec.expect("precheck requires a codec for command hooks");
+    let codec = want
+        .codec
+        .expect("precheck requires a codec for command hooks");
     crate::fs::run_command_hook_sync(&snap.commands[ix as usize], cx.point, name, codec, payload)
 }
 
 #[cfg(not(feature = "fs"))]
-fn run_command_sync(_: &Snapshot, _: u32, _: &Cx<'_>, _: &str, _: Erased<'_>, _: *mut ()) -> Result<(), Error> {
+fn run_command_sync(
+    _: &Snapshot,
+    _: u32,
+    _: &Cx<'_>,
+    _: &str,
+    _: Erased<'_>,
+    _: *mut (),
+) -> Result<(), Error> {
     unreachable!("command hooks exist only with the `fs` feature")
 }
 
@@ -324,7 +340,11 @@ pub(crate) async fn run_async(
         stats::count(point);
     }
     let body = async {
-        let cx = Cx { point, depth, scope };
+        let cx = Cx {
+            point,
+            depth,
+            scope,
+        };
         let mut notice = CancelNotice {
             point,
             done: false,
@@ -348,8 +368,15 @@ pub(crate) async fn run_async(
             if let Some(start) = start {
                 let micros = start.elapsed().as_secs_f64() * 1e6;
                 match &r {
-                    Ok(()) => tracing::trace!(point, extension = &*m.name, duration_us = micros, outcome = "ok"),
-                    Err(e) => tracing::debug!(point, extension = &*m.name, duration_us = micros, outcome = "error", error = %e),
+                    Ok(()) => tracing::trace!(
+                        point,
+                        extension = &*m.name,
+                        duration_us = micros,
+                        outcome = "ok"
+                    ),
+                    Err(e) => {
+                        tracing::debug!(point, extension = &*m.name, duration_us = micros, outcome = "error", error = %e)
+                    }
                 }
             }
             if let Err(e) = r {
@@ -378,12 +405,22 @@ async fn run_command_async(
     want: Erased<'_>,
     payload: SendPtr,
 ) -> Result<(), Error> {
-    let codec = want.codec.expect("precheck requires a codec for command hooks");
-    crate::fs::run_command_hook_async(&snap.commands[ix as usize], cx.point, name, codec, payload).await
+    let codec = want
+        .codec
+        .expect("precheck requires a codec for command hooks");
+    crate::fs::run_command_hook_async(&snap.commands[ix as usize], cx.point, name, codec, payload)
+        .await
 }
 
 #[cfg(not(feature = "fs"))]
-async fn run_command_async(_: &Snapshot, _: u32, _: &Cx<'_>, _: &str, _: Erased<'_>, _: SendPtr) -> Result<(), Error> {
+async fn run_command_async(
+    _: &Snapshot,
+    _: u32,
+    _: &Cx<'_>,
+    _: &str,
+    _: Erased<'_>,
+    _: SendPtr,
+) -> Result<(), Error> {
     unreachable!("command hooks exist only with the `fs` feature")
 }
 
@@ -395,7 +432,11 @@ fn erased_for<S: PointSpec>() -> Erased<'static> {
     }
 }
 
-pub(crate) fn sync_typed<S: PointSpec>(scope: &Scope, site: &PointSite, payload: &mut S::Payload<'_>) -> Result<(), Error> {
+pub(crate) fn sync_typed<S: PointSpec>(
+    scope: &Scope,
+    site: &PointSite,
+    payload: &mut S::Payload<'_>,
+) -> Result<(), Error> {
     run_sync(
         scope,
         site.id(),
@@ -462,9 +503,27 @@ pub fn call_sync<P: 'static>(point: &str, payload: &mut P) -> Result<(), Error> 
         let Some(id) = site::lookup(point) else {
             return Ok(());
         };
-        return scope::with_current(|s| run_sync(s, id, point, erased_static::<P>(), payload as *mut P as *mut (), None));
+        return scope::with_current(|s| {
+            run_sync(
+                s,
+                id,
+                point,
+                erased_static::<P>(),
+                payload as *mut P as *mut (),
+                None,
+            )
+        });
     };
-    scope::with_current(|s| run_sync(s, id, point, erased_static::<P>(), payload as *mut P as *mut (), None))
+    scope::with_current(|s| {
+        run_sync(
+            s,
+            id,
+            point,
+            erased_static::<P>(),
+            payload as *mut P as *mut (),
+            None,
+        )
+    })
 }
 
 /// Dispatches the point named `point` on the current scope, awaiting each extension in turn.
@@ -504,18 +563,38 @@ pub fn call_site_sync<P: 'static>(site: &'static PointSite, payload: &mut P) -> 
         return Ok(());
     }
     let id = site.id();
-    scope::with_current(|s| run_sync(s, id, site.name(), erased_static::<P>(), payload as *mut P as *mut (), None))
+    scope::with_current(|s| {
+        run_sync(
+            s,
+            id,
+            site.name(),
+            erased_static::<P>(),
+            payload as *mut P as *mut (),
+            None,
+        )
+    })
 }
 
 /// Support for [`call!`](crate::call!) with `.await`.
 #[doc(hidden)]
-pub async fn call_site_async<P: Send + 'static>(site: &'static PointSite, payload: &mut P) -> Result<(), Error> {
+pub async fn call_site_async<P: Send + 'static>(
+    site: &'static PointSite,
+    payload: &mut P,
+) -> Result<(), Error> {
     if site.is_empty_everywhere() {
         return Ok(());
     }
     let scope = Scope::current();
     let ptr = SendPtr(payload as *mut P as *mut ());
-    run_async(&scope, site.id(), site.name(), erased_static::<P>(), ptr, None).await
+    run_async(
+        &scope,
+        site.id(),
+        site.name(),
+        erased_static::<P>(),
+        ptr,
+        None,
+    )
+    .await
 }
 
 /// Support for `#[extensible]`: dispatch with a key the macro computed from the payload type as
@@ -541,7 +620,16 @@ pub fn __extensible_sync<P>(
         type_name,
         codec: None,
     };
-    scope::with_current(|s| run_sync(s, id, site.name(), want, payload as *mut P as *mut (), Some(&mut adapter)))
+    scope::with_current(|s| {
+        run_sync(
+            s,
+            id,
+            site.name(),
+            want,
+            payload as *mut P as *mut (),
+            Some(&mut adapter),
+        )
+    })
 }
 
 /// Async twin of [`__extensible_sync`].
@@ -564,5 +652,13 @@ pub async fn __extensible_async<P: Send>(
         type_name,
         codec: None,
     };
-    run_async(&scope, site.id(), site.name(), want, ptr, Some(&mut adapter)).await
+    run_async(
+        &scope,
+        site.id(),
+        site.name(),
+        want,
+        ptr,
+        Some(&mut adapter),
+    )
+    .await
 }

@@ -83,7 +83,8 @@ impl Scope {
         let snap = self.snapshot();
         let mut out = Vec::new();
         let table = &*COMPILED;
-        let mut names: Vec<&'static str> = (0..snap.lists.len() as u32).map(site::name_of).collect();
+        let mut names: Vec<&'static str> =
+            (0..snap.lists.len() as u32).map(site::name_of).collect();
         for d in table.declared.keys() {
             names.push(d);
         }

@@ -16,7 +16,9 @@ pub const fn codec_for<P>() -> JsonCodec
 where
     P: serde::Serialize + serde::de::DeserializeOwned,
 {
-    unsafe fn to_json<P: serde::Serialize>(p: *const ()) -> Result<serde_json::Value, serde_json::Error> {
+    unsafe fn to_json<P: serde::Serialize>(
+        p: *const (),
+    ) -> Result<serde_json::Value, serde_json::Error> {
         // SAFETY: the runtime passes a pointer to a live `P` (payload key checked).
         serde_json::to_value(unsafe { &*(p as *const P) })
     }

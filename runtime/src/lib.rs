@@ -72,17 +72,17 @@ pub use cx::Cx;
 pub use dispatch::{MAX_DEPTH, call_async, call_sync};
 pub use error::{Error, ErrorKind, Origin};
 pub use extensible::{CallEnd, CallStart};
-pub use introspect::{ExtensionInfo, InactiveInfo, PointInfo, PointKindInfo, introspect};
-pub use link::{assert_crates_linked, assert_linked, linked_crates};
-pub use point::{AsyncKind, AsyncPoint, FnPoint, PointSpec, SyncKind, SyncPoint};
-pub use registry::PointKind;
-pub use plugin::PluginInfo;
-pub use scope::{Bound, Scope, ScopeBuilder};
 #[cfg(feature = "fs")]
 pub use fs::{
-    CommandError, DEFAULT_TIMEOUT, ENV_ALLOW_LIST, FileProblem, LayerRoot, MAX_STDERR_BYTES, MAX_STDOUT_BYTES,
-    ReloadEvent, command_hooks_enabled, set_command_hooks_enabled,
+    CommandError, DEFAULT_TIMEOUT, ENV_ALLOW_LIST, FileProblem, LayerRoot, MAX_STDERR_BYTES,
+    MAX_STDOUT_BYTES, ReloadEvent, command_hooks_enabled, set_command_hooks_enabled,
 };
+pub use introspect::{ExtensionInfo, InactiveInfo, PointInfo, PointKindInfo, introspect};
+pub use link::{assert_crates_linked, assert_linked, linked_crates};
+pub use plugin::PluginInfo;
+pub use point::{AsyncKind, AsyncPoint, FnPoint, PointSpec, SyncKind, SyncPoint};
+pub use registry::PointKind;
+pub use scope::{Bound, Scope, ScopeBuilder};
 pub use snapshot::{ErrorPolicy, Layer, Snapshot};
 pub use stats::dispatch_counts;
 pub use validate::{Problem, Report, validate};
@@ -113,11 +113,13 @@ pub struct ReadmeDoctests;
 #[macro_export]
 macro_rules! call {
     (async $point:literal, $payload:expr $(,)?) => {{
-        static __HOOKPOINT_SITE: $crate::__private::PointSite = $crate::__private::PointSite::new($point);
+        static __HOOKPOINT_SITE: $crate::__private::PointSite =
+            $crate::__private::PointSite::new($point);
         $crate::__private::call_site_async(&__HOOKPOINT_SITE, $payload)
     }};
     ($point:literal, $payload:expr $(,)?) => {{
-        static __HOOKPOINT_SITE: $crate::__private::PointSite = $crate::__private::PointSite::new($point);
+        static __HOOKPOINT_SITE: $crate::__private::PointSite =
+            $crate::__private::PointSite::new($point);
         $crate::__private::call_site_sync(&__HOOKPOINT_SITE, $payload)
     }};
 }
@@ -128,22 +130,28 @@ pub mod __private {
     pub use linkme;
     pub use linkme::distributed_slice;
 
+    pub use crate::__hookpoint_plugin_hook as plugin_hook;
     pub use crate::cx::Cx;
-    pub use crate::dispatch::{__extensible_async, __extensible_sync, call_site_async, call_site_sync};
+    pub use crate::dispatch::{
+        __extensible_async, __extensible_sync, call_site_async, call_site_sync,
+    };
     pub use crate::error::Error;
-    pub use crate::extensible::{ErrorInto, ErrorIntoPanic, ErrorIntoResult, fn_point_bytes, fn_point_len, utf8};
+    pub use crate::extensible::{
+        ErrorInto, ErrorIntoPanic, ErrorIntoResult, fn_point_bytes, fn_point_len, utf8,
+    };
     pub use crate::json::{JsonCodec, codec_for};
     pub use crate::plugin::{HOOKPOINT_PLG_V0, PluginEntry};
-    pub use crate::__hookpoint_plugin_hook as plugin_hook;
 
     /// `serde_json::to_value`, for [`plugin!`](crate::plugin!).
-    pub fn to_json_value<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, serde_json::Error> {
+    pub fn to_json_value<T: serde::Serialize>(
+        v: &T,
+    ) -> Result<serde_json::Value, serde_json::Error> {
         serde_json::to_value(v)
     }
     pub use crate::point::{AcceptsAsync, TypedTarget};
     pub use crate::registry::{
-        BoxFuture, ExtensionEntry, HOOKPOINT_EXT_V0, HOOKPOINT_PTS_V0, Handler, PointEntry, PointKind, PointOf,
-        TypedPoint,
+        BoxFuture, ExtensionEntry, HOOKPOINT_EXT_V0, HOOKPOINT_PTS_V0, Handler, PointEntry,
+        PointKind, PointOf, TypedPoint,
     };
     pub use crate::site::{PointSite, both_empty};
     pub use crate::snapshot::ErrorPolicy;
@@ -174,14 +182,30 @@ pub mod __private {
         }
     }
 
-    /// Compile-time check that an extension's payload is the typed point's payload: coerces the
-    /// extension's `fn(&mut P)` shape to the point's handler type.
-    #[inline(always)]
-    pub fn check_payload<T: TypedTarget + ?Sized>(_point: &T, _handler: T::Handler) {}
+    /// A typed point for an extension entry, with what the compile-time checks need: the point
+    /// itself and its handler type `fn(&mut Payload)` as a [`PointPayload`].
+    #[allow(clippy::type_complexity)]
+    pub const fn typed_point<T: TypedTarget + Sync>(
+        point: &'static T,
+    ) -> (
+        &'static (dyn TypedPoint + Sync),
+        &'static T,
+        PointPayload<T::Handler>,
+    ) {
+        (point, point, PointPayload::NEW)
+    }
+
+    /// The handler type `fn(&mut Payload)` of a point or an extension. Generated code puts the
+    /// point's and the extension's side by side in an array, so a payload mismatch reads
+    /// "expected `PointPayload<fn(&mut PointsPayload)>`, found `PointPayload<fn(&mut Yours)>`".
+    pub struct PointPayload<H>(std::marker::PhantomData<H>);
+    impl<H> PointPayload<H> {
+        pub const NEW: Self = PointPayload(std::marker::PhantomData);
+    }
 
     /// Compile-time check that a typed point accepts `async` extensions.
     #[inline(always)]
-    pub fn check_accepts_async<T: AcceptsAsync + ?Sized>(_point: &T) {}
+    pub const fn check_accepts_async<T: AcceptsAsync + ?Sized>(_point: &T) {}
 
     /// Asserts `F: Send` for an async extension's future, with rustc's own message.
     #[inline(always)]

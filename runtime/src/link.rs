@@ -41,7 +41,11 @@ macro_rules! link {
 pub fn assert_linked(expected: &[(&str, &str)]) -> Result<(), Error> {
     let missing: Vec<String> = expected
         .iter()
-        .filter(|(p, n)| !HOOKPOINT_EXT_V0.iter().any(|e| e.point.name() == *p && e.name == *n))
+        .filter(|(p, n)| {
+            !HOOKPOINT_EXT_V0
+                .iter()
+                .any(|e| e.point.name() == *p && e.name == *n)
+        })
         .map(|(p, n)| format!("`{n}` on `{p}`"))
         .collect();
     if missing.is_empty() {
@@ -70,7 +74,11 @@ pub fn assert_linked(expected: &[(&str, &str)]) -> Result<(), Error> {
 /// ```
 pub fn assert_crates_linked(packages: &[&str]) -> Result<(), Error> {
     let linked = linked_crates();
-    let missing: Vec<&str> = packages.iter().copied().filter(|p| !linked.contains(p)).collect();
+    let missing: Vec<&str> = packages
+        .iter()
+        .copied()
+        .filter(|p| !linked.contains(p))
+        .collect();
     if missing.is_empty() {
         return Ok(());
     }

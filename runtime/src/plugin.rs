@@ -11,6 +11,9 @@ use serde::Serialize;
 use crate::error::{Error, ErrorKind};
 use crate::scope::Scope;
 
+/// An install or uninstall hook of a plugin.
+pub type PluginHook = fn(&Scope) -> Result<(), Error>;
+
 /// A plugin declaration, as [`plugin!`](crate::plugin!) writes it. Not constructed by hand.
 #[doc(hidden)]
 pub struct PluginEntry {
@@ -18,8 +21,8 @@ pub struct PluginEntry {
     pub description: &'static str,
     pub crate_name: &'static str,
     pub default_config: fn() -> Result<serde_json::Value, serde_json::Error>,
-    pub install: Option<fn(&Scope) -> Result<(), Error>>,
-    pub uninstall: Option<fn(&Scope) -> Result<(), Error>>,
+    pub install: Option<PluginHook>,
+    pub uninstall: Option<PluginHook>,
     pub file: &'static str,
     pub line: u32,
 }
@@ -136,7 +139,12 @@ fn find(name: &str) -> Result<&'static PluginEntry, Error> {
 
 /// The package names of the plugins disabled in a scope.
 pub(crate) fn disabled_crates(scope: &Scope) -> HashMap<&'static str, &'static str> {
-    let disabled = scope.0.plugins.disabled.lock().unwrap_or_else(|p| p.into_inner());
+    let disabled = scope
+        .0
+        .plugins
+        .disabled
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
     HOOKPOINT_PLG_V0
         .iter()
         .filter(|p| disabled.contains(p.name))
@@ -155,7 +163,12 @@ pub(crate) fn default_configs() -> BTreeMap<&'static str, Result<serde_json::Val
 impl Scope {
     /// Every linked plugin, sorted by name, with whether it is enabled in this scope.
     pub fn plugins(&self) -> Vec<PluginInfo> {
-        let disabled = self.0.plugins.disabled.lock().unwrap_or_else(|p| p.into_inner());
+        let disabled = self
+            .0
+            .plugins
+            .disabled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let mut out: Vec<PluginInfo> = HOOKPOINT_PLG_V0
             .iter()
             .map(|p| PluginInfo {
@@ -192,7 +205,12 @@ impl Scope {
     pub fn set_plugin_enabled(&self, name: &str, enabled: bool) -> Result<(), Error> {
         let entry = find(name)?;
         let changed = {
-            let mut disabled = self.0.plugins.disabled.lock().unwrap_or_else(|p| p.into_inner());
+            let mut disabled = self
+                .0
+                .plugins
+                .disabled
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             if enabled {
                 disabled.remove(entry.name)
             } else {
@@ -203,7 +221,11 @@ impl Scope {
             return Ok(());
         }
         self.rebuild();
-        let hook = if enabled { entry.install } else { entry.uninstall };
+        let hook = if enabled {
+            entry.install
+        } else {
+            entry.uninstall
+        };
         if let Some(hook) = hook {
             hook(self).map_err(|e| {
                 Error::kind_msg(
@@ -216,7 +238,12 @@ impl Scope {
                 .with_source(e)
             })?;
         }
-        tracing::info!(scope = self.name(), plugin = name, enabled, "plugin toggled");
+        tracing::info!(
+            scope = self.name(),
+            plugin = name,
+            enabled,
+            "plugin toggled"
+        );
         Ok(())
     }
 
@@ -228,9 +255,17 @@ impl Scope {
     pub fn plugin_config<C: serde::de::DeserializeOwned>(&self, name: &str) -> Result<C, Error> {
         find(name)?;
         let snap = self.snapshot();
-        let value = snap.plugin_configs.get(name).cloned().unwrap_or(serde_json::Value::Null);
+        let value = snap
+            .plugin_configs
+            .get(name)
+            .cloned()
+            .unwrap_or(serde_json::Value::Null);
         serde_json::from_value(value).map_err(|e| {
-            Error::kind_msg(ErrorKind::Plugin, format!("plugin `{name}`: config does not match its type")).with_source(e)
+            Error::kind_msg(
+                ErrorKind::Plugin,
+                format!("plugin `{name}`: config does not match its type"),
+            )
+            .with_source(e)
         })
     }
 
@@ -245,7 +280,12 @@ impl Scope {
     /// assert_eq!(scope.plugin_state::<Mutex<Vec<String>>>("notes").lock().unwrap().len(), 1);
     /// ```
     pub fn plugin_state<T: Default + Send + Sync + 'static>(&self, plugin: &str) -> Arc<T> {
-        let mut values = self.0.plugins.values.lock().unwrap_or_else(|p| p.into_inner());
+        let mut values = self
+            .0
+            .plugins
+            .values
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let slot = values
             .entry((plugin.to_owned(), TypeId::of::<T>()))
             .or_insert_with(|| Arc::new(T::default()));

@@ -99,7 +99,11 @@ impl<S: PointSpec> SyncPoint<S> {
     ///
     /// # Errors
     /// As [`call`](Self::call).
-    pub fn call_in(&'static self, scope: &Scope, payload: &mut S::Payload<'_>) -> Result<(), Error> {
+    pub fn call_in(
+        &'static self,
+        scope: &Scope,
+        payload: &mut S::Payload<'_>,
+    ) -> Result<(), Error> {
         dispatch::sync_typed::<S>(scope, &self.site, payload)
     }
 }
@@ -156,7 +160,11 @@ impl<S: PointSpec> AsyncPoint<S> {
     ///
     /// # Errors
     /// As [`call`](Self::call).
-    pub async fn call_in(&'static self, scope: &Scope, payload: &mut S::Payload<'_>) -> Result<(), Error>
+    pub async fn call_in(
+        &'static self,
+        scope: &Scope,
+        payload: &mut S::Payload<'_>,
+    ) -> Result<(), Error>
     where
         for<'a> S::Payload<'a>: Send,
     {
@@ -219,7 +227,7 @@ impl<F, K> TypedPoint for FnPoint<F, K> {
     label = "expected a `point!` static or an `#[extensible]` fn's `*_START`/`*_END` constant",
     note = "write a string (`point = \"name\"`) for a point without a typed declaration"
 )]
-pub trait TypedTarget {
+pub trait TypedTarget: TypedPoint {
     type Handler;
     const KIND: PointKind;
 }
@@ -245,7 +253,7 @@ impl<F> TypedTarget for FnPoint<F, AsyncKind> {
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "an `async` extension cannot attach to `{Self}`, which is dispatched synchronously",
-    label = "this point is sync",
+    label = "`async` extension on a sync point",
     note = "make the extension a plain `fn`, or declare the point as `AsyncPoint<..>`"
 )]
 pub trait AcceptsAsync {}

@@ -120,15 +120,24 @@ pub struct PointEntry {
 pub(crate) fn sorted_extensions() -> Vec<&'static ExtensionEntry> {
     let mut all: Vec<&'static ExtensionEntry> = HOOKPOINT_EXT_V0.iter().collect();
     all.sort_by(|a, b| {
-        (a.point.name(), a.order, a.name, a.crate_name, a.module_path, a.file, a.line).cmp(&(
-            b.point.name(),
-            b.order,
-            b.name,
-            b.crate_name,
-            b.module_path,
-            b.file,
-            b.line,
-        ))
+        (
+            a.point.name(),
+            a.order,
+            a.name,
+            a.crate_name,
+            a.module_path,
+            a.file,
+            a.line,
+        )
+            .cmp(&(
+                b.point.name(),
+                b.order,
+                b.name,
+                b.crate_name,
+                b.module_path,
+                b.file,
+                b.line,
+            ))
     });
     all
 }

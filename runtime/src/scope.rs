@@ -9,8 +9,8 @@ use std::task::{Context, Poll};
 
 use arc_swap::ArcSwap;
 
-use crate::snapshot::{self, CompiledTable, Snapshot};
 use crate::site;
+use crate::snapshot::{self, CompiledTable, Snapshot};
 
 /// The compiled-in registry, read and sorted once.
 pub(crate) static COMPILED: LazyLock<CompiledTable> = LazyLock::new(CompiledTable::load);
@@ -143,7 +143,11 @@ impl Scope {
     /// Rebuilds this scope's snapshot from its current inputs (compiled-in extensions, plugin
     /// enablement and, with `fs`, its override layers) and publishes it. Serialized per scope.
     pub(crate) fn rebuild(&self) {
-        let _serial = self.0.rebuild_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _serial = self
+            .0
+            .rebuild_lock
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let disabled = crate::plugin::disabled_crates(self);
         let generation = self.next_generation();
         #[cfg(feature = "fs")]
@@ -290,7 +294,10 @@ impl ScopeBuilder {
                     .iter()
                     .find(|p| p.name == name)
                     .ok_or_else(|| {
-                        crate::Error::kind_msg(crate::ErrorKind::Plugin, format!("no plugin named `{name}` is linked"))
+                        crate::Error::kind_msg(
+                            crate::ErrorKind::Plugin,
+                            format!("no plugin named `{name}` is linked"),
+                        )
                     })?;
                 d.insert(entry.name);
             }

@@ -56,7 +56,11 @@ pub(crate) fn name_of(id: u32) -> &'static str {
 
 /// How many ids exist.
 pub(crate) fn interned_count() -> usize {
-    INTERNER.read().unwrap_or_else(|p| p.into_inner()).names.len()
+    INTERNER
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .names
+        .len()
 }
 
 const UNRESOLVED: u32 = u32::MAX;

@@ -9,7 +9,9 @@ use crate::registry::{self, AsyncFn, ExtensionEntry, Handler, PointEntry, SyncFn
 use crate::site;
 
 /// What happens when an extension returns `Err`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Deserialize, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Deserialize, serde::Serialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorPolicy {
     /// Stop the chain and return the error (the default, as in Agent Zero and pluggy).
@@ -217,7 +219,8 @@ impl CompiledTable {
                 if idx.len() < 2 {
                     continue;
                 }
-                let replacing: Vec<usize> = idx.iter().copied().filter(|&i| list[i].replace).collect();
+                let replacing: Vec<usize> =
+                    idx.iter().copied().filter(|&i| list[i].replace).collect();
                 if replacing.len() == 1 {
                     let winner = replacing[0];
                     for &i in &idx {
@@ -226,14 +229,21 @@ impl CompiledTable {
                                 name: name.clone(),
                                 origin: list[i].meta.origin.clone(),
                                 layer: Layer::Compiled,
-                                why: format!("replaced by the `replace` extension at {}", list[winner].meta.origin),
+                                why: format!(
+                                    "replaced by the `replace` extension at {}",
+                                    list[winner].meta.origin
+                                ),
                             });
                             drop.push(i);
                         }
                     }
-                    list[winner].meta.note = Some("replaces a compiled-in extension of the same name".into());
+                    list[winner].meta.note =
+                        Some("replaces a compiled-in extension of the same name".into());
                 } else {
-                    let places: Vec<String> = idx.iter().map(|&i| list[i].meta.origin.to_string()).collect();
+                    let places: Vec<String> = idx
+                        .iter()
+                        .map(|&i| list[i].meta.origin.to_string())
+                        .collect();
                     refusals.insert(
                         point.clone(),
                         Refusal {
@@ -275,7 +285,11 @@ pub(crate) fn build_list(
     declared: Option<&PointEntry>,
 ) -> PointList {
     candidates.sort_by(|a, b| {
-        (a.meta.order, &a.meta.name, &a.meta.layer).cmp(&(b.meta.order, &b.meta.name, &b.meta.layer))
+        (a.meta.order, &a.meta.name, &a.meta.layer).cmp(&(
+            b.meta.order,
+            &b.meta.name,
+            &b.meta.layer,
+        ))
     });
     let mut key: Option<TypeId> = None;
     let mut mixed = false;
@@ -405,7 +419,9 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
     let mut points: BTreeMap<String, (Vec<Candidate>, Vec<Inactive>)> = BTreeMap::new();
     for (point, cands) in &table.by_point {
         let entry = points.entry(point.clone()).or_default();
-        entry.1.extend(table.inactive.get(point).cloned().unwrap_or_default());
+        entry
+            .1
+            .extend(table.inactive.get(point).cloned().unwrap_or_default());
         for c in cands {
             if let Origin::Compiled { crate_name, .. } = &c.meta.origin
                 && let Some(plugin) = input.disabled_crates.get(crate_name)
@@ -422,12 +438,19 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
         }
     }
     for (point, inactive) in input.refused {
-        points.entry(point.clone()).or_default().1.push(inactive.clone());
+        points
+            .entry(point.clone())
+            .or_default()
+            .1
+            .push(inactive.clone());
     }
     // Group override definitions by (point, name), highest layer first.
     let mut groups: BTreeMap<(&str, &str), Vec<&OverrideDef>> = BTreeMap::new();
     for d in input.overrides {
-        groups.entry((d.point.as_str(), &*d.name)).or_default().push(d);
+        groups
+            .entry((d.point.as_str(), &*d.name))
+            .or_default()
+            .push(d);
     }
     for ((point, name), mut defs) in groups {
         defs.sort_by_key(|d| rank(&d.layer));
@@ -439,8 +462,13 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
             Some(h) => Some(Candidate {
                 meta: ExtMeta {
                     name: h.name.clone(),
-                    order: h.order.or_else(|| compiled_ix.map(|i| cands[i].meta.order)).unwrap_or(0),
-                    origin: Origin::File { path: h.path.clone() },
+                    order: h
+                        .order
+                        .or_else(|| compiled_ix.map(|i| cands[i].meta.order))
+                        .unwrap_or(0),
+                    origin: Origin::File {
+                        path: h.path.clone(),
+                    },
                     layer: h.layer.clone(),
                     key: None,
                     payload_type: "(JSON)",
@@ -469,7 +497,12 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
                 name: c.meta.name.clone(),
                 origin: c.meta.origin.clone(),
                 layer: Layer::Compiled,
-                why: format!("replaced by command hook {}", handler_def.map(|h| h.path.display().to_string()).unwrap_or_default()),
+                why: format!(
+                    "replaced by command hook {}",
+                    handler_def
+                        .map(|h| h.path.display().to_string())
+                        .unwrap_or_default()
+                ),
             });
             def.meta.note = Some(format!("replaces compiled-in `{name}` ({})", c.meta.origin));
         } else if let Some(i) = compiled_ix {
@@ -478,7 +511,9 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
         for lower in defs.iter().skip(1) {
             inactive.push(Inactive {
                 name: lower.name.clone(),
-                origin: Origin::File { path: lower.path.clone() },
+                origin: Origin::File {
+                    path: lower.path.clone(),
+                },
                 layer: lower.layer.clone(),
                 why: format!("overridden by {}", winner.path.display()),
             });

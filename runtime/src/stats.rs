@@ -31,10 +31,13 @@ pub(crate) fn count(point: &str) {
     let mut counts = COUNTS.lock().unwrap_or_else(|p| p.into_inner());
     *counts.entry(point.to_owned()).or_insert(0) += 1;
     let n = TOTAL.fetch_add(1, Ordering::Relaxed) + 1;
-    if n % every == 0 {
+    if n.is_multiple_of(every) {
         let table: Vec<String> = counts.iter().map(|(p, c)| format!("{p}={c}")).collect();
         tracing::info!(target: "hookpoint::stats", dispatches = n, counts = %table.join(" "), "EXTENSIONS_LOG");
-        eprintln!("[hookpoint] EXTENSIONS_LOG after {n} dispatches: {}", table.join(" "));
+        eprintln!(
+            "[hookpoint] EXTENSIONS_LOG after {n} dispatches: {}",
+            table.join(" ")
+        );
     }
 }
 

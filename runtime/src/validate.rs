@@ -92,7 +92,11 @@ pub fn validate() -> Result<(), Report> {
         let declared = table.declared.get(point.as_str());
         let reference = declared
             .and_then(|d| d.payload_key.map(|k| (k(), (d.payload_type)())))
-            .or_else(|| cands.first().and_then(|c| c.meta.key.map(|k| (k, c.meta.payload_type))));
+            .or_else(|| {
+                cands
+                    .first()
+                    .and_then(|c| c.meta.key.map(|k| (k, c.meta.payload_type)))
+            });
         let generic = declared.is_some_and(|d| d.payload_key.is_none());
         for c in cands {
             if !generic
@@ -116,7 +120,9 @@ pub fn validate() -> Result<(), Report> {
                     point: point.clone(),
                     extension: c.meta.name.to_string(),
                     origin: c.meta.origin.clone(),
-                    message: "async extension on a point dispatched synchronously; make it a plain fn".into(),
+                    message:
+                        "async extension on a point dispatched synchronously; make it a plain fn"
+                            .into(),
                 });
             }
             if point.starts_with("_functions/") && declared.is_none() {
@@ -133,7 +139,9 @@ pub fn validate() -> Result<(), Report> {
             }
         }
     }
-    problems.sort_by(|a, b| (&a.point, &a.extension, a.kind as u8).cmp(&(&b.point, &b.extension, b.kind as u8)));
+    problems.sort_by(|a, b| {
+        (&a.point, &a.extension, a.kind as u8).cmp(&(&b.point, &b.extension, b.kind as u8))
+    });
     if problems.is_empty() {
         Ok(())
     } else {

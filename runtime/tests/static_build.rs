@@ -1,7 +1,7 @@
 //! Runs with and without the `fs` feature (CI runs `cargo test -p hookpoint --no-default-features`):
 //! dispatch reads the compiled-in table only, and works the same.
 
-use hookpoint::{extension, extensible, point};
+use hookpoint::{extensible, extension, point};
 
 point! {
     /// A sync point.

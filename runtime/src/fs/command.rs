@@ -111,6 +111,7 @@ pub struct CommandSpec {
 impl CommandSpec {
     /// A spec running `argv` in `cwd` with [`DEFAULT_TIMEOUT`] and no extra
     /// environment variables.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn new<I, S>(argv: I, cwd: impl Into<PathBuf>) -> Self
     where
         I: IntoIterator<Item = S>,

@@ -53,7 +53,11 @@ pub(crate) fn build_snapshot(
     let fs = &scope.0.fs;
     let disabled_names: BTreeSet<&str> = disabled.values().copied().collect();
     let layers: Vec<LayerRoot> = fs.config.layers(|n| !disabled_names.contains(n));
-    let dirty = fs.dirty.lock().unwrap_or_else(|p| p.into_inner()).replace(Default::default());
+    let dirty = fs
+        .dirty
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .replace(Default::default());
     let mut state = fs.state.lock().unwrap_or_else(|p| p.into_inner());
     let mut problems: Vec<FileProblem> = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
@@ -62,7 +66,9 @@ pub(crate) fn build_snapshot(
     for layer in &layers {
         let is_dirty = match &dirty {
             None => true,
-            Some(set) => set.iter().any(|d| d == &layer.root || layer.root.starts_with(d) || d.starts_with(&layer.root)),
+            Some(set) => set.iter().any(|d| {
+                d == &layer.root || layer.root.starts_with(d) || d.starts_with(&layer.root)
+            }),
         };
         if is_dirty || !state.scans.contains_key(&layer.root) {
             let scan = scan::scan_layer(&layer.root);
@@ -74,7 +80,9 @@ pub(crate) fn build_snapshot(
     let mut files: Vec<(&LayerRoot, OverrideFile)> = Vec::new();
     let mut seen_good: Vec<PathBuf> = Vec::new();
     for layer in &layers {
-        let Some(scan) = state.scans.get(&layer.root) else { continue };
+        let Some(scan) = state.scans.get(&layer.root) else {
+            continue;
+        };
         for f in &scan.files {
             files.push((layer, f.clone()));
             seen_good.push(f.path.clone());
@@ -88,10 +96,15 @@ pub(crate) fn build_snapshot(
             }
         }
     }
-    let fresh: HashMap<PathBuf, OverrideFile> = files.iter().map(|(_, f)| (f.path.clone(), f.clone())).collect();
+    let fresh: HashMap<PathBuf, OverrideFile> = files
+        .iter()
+        .map(|(_, f)| (f.path.clone(), f.clone()))
+        .collect();
     let problem_paths: BTreeSet<PathBuf> = problems.iter().map(|p| p.path.clone()).collect();
     // A file that vanished without a problem was deleted: forget it (the next layer shows through).
-    state.last_good.retain(|path, _| fresh.contains_key(path) || problem_paths.contains(path));
+    state
+        .last_good
+        .retain(|path, _| fresh.contains_key(path) || problem_paths.contains(path));
     for (path, f) in &fresh {
         state.last_good.insert(path.clone(), f.clone());
     }
@@ -123,19 +136,33 @@ pub(crate) fn build_snapshot(
             root: layer.root.clone(),
         };
         let (manifest, argv) = match &f.kind {
-            OverrideKind::Manifest(m) => (Some(m), m.command.as_ref().map(|c| c.iter().map(Into::into).collect::<Vec<std::ffi::OsString>>())),
+            OverrideKind::Manifest(m) => (
+                Some(m),
+                m.command.as_ref().map(|c| {
+                    c.iter()
+                        .map(Into::into)
+                        .collect::<Vec<std::ffi::OsString>>()
+                }),
+            ),
             OverrideKind::Command { argv } => (None, Some(argv.clone())),
         };
         let mut command_ix = None;
         if let Some(argv) = argv {
             let refuse = if !super::command_hooks_enabled() {
-                Some("command hooks are switched off (hookpoint::set_command_hooks_enabled)".to_owned())
+                Some(
+                    "command hooks are switched off (hookpoint::set_command_hooks_enabled)"
+                        .to_owned(),
+                )
             } else if layer.project && !fs.config.trust_project {
                 Some(format!(
                     "command hook in the untrusted project layer {}; trust it with ScopeBuilder::trust_project(true)",
                     layer.root.display()
                 ))
-            } else if table.declared.get(f.point.as_str()).is_some_and(|d| !d.serde) {
+            } else if table
+                .declared
+                .get(f.point.as_str())
+                .is_some_and(|d| !d.serde)
+            {
                 problems.push(FileProblem {
                     path: f.path.clone(),
                     line: None,
@@ -155,7 +182,9 @@ pub(crate) fn build_snapshot(
                     f.point.clone(),
                     Inactive {
                         name: Arc::from(f.name.as_str()),
-                        origin: Origin::File { path: f.path.clone() },
+                        origin: Origin::File {
+                            path: f.path.clone(),
+                        },
                         layer: layer_id.clone(),
                         why,
                     },
@@ -197,7 +226,9 @@ pub(crate) fn build_snapshot(
         let mut value = match default {
             Ok(v) => v,
             Err(e) => {
-                warnings.push(format!("plugin `{name}`: default config does not serialize: {e}"));
+                warnings.push(format!(
+                    "plugin `{name}`: default config does not serialize: {e}"
+                ));
                 continue;
             }
         };

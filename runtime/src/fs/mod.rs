@@ -12,7 +12,7 @@ pub(crate) mod scan;
 pub(crate) mod watch;
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -23,7 +23,9 @@ use crate::json::JsonCodec;
 use crate::scope::{Scope, ScopeBuilder};
 use crate::snapshot::Snapshot;
 
-pub use command::{CommandError, DEFAULT_TIMEOUT, ENV_ALLOW_LIST, MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
+pub use command::{
+    CommandError, DEFAULT_TIMEOUT, ENV_ALLOW_LIST, MAX_STDERR_BYTES, MAX_STDOUT_BYTES,
+};
 pub use scan::FileProblem;
 
 pub(crate) use load::build_snapshot;
@@ -100,7 +102,11 @@ impl FsConfig {
     pub(crate) fn layers(&self, enabled: impl Fn(&str) -> bool) -> Vec<LayerRoot> {
         let mut out: Vec<(PathBuf, bool, Option<String>)> = Vec::new();
         let profile = self.profile.as_deref();
-        let plugins: Vec<&(String, PathBuf)> = self.plugin_dirs.iter().filter(|(n, _)| enabled(n)).collect();
+        let plugins: Vec<&(String, PathBuf)> = self
+            .plugin_dirs
+            .iter()
+            .filter(|(n, _)| enabled(n))
+            .collect();
         if let (Some(p), Some(prof)) = (&self.project, profile) {
             out.push((p.join("agents").join(prof), true, None));
         }
@@ -224,7 +230,11 @@ pub(crate) struct ScopeFs {
 
 impl ScopeFs {
     pub(crate) fn new(config: FsConfig) -> (ScopeFs, bool) {
-        let watch = config.watch && (config.project.is_some() || config.user.is_some() || config.agents.is_some() || !config.plugin_dirs.is_empty());
+        let watch = config.watch
+            && (config.project.is_some()
+                || config.user.is_some()
+                || config.agents.is_some()
+                || !config.plugin_dirs.is_empty());
         (
             ScopeFs {
                 config,
@@ -243,20 +253,26 @@ pub(crate) fn start_watching(scope: &Scope) -> Result<(), Error> {
         return Ok(());
     }
     let weak = Arc::downgrade(&scope.0);
-    let watcher = watch::LayerWatcher::new(roots, fs.config.debounce, move |change: watch::Change| {
-        let Some(inner) = weak.upgrade() else { return };
-        let scope = Scope(inner);
-        {
-            let mut dirty = scope.0.fs.dirty.lock().unwrap_or_else(|p| p.into_inner());
-            if change.full_rescan {
-                *dirty = None;
-            } else if let Some(set) = dirty.as_mut() {
-                set.extend(change.roots.iter().cloned());
+    let watcher =
+        watch::LayerWatcher::new(roots, fs.config.debounce, move |change: watch::Change| {
+            let Some(inner) = weak.upgrade() else { return };
+            let scope = Scope(inner);
+            {
+                let mut dirty = scope.0.fs.dirty.lock().unwrap_or_else(|p| p.into_inner());
+                if change.full_rescan {
+                    *dirty = None;
+                } else if let Some(set) = dirty.as_mut() {
+                    set.extend(change.roots.iter().cloned());
+                }
             }
-        }
-        scope.rebuild();
-    })
-    .map_err(|e| Error::kind_msg(ErrorKind::Override, format!("cannot watch the override layers: {e}")))?;
+            scope.rebuild();
+        })
+        .map_err(|e| {
+            Error::kind_msg(
+                ErrorKind::Override,
+                format!("cannot watch the override layers: {e}"),
+            )
+        })?;
     *fs.watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watcher);
     Ok(())
 }
@@ -269,9 +285,19 @@ pub(crate) fn notify(scope: &Scope, event: ReloadEvent) {
     for w in &event.warnings {
         tracing::warn!(scope = scope.name(), "{w}");
     }
-    tracing::debug!(scope = scope.name(), generation = event.generation, "snapshot published");
+    tracing::debug!(
+        scope = scope.name(),
+        generation = event.generation,
+        "snapshot published"
+    );
     *scope.0.fs.status.lock().unwrap_or_else(|p| p.into_inner()) = event.clone();
-    let subs: Vec<Subscriber> = scope.0.fs.subscribers.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let subs: Vec<Subscriber> = scope
+        .0
+        .fs
+        .subscribers
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
     for s in subs {
         s(&event);
     }
@@ -295,18 +321,34 @@ impl Scope {
 
     /// The outcome of the latest reload: bad files (path, line, column, why) and warnings.
     pub fn status(&self) -> ReloadEvent {
-        self.0.fs.status.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.0
+            .fs
+            .status
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Calls `f` after every reload of this scope (on the thread that reloaded: the watcher's, or
     /// the caller of [`reload`](Self::reload)).
     pub fn on_reload(&self, f: impl Fn(&ReloadEvent) + Send + Sync + 'static) {
-        self.0.fs.subscribers.lock().unwrap_or_else(|p| p.into_inner()).push(Arc::new(f));
+        self.0
+            .fs
+            .subscribers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Arc::new(f));
     }
 
     /// The scope's override layers in search order, highest first.
     pub fn layers(&self) -> Vec<LayerRoot> {
-        let disabled = self.0.plugins.disabled.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let disabled = self
+            .0
+            .plugins
+            .disabled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         self.0.fs.config.layers(|n| !disabled.contains(n))
     }
 }
@@ -322,7 +364,8 @@ fn hook_spec(hook: &CommandHook, point: &str, name: &str) -> command::CommandSpe
     let mut spec = hook.spec.clone();
     spec.env.push(("HOOKPOINT_POINT".into(), point.into()));
     spec.env.push(("HOOKPOINT_EXTENSION".into(), name.into()));
-    spec.env.push(("HOOKPOINT_LAYER".into(), hook.layer.clone()));
+    spec.env
+        .push(("HOOKPOINT_LAYER".into(), hook.layer.clone()));
     spec
 }
 
@@ -330,7 +373,11 @@ fn command_error(e: CommandError) -> Error {
     Error::kind_msg(ErrorKind::Command, "command hook failed").with_source(e)
 }
 
-fn apply_output(out: command::HookOutput, codec: &JsonCodec, payload: *mut ()) -> Result<(), Error> {
+fn apply_output(
+    out: command::HookOutput,
+    codec: &JsonCodec,
+    payload: *mut (),
+) -> Result<(), Error> {
     match out {
         command::HookOutput::Unchanged => Ok(()),
         // SAFETY: `payload` is the live payload whose key the dispatcher checked against the codec.
@@ -344,10 +391,16 @@ fn apply_output(out: command::HookOutput, codec: &JsonCodec, payload: *mut ()) -
     }
 }
 
-fn input_for(point: &str, name: &str, codec: &JsonCodec, payload: *mut ()) -> Result<Vec<u8>, Error> {
+fn input_for(
+    point: &str,
+    name: &str,
+    codec: &JsonCodec,
+    payload: *mut (),
+) -> Result<Vec<u8>, Error> {
     // SAFETY: as in `apply_output`.
-    let value = unsafe { (codec.to_json)(payload) }
-        .map_err(|e| Error::kind_msg(ErrorKind::Command, "the payload does not serialize to JSON").with_source(e))?;
+    let value = unsafe { (codec.to_json)(payload) }.map_err(|e| {
+        Error::kind_msg(ErrorKind::Command, "the payload does not serialize to JSON").with_source(e)
+    })?;
     Ok(command::hook_input(point, name, &value))
 }
 
@@ -377,11 +430,6 @@ pub(crate) async fn run_command_hook_async(
         .await
         .map_err(command_error)?;
     apply_output(out, codec, payload.0)
-}
-
-/// Canonical form of a path when it exists (so paths through symlinks compare equal).
-pub(crate) fn canonical(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 #[allow(dead_code)]

@@ -620,6 +620,7 @@ pub fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, FileProblem
 /// does not start with such a number followed by `_` is a plain name with no
 /// order (`_x`, `5x`, `10` are names). Returns `None` when the name would be
 /// empty (`""`, `_10_`, `10_`) or the order does not fit in an `i32`.
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn parse_stem(stem: &str) -> Option<(Option<i32>, &str)> {
     split_stem(stem).ok()
 }
@@ -647,43 +648,6 @@ fn split_stem(stem: &str) -> Result<(Option<i32>, &str), &'static str> {
         return Err("name is empty");
     }
     Ok((None, stem))
-}
-
-/// Finds the known point closest to `unknown` by Levenshtein distance over
-/// the full `/`-joined path (counted in characters), for "override matches no
-/// known point; nearest known point is X" warnings.
-///
-/// Returns `None` when nothing is close enough: the distance must be at most
-/// `max(2, chars(unknown) / 3)`. Ties go to the lexicographically smallest
-/// point, so the answer does not depend on iteration order.
-pub fn nearest_point<'a>(
-    unknown: &str,
-    known: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let limit = (unknown.chars().count() / 3).max(2);
-    known
-        .into_iter()
-        .map(|k| (levenshtein(unknown, k), k))
-        .filter(|(d, _)| *d <= limit)
-        .min()
-        .map(|(_, k)| k)
-}
-
-/// Edit distance (insertions, deletions, substitutions) between two strings,
-/// counted in `char`s.
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = substitute.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]
@@ -1405,42 +1369,5 @@ mod tests {
         assert_eq!(p.to_string(), "/l/x.json:3: boom");
         p.column = Some(9);
         assert_eq!(p.to_string(), "/l/x.json:3:9: boom");
-    }
-
-    // ---- nearest point ----
-
-    #[test]
-    fn levenshtein_distances() {
-        assert_eq!(levenshtein("", ""), 0);
-        assert_eq!(levenshtein("abc", ""), 3);
-        assert_eq!(levenshtein("kitten", "sitting"), 3);
-        assert_eq!(levenshtein("flaw", "lawn"), 2);
-        assert_eq!(levenshtein("é/x", "e/x"), 1);
-    }
-
-    #[test]
-    fn nearest_point_suggests_close_typo() {
-        let known = [
-            "system_prompt",
-            "message_loop_start",
-            "_functions/a/b/start",
-        ];
-        assert_eq!(nearest_point("system_promt", known), Some("system_prompt"));
-        assert_eq!(
-            nearest_point("_functions/a/b/strat", known),
-            Some("_functions/a/b/start")
-        );
-    }
-
-    #[test]
-    fn nearest_point_returns_none_when_nothing_is_close() {
-        let known = ["system_prompt", "message_loop_start"];
-        assert_eq!(nearest_point("zzz", known), None);
-        assert_eq!(nearest_point("anything", std::iter::empty()), None);
-    }
-
-    #[test]
-    fn nearest_point_breaks_ties_alphabetically() {
-        assert_eq!(nearest_point("ab", ["ac", "aa"]), Some("aa"));
     }
 }
