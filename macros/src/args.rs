@@ -24,11 +24,24 @@ impl Parse for Arg {
         };
         let value = if input.peek(Token![=]) {
             input.parse::<Token![=]>()?;
-            Some(input.parse::<Expr>()?)
+            Some(ungroup(input.parse::<Expr>()?))
         } else {
             None
         };
         Ok(Arg { key, value })
+    }
+}
+
+/// Removes the invisible groups `macro_rules!` wraps around `$x:literal` / `$x:expr` fragments,
+/// so `order = $k` inside a declarative macro reads as the literal it is.
+fn ungroup(e: Expr) -> Expr {
+    match e {
+        Expr::Group(g) => ungroup(*g.expr),
+        Expr::Unary(mut u) => {
+            *u.expr = ungroup(*u.expr);
+            Expr::Unary(u)
+        }
+        other => other,
     }
 }
 

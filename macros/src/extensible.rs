@@ -487,27 +487,10 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block) -> TokenStream {
         Receiver::Shared => (quote!(self), quote!(self)),
         Receiver::Mut => (quote!(&mut *self), quote!(&mut *self)),
     };
-    // Keys in the body may name `Self` and generics; lifetimes are elided so that the key matches
-    // what an extension writes.
-    let start_key = {
-        let args: Vec<Type> = m.arg_types.iter().map(lifetimes::elide).collect();
-        let r = lifetimes::elide(&m.ret);
-        let recv = match m.receiver {
-            Receiver::None => quote!(()),
-            Receiver::Shared => quote!(&Self),
-            Receiver::Mut => quote!(&mut Self),
-        };
-        quote!(#krate::CallStart<(#(#args,)*), #r, #recv>)
-    };
-    let end_key = {
-        let r = lifetimes::elide(&m.ret);
-        let recv = match m.receiver {
-            Receiver::None => quote!(()),
-            Receiver::Shared => quote!(&Self),
-            Receiver::Mut => quote!(&mut Self),
-        };
-        quote!(#krate::CallEnd<#r, #recv>)
-    };
+    // Keys name the owner type with lifetimes elided instead of `Self`: `TypeId` needs a
+    // `'static` type, and `Self` may carry the impl's lifetimes.
+    let start_key = m.start_key_type();
+    let end_key = m.end_key_type();
     let start_name = m.point_name("start");
     let end_name = m.point_name("end");
     let (kind_enum, _) = m.kind();

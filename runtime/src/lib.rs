@@ -49,6 +49,8 @@
 
 #![warn(missing_docs)]
 
+#[doc(hidden)]
+pub mod __bench;
 mod cx;
 mod dispatch;
 mod error;

@@ -152,7 +152,7 @@ impl Scope {
         let generation = self.next_generation();
         #[cfg(feature = "fs")]
         {
-            let (snap, events) = crate::fs::build_snapshot(self, &disabled, generation);
+            let (snap, events) = crate::fs::build_snapshot(self, &COMPILED, &disabled, generation);
             self.publish(snap);
             drop(_serial);
             crate::fs::notify(self, events);

@@ -199,9 +199,18 @@ pub(crate) struct CompiledTable {
 }
 
 impl CompiledTable {
+    /// The table of the binary's linked extensions and declared points.
     pub(crate) fn load() -> Self {
+        Self::from_entries(registry::sorted_extensions(), registry::declared_points())
+    }
+
+    /// The table of the given entries, which must be sorted as `registry::sorted_extensions` does.
+    pub(crate) fn from_entries(
+        extensions: Vec<&'static ExtensionEntry>,
+        points: Vec<&'static PointEntry>,
+    ) -> Self {
         let mut by_point: BTreeMap<String, Vec<Candidate>> = BTreeMap::new();
-        for e in registry::sorted_extensions() {
+        for e in extensions {
             by_point
                 .entry(e.point.name().to_owned())
                 .or_default()
@@ -265,7 +274,7 @@ impl CompiledTable {
             }
         }
         let mut declared = HashMap::new();
-        for p in registry::declared_points() {
+        for p in points {
             declared.entry(p.name).or_insert(p);
         }
         CompiledTable {

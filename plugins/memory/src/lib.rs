@@ -47,7 +47,12 @@ impl Default for MemoryConfig {
 pub struct Facts(pub Mutex<Vec<String>>);
 
 fn uninstall(scope: &hookpoint::Scope) -> Result<(), Error> {
-    scope.plugin_state::<Facts>(NAME).0.lock().map_err(|_| Error::msg("memory store poisoned"))?.clear();
+    scope
+        .plugin_state::<Facts>(NAME)
+        .0
+        .lock()
+        .map_err(|_| Error::msg("memory store poisoned"))?
+        .clear();
     Ok(())
 }
 
@@ -64,7 +69,9 @@ pub fn facts_in(text: &str, triggers: &[String]) -> Vec<String> {
         .map(str::trim)
         .filter(|s| {
             let lower = s.to_lowercase();
-            triggers.iter().any(|t| lower.starts_with(&t.to_lowercase()))
+            triggers
+                .iter()
+                .any(|t| lower.starts_with(&t.to_lowercase()))
         })
         .map(str::to_owned)
         .collect()
@@ -78,7 +85,10 @@ async fn memorize(cx: &Cx<'_>, end: &mut MonologueEnd) -> Result<(), Error> {
         return Ok(());
     }
     let facts = cx.scope().plugin_state::<Facts>(NAME);
-    let mut facts = facts.0.lock().map_err(|_| Error::msg("memory store poisoned"))?;
+    let mut facts = facts
+        .0
+        .lock()
+        .map_err(|_| Error::msg("memory store poisoned"))?;
     for f in found {
         if !facts.contains(&f) {
             facts.push(f);
@@ -91,13 +101,19 @@ async fn memorize(cx: &Cx<'_>, end: &mut MonologueEnd) -> Result<(), Error> {
 fn recall(cx: &Cx<'_>, prompt: &mut SystemPrompt) -> Result<(), Error> {
     let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
     let facts = cx.scope().plugin_state::<Facts>(NAME);
-    let facts = facts.0.lock().map_err(|_| Error::msg("memory store poisoned"))?;
+    let facts = facts
+        .0
+        .lock()
+        .map_err(|_| Error::msg("memory store poisoned"))?;
     if facts.is_empty() {
         return Ok(());
     }
     let start = facts.len().saturating_sub(config.max_facts);
     let lines: Vec<String> = facts[start..].iter().map(|f| format!("- {f}")).collect();
-    prompt.push(format!("Things the user told you earlier:\n{}", lines.join("\n")));
+    prompt.push(format!(
+        "Things the user told you earlier:\n{}",
+        lines.join("\n")
+    ));
     Ok(())
 }
 
@@ -109,7 +125,10 @@ mod tests {
     fn facts_start_with_a_trigger() {
         let triggers = MemoryConfig::default().triggers;
         assert_eq!(
-            facts_in("Hi. My name is Ada. Remember that I like tea! What time is it?", &triggers),
+            facts_in(
+                "Hi. My name is Ada. Remember that I like tea! What time is it?",
+                &triggers
+            ),
             ["My name is Ada", "Remember that I like tea"]
         );
     }

@@ -82,6 +82,7 @@ pub const ENV_ALLOW_LIST: &[&str] = &[
 
 /// How long to wait for a `SIGKILL`ed hook to be reaped before giving up on
 /// it (it is then reaped in the background).
+#[cfg(unix)]
 const REAP_GRACE: Duration = Duration::from_secs(2);
 
 /// What to run for one hook invocation.
@@ -239,7 +240,8 @@ pub fn hook_input(point: &str, extension: &str, payload: &Value) -> Vec<u8> {
 /// `input` is written to the hook's stdin (then stdin is closed); a hook that
 /// exits without reading it is fine. Blocks the calling thread for at most
 /// about `spec.timeout` (plus up to 2 s to reap a killed hook in pathological
-/// cases). Uses only `std` (three short-lived helper threads per call), so it
+/// cases). Uses only `std` (four short-lived helper threads per call: waiter, stdin
+/// writer, stdout and stderr readers), so it
 /// may be called from anywhere, including inside a Tokio runtime thread
 /// (where it blocks that worker).
 ///

@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::scan::{self, FileProblem, LayerScan, OverrideFile, OverrideKind};
 use super::{CommandHook, LayerRoot, ReloadEvent, command};
 use crate::error::Origin;
-use crate::scope::{COMPILED, Scope};
+use crate::scope::Scope;
 use crate::snapshot::{self, BuildInput, ErrorPolicy, Inactive, Layer, OverrideDef, Snapshot};
 
 /// What a scope remembers between reloads.
@@ -47,6 +47,7 @@ fn merge_json(base: &mut serde_json::Value, over: serde_json::Value) {
 /// Rescans what is dirty, applies the last-good rule, merges everything into a snapshot.
 pub(crate) fn build_snapshot(
     scope: &Scope,
+    table: &crate::snapshot::CompiledTable,
     disabled: &HashMap<&'static str, &'static str>,
     generation: u64,
 ) -> (Snapshot, ReloadEvent) {
@@ -110,7 +111,6 @@ pub(crate) fn build_snapshot(
     }
 
     // 3. Override definitions and command hooks.
-    let table = &*COMPILED;
     let known_points: BTreeSet<&str> = table
         .by_point
         .keys()

@@ -1,0 +1,81 @@
+//! Benchmark support: builds snapshots from synthetic registries. Not public API.
+
+use std::any::TypeId;
+use std::collections::HashMap;
+
+use crate::cx::Cx;
+use crate::error::Error;
+use crate::registry::{ExtensionEntry, Handler, PointOf};
+use crate::snapshot::{self, BuildInput, CompiledTable, ErrorPolicy};
+
+fn noop(_: *mut (), _: &Cx<'_>) -> Result<(), Error> {
+    Ok(())
+}
+
+/// `n` synthetic compiled-in extensions spread over `points` points (entries are leaked once).
+pub struct SyntheticRegistry {
+    table: CompiledTable,
+}
+
+impl SyntheticRegistry {
+    /// Extensions `bench_ext_<i>` on points `bench_point_<i % points>`, orders descending so the
+    /// sort has work to do.
+    pub fn new(n: usize, points: usize) -> Self {
+        let mut entries: Vec<&'static ExtensionEntry> = (0..n)
+            .map(|i| {
+                let point: &'static str =
+                    Box::leak(format!("bench_point_{}", i % points.max(1)).into_boxed_str());
+                let name: &'static str = Box::leak(format!("bench_ext_{i}").into_boxed_str());
+                let e: &'static ExtensionEntry = Box::leak(Box::new(ExtensionEntry {
+                    point: PointOf::Name(point),
+                    name,
+                    order: (n - i) as i32,
+                    crate_name: "bench",
+                    module_path: "bench",
+                    file: "bench.rs",
+                    line: 1,
+                    payload_type: || "u64",
+                    payload_key: TypeId::of::<fn(&mut u64)>,
+                    handler: Handler::Sync(noop),
+                    replace: false,
+                    policy: ErrorPolicy::Propagate,
+                }));
+                e
+            })
+            .collect();
+        entries.sort_by(|a, b| {
+            (a.point.name(), a.order, a.name).cmp(&(b.point.name(), b.order, b.name))
+        });
+        SyntheticRegistry {
+            table: CompiledTable::from_entries(entries, Vec::new()),
+        }
+    }
+
+    /// Sorts and merges the compiled-in table alone into a snapshot; returns the number of
+    /// active extensions.
+    pub fn build(&self) -> usize {
+        let none = HashMap::new();
+        let (snap, _) = snapshot::build(
+            BuildInput {
+                table: &self.table,
+                disabled_crates: &none,
+                overrides: &[],
+                refused: &[],
+                plugin_configs: HashMap::new(),
+                #[cfg(feature = "fs")]
+                commands: Vec::new(),
+            },
+            1,
+        );
+        snap.lists.iter().map(|l| l.runs.len()).sum()
+    }
+
+    /// Scans `layer` (as a trusted project layer) and merges it over the synthetic table, as a
+    /// full reload does; returns the number of active extensions.
+    #[cfg(feature = "fs")]
+    pub fn build_with_layer(&self, scope: &crate::Scope) -> usize {
+        *scope.0.fs.dirty.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let (snap, _) = crate::fs::build_snapshot(scope, &self.table, &HashMap::new(), 2);
+        snap.lists.iter().map(|l| l.runs.len()).sum()
+    }
+}

@@ -1,0 +1,6 @@
+use hookpoint::extension;
+
+#[extension(point = "greeting")]
+fn greet() {}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use hookpoint::extension;
+
+const GREETING: &str = "greeting";
+
+#[extension(point = GREETING)]
+fn greet(text: &mut String) {
+    text.push('!');
+}
+
+fn main() {}
