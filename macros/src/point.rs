@@ -1,7 +1,7 @@
 //! `point! { pub static NAME: SyncPoint<Payload> = "name"; ... }`: typed point declarations.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 use syn::parse::{Parse, ParseStream};
 use syn::{Attribute, Ident, LitStr, Token, Type, Visibility};
 
@@ -118,7 +118,9 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
     for l in named {
         cx.error_spanned_by(&l, "write the payload's lifetimes as `'_` (one per borrow); named lifetimes are not supported here");
     }
-    let spec = format_ident!("__hookpoint_spec_{}", ident);
+    // A braced struct lives only in the type namespace, so it can share the static's name and
+    // messages read `SyncPoint<SYSTEM_PROMPT>`.
+    let spec = ident.clone();
     let serde = d.serde;
     let kind_enum = if kind == "SyncPoint" {
         quote!(Sync)
@@ -153,7 +155,7 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
     quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types)]
-        #vis struct #spec;
+        #vis struct #spec {}
 
         impl #krate::PointSpec for #spec {
             type Payload<'__hp> = #gat_payload;
