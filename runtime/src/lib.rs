@@ -144,6 +144,13 @@ pub mod __private {
     pub use crate::json::{JsonCodec, codec_for};
     pub use crate::plugin::{HOOKPOINT_PLG_V0, PluginEntry};
 
+    /// Whether `v` deserializes into `C`, for [`plugin!`](crate::plugin!).
+    pub fn check_config<C: serde::de::DeserializeOwned>(
+        v: serde_json::Value,
+    ) -> Result<(), serde_json::Error> {
+        serde_json::from_value::<C>(v).map(drop)
+    }
+
     /// `serde_json::to_value`, for [`plugin!`](crate::plugin!).
     pub fn to_json_value<T: serde::Serialize>(
         v: &T,

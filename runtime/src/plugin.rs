@@ -21,6 +21,8 @@ pub struct PluginEntry {
     pub description: &'static str,
     pub crate_name: &'static str,
     pub default_config: fn() -> Result<serde_json::Value, serde_json::Error>,
+    /// Checks that a merged config deserializes into the plugin's config type.
+    pub check_config: fn(serde_json::Value) -> Result<(), serde_json::Error>,
     pub install: Option<PluginHook>,
     pub uninstall: Option<PluginHook>,
     pub file: &'static str,
@@ -82,6 +84,7 @@ macro_rules! plugin {
                 description: $description,
                 crate_name: ::core::env!("CARGO_PKG_NAME"),
                 default_config: || $crate::__private::to_json_value(&<$config as ::core::default::Default>::default()),
+                check_config: $crate::__private::check_config::<$config>,
                 install: $crate::__private::plugin_hook!($($install)?),
                 uninstall: $crate::__private::plugin_hook!($($uninstall)?),
                 file: ::core::file!(),

@@ -528,6 +528,8 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
             });
         }
         if winner.command.is_none() {
+            // The manifest's layer won for this extension (its handler comes from below).
+            def.meta.layer = winner.layer.clone();
             if let Some(o) = winner.order {
                 def.meta.order = o;
             }

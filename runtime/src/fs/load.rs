@@ -21,6 +21,63 @@ pub(crate) struct FsState {
     last_good: HashMap<PathBuf, OverrideFile>,
     /// The last good content of each plugin config file, by path.
     config_last_good: HashMap<PathBuf, serde_json::Value>,
+    /// The content of each good executable command hook, by path: when the file turns bad
+    /// (emptied mid-save, made group-writable) its last good version runs from a private copy,
+    /// never the bad file.
+    exec_last_good: HashMap<PathBuf, Arc<Vec<u8>>>,
+    /// Private copies of last good executables (created on demand, removed with the scope).
+    exec_cache: Option<PathBuf>,
+}
+
+/// Executables larger than this keep no last good copy (a bad version is then refused).
+const MAX_EXEC_SNAPSHOT: u64 = 8 * 1024 * 1024;
+
+impl Drop for FsState {
+    fn drop(&mut self) {
+        if let Some(dir) = self.exec_cache.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+impl FsState {
+    /// Writes the last good content of `path` to a private 0700 file and returns its path.
+    fn materialize(&mut self, path: &std::path::Path) -> Option<PathBuf> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        let content = self.exec_last_good.get(path)?.clone();
+        let dir = match &self.exec_cache {
+            Some(d) => d.clone(),
+            None => {
+                let d = std::env::temp_dir().join(format!(
+                    "hookpoint-last-good-{}-{:p}",
+                    std::process::id(),
+                    self as *const Self
+                ));
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&d)
+                    .ok()?;
+                self.exec_cache = Some(d.clone());
+                d
+            }
+        };
+        let name = path.file_name()?;
+        let target = dir.join(format!(
+            "{}-{}",
+            self.exec_last_good.len(),
+            name.to_string_lossy()
+        ));
+        let _ = std::fs::remove_file(&target);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o700)
+            .open(&target)
+            .ok()?;
+        std::io::Write::write_all(&mut f, &content).ok()?;
+        Some(target)
+    }
 }
 
 fn config_path(root: &std::path::Path, plugin: &str) -> PathBuf {
@@ -78,36 +135,53 @@ pub(crate) fn build_snapshot(
     }
 
     // 2. Per file: the fresh version when good, else its last good version.
-    let mut files: Vec<(&LayerRoot, OverrideFile)> = Vec::new();
-    let mut seen_good: Vec<PathBuf> = Vec::new();
+    // (layer, file, came from the last good version)
+    let mut files: Vec<(&LayerRoot, OverrideFile, bool)> = Vec::new();
+    let mut seen_good: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
     for layer in &layers {
         let Some(scan) = state.scans.get(&layer.root) else {
             continue;
         };
         for f in &scan.files {
-            files.push((layer, f.clone()));
-            seen_good.push(f.path.clone());
+            files.push((layer, f.clone(), false));
+            seen_good.insert(f.path.clone());
         }
         for p in &scan.problems {
             problems.push(p.clone());
+            // The last good version stands in, unless a good file of this layer now defines the
+            // same extension (the problem is then the duplicate itself).
             if let Some(prev) = state.last_good.get(&p.path)
                 && !seen_good.contains(&p.path)
+                && !scan
+                    .files
+                    .iter()
+                    .any(|f| f.point == prev.point && f.name == prev.name)
             {
-                files.push((layer, prev.clone()));
+                files.push((layer, prev.clone(), true));
             }
         }
     }
     let fresh: HashMap<PathBuf, OverrideFile> = files
         .iter()
-        .map(|(_, f)| (f.path.clone(), f.clone()))
+        .filter(|(_, _, old)| !old)
+        .map(|(_, f, _)| (f.path.clone(), f.clone()))
         .collect();
     let problem_paths: BTreeSet<PathBuf> = problems.iter().map(|p| p.path.clone()).collect();
     // A file that vanished without a problem was deleted: forget it (the next layer shows through).
     state
         .last_good
         .retain(|path, _| fresh.contains_key(path) || problem_paths.contains(path));
+    state
+        .exec_last_good
+        .retain(|path, _| fresh.contains_key(path) || problem_paths.contains(path));
     for (path, f) in &fresh {
         state.last_good.insert(path.clone(), f.clone());
+        if matches!(f.kind, OverrideKind::Command { .. })
+            && std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_EXEC_SNAPSHOT)
+            && let Ok(bytes) = std::fs::read(path)
+        {
+            state.exec_last_good.insert(path.clone(), Arc::new(bytes));
+        }
     }
 
     // 3. Override definitions and command hooks.
@@ -120,7 +194,7 @@ pub(crate) fn build_snapshot(
     let mut defs = Vec::new();
     let mut commands = Vec::new();
     let mut refused: Vec<(String, Inactive)> = Vec::new();
-    for (layer, f) in &files {
+    for (layer, f, from_last_good) in &files {
         if !known_points.contains(f.point.as_str()) {
             let hint = crate::suggest::nearest(&f.point, known_points.iter().copied())
                 .map(|n| format!("; nearest known point: `{n}`"))
@@ -144,6 +218,17 @@ pub(crate) fn build_snapshot(
                         .collect::<Vec<std::ffi::OsString>>()
                 }),
             ),
+            OverrideKind::Command { argv } if *from_last_good => match state.materialize(&f.path) {
+                Some(copy) => (
+                    None,
+                    Some(
+                        std::iter::once(copy.into_os_string())
+                            .chain(argv.iter().skip(1).cloned())
+                            .collect(),
+                    ),
+                ),
+                None => continue,
+            },
             OverrideKind::Command { argv } => (None, Some(argv.clone())),
         };
         let mut command_ix = None;
@@ -220,10 +305,13 @@ pub(crate) fn build_snapshot(
         });
     }
 
-    // 4. Plugin configs: defaults, then each layer from lowest to highest priority.
+    // 4. Plugin configs: defaults, then each layer from lowest to highest priority. A file that
+    // is not JSON, not an object, or makes the config not fit the plugin's type keeps its last
+    // good content.
     let mut plugin_configs = HashMap::new();
-    for (name, default) in crate::plugin::default_configs() {
-        let mut value = match default {
+    for plugin in crate::plugin::HOOKPOINT_PLG_V0.iter() {
+        let name = plugin.name;
+        let mut value = match (plugin.default_config)() {
             Ok(v) => v,
             Err(e) => {
                 warnings.push(format!(
@@ -234,44 +322,55 @@ pub(crate) fn build_snapshot(
         };
         for layer in layers.iter().rev() {
             let path = config_path(&layer.root, name);
-            match std::fs::read(&path) {
-                Ok(bytes) => match serde_json::from_slice::<serde_json::Value>(&bytes) {
-                    Ok(v) if v.is_object() => {
-                        state.config_last_good.insert(path.clone(), v.clone());
-                        merge_json(&mut value, v);
-                    }
-                    Ok(_) => {
-                        problems.push(FileProblem {
-                            path: path.clone(),
-                            line: Some(1),
-                            column: Some(1),
-                            message: "a plugin config must be a JSON object".into(),
-                        });
-                        if let Some(prev) = state.config_last_good.get(&path) {
-                            merge_json(&mut value, prev.clone());
+            let fresh = match std::fs::read(&path) {
+                Ok(bytes) => serde_json::from_slice::<serde_json::Value>(&bytes)
+                    .map_err(|e| {
+                        (
+                            Some(e.line()),
+                            Some(e.column()),
+                            format!("invalid JSON: {e}"),
+                        )
+                    })
+                    .and_then(|v| {
+                        if !v.is_object() {
+                            return Err((
+                                Some(1),
+                                Some(1),
+                                "a plugin config must be a JSON object".to_owned(),
+                            ));
                         }
-                    }
-                    Err(e) => {
-                        problems.push(FileProblem {
-                            path: path.clone(),
-                            line: Some(e.line()),
-                            column: Some(e.column()),
-                            message: format!("invalid JSON: {e}"),
-                        });
-                        if let Some(prev) = state.config_last_good.get(&path) {
-                            merge_json(&mut value, prev.clone());
-                        }
-                    }
-                },
+                        let mut merged = value.clone();
+                        merge_json(&mut merged, v.clone());
+                        (plugin.check_config)(merged).map(|()| v).map_err(|e| {
+                            (
+                                None,
+                                None,
+                                format!("does not fit plugin `{name}`'s config type: {e}"),
+                            )
+                        })
+                    }),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     state.config_last_good.remove(&path);
+                    continue;
                 }
-                Err(e) => problems.push(FileProblem {
-                    path: path.clone(),
-                    line: None,
-                    column: None,
-                    message: format!("cannot read: {e}"),
-                }),
+                Err(e) => Err((None, None, format!("cannot read: {e}"))),
+            };
+            match fresh {
+                Ok(v) => {
+                    state.config_last_good.insert(path, v.clone());
+                    merge_json(&mut value, v);
+                }
+                Err((line, column, message)) => {
+                    problems.push(FileProblem {
+                        path: path.clone(),
+                        line,
+                        column,
+                        message,
+                    });
+                    if let Some(prev) = state.config_last_good.get(&path) {
+                        merge_json(&mut value, prev.clone());
+                    }
+                }
             }
         }
         plugin_configs.insert(name.to_owned(), value);

@@ -463,6 +463,13 @@ impl Scanner {
         claimed.insert(ext_name.to_owned(), path.to_path_buf());
 
         let kind = match candidate {
+            Candidate::Command if meta.len() == 0 => {
+                self.problem(FileProblem::new(
+                    path,
+                    "empty command hook file (an editor may be mid-save); its last good version stays active",
+                ));
+                return;
+            }
             Candidate::Command => match check_not_shared_writable(path, &meta) {
                 Ok(()) => OverrideKind::Command {
                     argv: vec![path.as_os_str().to_os_string()],
