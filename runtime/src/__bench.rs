@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use crate::cx::Cx;
 use crate::error::Error;
 use crate::registry::{ExtensionEntry, Handler, PointOf};
-use crate::snapshot::{self, BuildInput, CompiledTable, ErrorPolicy};
+use crate::snapshot::{self, CompiledTable, ErrorPolicy};
 
 fn noop(_: *mut (), _: &Cx<'_>) -> Result<(), Error> {
     Ok(())
@@ -54,19 +54,7 @@ impl SyntheticRegistry {
     /// Sorts and merges the compiled-in table alone into a snapshot; returns the number of
     /// active extensions.
     pub fn build(&self) -> usize {
-        let none = HashMap::new();
-        let (snap, _) = snapshot::build(
-            BuildInput {
-                table: &self.table,
-                disabled_crates: &none,
-                overrides: &[],
-                refused: &[],
-                plugin_configs: HashMap::new(),
-                #[cfg(feature = "fs")]
-                commands: Vec::new(),
-            },
-            1,
-        );
+        let snap = snapshot::compiled_snapshot(&self.table, &HashMap::new(), 1);
         snap.lists.iter().map(|l| l.runs.len()).sum()
     }
 

@@ -69,7 +69,7 @@ impl Scope {
         #[cfg(feature = "fs")] fs: crate::fs::ScopeFs,
         plugins: crate::plugin::PluginStates,
     ) -> Scope {
-        let first = snapshot::compiled_snapshot(&COMPILED, 1);
+        let first = snapshot::compiled_snapshot(&COMPILED, &Default::default(), 1);
         let inner = Arc::new(ScopeInner {
             name,
             snapshot: ArcSwap::from_pointee(first),
@@ -159,19 +159,7 @@ impl Scope {
         }
         #[cfg(not(feature = "fs"))]
         {
-            let (snap, _) = snapshot::build(
-                snapshot::BuildInput {
-                    table: &COMPILED,
-                    disabled_crates: &disabled,
-                    overrides: &[],
-                    refused: &[],
-                    plugin_configs: crate::plugin::default_configs()
-                        .into_iter()
-                        .filter_map(|(k, v)| v.ok().map(|v| (k.to_owned(), v)))
-                        .collect(),
-                },
-                generation,
-            );
+            let snap = snapshot::compiled_snapshot(&COMPILED, &disabled, generation);
             self.publish(snap);
         }
     }

@@ -585,13 +585,16 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
     (snap, warnings)
 }
 
-/// The snapshot of compiled-in extensions alone.
-pub(crate) fn compiled_snapshot(table: &CompiledTable, generation: u64) -> Snapshot {
-    let none = HashMap::new();
+/// The snapshot of compiled-in extensions alone, without the disabled plugins' ones.
+pub(crate) fn compiled_snapshot(
+    table: &CompiledTable,
+    disabled_crates: &HashMap<&'static str, &'static str>,
+    generation: u64,
+) -> Snapshot {
     build(
         BuildInput {
             table,
-            disabled_crates: &none,
+            disabled_crates,
             overrides: &[],
             refused: &[],
             plugin_configs: crate::plugin::default_configs()
