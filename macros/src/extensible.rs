@@ -568,13 +568,13 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block) -> TokenStream {
     };
     let convert = quote!((&#p::ErrorInto::<#ret>::new()).convert(__hp_e));
     let start_dispatch = dispatch(
-        quote!(__HP_START),
+        quote!(__HP_SITES.start),
         &start_key,
         quote!(__hp_call),
         quote!(|__hp_c: &mut #krate::CallStart<_, #ret, _>, __hp_e: #p::Error| { __hp_c.result = #p::Some(#convert); }),
     );
     let end_dispatch = dispatch(
-        quote!(__HP_END),
+        quote!(__HP_SITES.end),
         &end_key,
         quote!(__hp_end),
         quote!(|__hp_c: &mut #krate::CallEnd<#ret, _>, __hp_e: #p::Error| { __hp_c.result = #convert; }),
@@ -582,10 +582,9 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block) -> TokenStream {
     quote! {{
         #[allow(unused_imports)]
         use #p::{ErrorIntoPanic as _, ErrorIntoResult as _};
-        static __HP_START: #p::PointSite = #p::PointSite::new(#start_name);
-        static __HP_END: #p::PointSite = #p::PointSite::new(#end_name);
+        static __HP_SITES: #p::FnSites = #p::FnSites::new(#start_name, #end_name);
         #registration
-        let __hp_fast = #p::both_empty(&__HP_START, &__HP_END);
+        let __hp_fast = __HP_SITES.is_empty_everywhere();
         let (__hp_args, __hp_preset) = if __hp_fast {
             ((#(#outer,)*), #p::None::<#ret>)
         } else {

@@ -1,9 +1,11 @@
 //! Dispatch: run a point's extensions in order, sync or async.
 //!
-//! The hot path is: load the scope's snapshot (arc-swap, no lock), index the point's list by id,
-//! check once that the list may run here (payload key, sync/async, refusals), then call each
-//! handler through its fn pointer. Tracing spans, timing and `EXTENSIONS_LOG` counting happen on
-//! a separate path taken only when a subscriber wants `debug` or the variable is set.
+//! The sync hot path is: this thread's copy of the default scope's snapshot handle (no atomic
+//! write; see `thread_state`), index the point's list by id, one compare that says "this list is
+//! all plain sync handlers for this payload type", then a loop of indirect calls. Everything else
+//! (an entered or explicit scope: an arc-swap load; refusals, mismatches, async, command hooks,
+//! `on_error = "log"`, tracing spans and `EXTENSIONS_LOG`) goes through the general path, which
+//! checks everything before any extension runs.
 
 use std::any::TypeId;
 use std::cell::Cell;
@@ -21,16 +23,12 @@ use crate::scope::{self, Scope};
 use crate::site::{self, PointSite};
 use crate::snapshot::{ErrorPolicy, PointList, Run, Snapshot};
 use crate::stats;
+use crate::thread_state::{self, ThreadState};
 
 /// How deep dispatches may nest (an extension dispatching a point whose extension dispatches...)
 /// before [`ErrorKind::DepthLimit`] is returned instead of overflowing the stack.
 pub const MAX_DEPTH: u32 = 64;
 
-thread_local! {
-    /// Nesting depth of the dispatch running on this thread. Async dispatches set it only while
-    /// they are being polled (see [`WithDepth`]), so it follows the task, not the thread.
-    static DEPTH: Cell<u32> = const { Cell::new(0) };
-}
 
 /// What a payload looks like to the erased dispatch core.
 #[derive(Clone, Copy)]
@@ -104,6 +102,8 @@ fn precheck(list: &PointList, point: &str, want: &Erased<'_>, sync: bool) -> Res
     Ok(())
 }
 
+#[cold]
+#[inline(never)]
 fn depth_error(point: &str) -> Error {
     Error::kind_msg(
         ErrorKind::DepthLimit,
@@ -112,18 +112,35 @@ fn depth_error(point: &str) -> Error {
     .at_point(point)
 }
 
-struct DepthGuard(u32);
+/// Restores the thread's depth when a dispatch (or one poll of it) ends, also on panic.
+struct DepthGuard<'a> {
+    cell: &'a Cell<u32>,
+    prev: u32,
+}
 
-impl DepthGuard {
-    fn enter(depth: u32) -> DepthGuard {
-        DepthGuard(DEPTH.replace(depth))
+impl<'a> DepthGuard<'a> {
+    #[inline(always)]
+    fn enter(cell: &'a Cell<u32>, depth: u32) -> Self {
+        DepthGuard {
+            cell,
+            prev: cell.replace(depth),
+        }
     }
 }
 
-impl Drop for DepthGuard {
+impl Drop for DepthGuard<'_> {
+    #[inline(always)]
     fn drop(&mut self) {
-        DEPTH.set(self.0);
+        self.cell.set(self.prev);
     }
+}
+
+/// The error of extension `i`, attributed (the fast path's error exit).
+#[cold]
+#[inline(never)]
+fn attributed(list: &PointList, i: usize, point: &str, err: Error) -> Error {
+    let m = &list.meta[i];
+    err.at_extension(&m.name, &m.origin).at_point(point)
 }
 
 /// Applies the extension's policy to its error: `Ok(())` to go on, `Err` to stop.
@@ -150,52 +167,124 @@ fn on_extension_error(
     }
 }
 
-/// The sync dispatch core.
+/// Sync dispatch on the current scope: the entered one, else the default scope through this
+/// thread's cached snapshot handle.
+#[inline]
+pub(crate) fn sync_current(
+    id: u32,
+    point: &str,
+    want: Erased<'_>,
+    payload: *mut (),
+    on_error: Option<OnError<'_>>,
+) -> Result<(), Error> {
+    thread_state::with(|tl| {
+        if let Some(scope) = tl.entered_scope() {
+            let snap = scope.0.snapshot.load_full();
+            return run_list_sync(tl, &snap, &scope, id, point, want, payload, on_error);
+        }
+        let default = Scope::default_scope();
+        // SAFETY: the handle stays alive while this dispatch runs (see `thread_state`).
+        let snap = unsafe { &*tl.default_snapshot(default) };
+        run_list_sync(tl, snap, default, id, point, want, payload, on_error)
+    })
+}
+
+/// Sync dispatch on an explicit scope.
 pub(crate) fn run_sync(
     scope: &Scope,
     id: u32,
     point: &str,
     want: Erased<'_>,
     payload: *mut (),
-    mut on_error: Option<OnError<'_>>,
+    on_error: Option<OnError<'_>>,
 ) -> Result<(), Error> {
     let snap = scope.0.snapshot.load();
+    thread_state::with(|tl| run_list_sync(tl, &snap, scope, id, point, want, payload, on_error))
+}
+
+/// Runs one point's list synchronously: the fast loop when the list is all plain sync handlers
+/// for this payload type, else the general path.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn run_list_sync(
+    tl: &ThreadState,
+    snap: &Snapshot,
+    scope: &Scope,
+    id: u32,
+    point: &str,
+    want: Erased<'_>,
+    payload: *mut (),
+    on_error: Option<OnError<'_>>,
+) -> Result<(), Error> {
     let Some(list) = snap.list(id) else {
         return Ok(());
     };
+    if list.plain_sync_key == Some(want.key) && on_error.is_none() && !stats::observing() {
+        let depth = tl.depth.get() + 1;
+        if depth > MAX_DEPTH {
+            return Err(depth_error(point));
+        }
+        let _depth = DepthGuard::enter(&tl.depth, depth);
+        let cx = Cx { point, depth, scope };
+        for (i, f) in list.sync_fns.iter().enumerate() {
+            // SAFETY: `plain_sync_key` equals the dispatcher's payload key, so `payload` points
+            // to the `P` every handler of this list was compiled for.
+            if let Err(e) = unsafe { f(payload, &cx) } {
+                return Err(attributed(list, i, point, e));
+            }
+        }
+        return Ok(());
+    }
+    run_list_sync_general(tl, snap, list, scope, point, want, payload, on_error)
+}
+
+/// Everything the fast loop does not handle, checked before any extension runs.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn run_list_sync_general(
+    tl: &ThreadState,
+    snap: &Snapshot,
+    list: &PointList,
+    scope: &Scope,
+    point: &str,
+    want: Erased<'_>,
+    payload: *mut (),
+    mut on_error: Option<OnError<'_>>,
+) -> Result<(), Error> {
     if list.runs.is_empty() && list.refusal.is_none() {
         return Ok(());
     }
     precheck(list, point, &want, true)?;
-    let depth = DEPTH.get() + 1;
+    let depth = tl.depth.get() + 1;
     if depth > MAX_DEPTH {
         return Err(depth_error(point));
     }
-    let _depth = DepthGuard::enter(depth);
-    let cx = Cx {
-        point,
-        depth,
-        scope,
-    };
+    let _depth = DepthGuard::enter(&tl.depth, depth);
+    let cx = Cx { point, depth, scope };
     if stats::observing() {
-        return run_sync_observed(&snap, list, &cx, want, payload, &mut on_error);
+        return run_sync_observed(snap, list, &cx, want, payload, &mut on_error);
     }
     for (i, run) in list.runs.iter().enumerate() {
         if list.generic && list.meta[i].key.is_some_and(|k| k != want.key) {
             continue;
         }
-        let r = match *run {
-            // SAFETY: `precheck` verified that this extension's payload key equals the
-            // dispatcher's, so `payload` points to the `P` the handler was compiled for.
-            Run::Sync(f) => unsafe { f(payload, &cx) },
-            Run::Async(_) => unreachable!("precheck refuses async extensions on sync dispatch"),
-            Run::Command(ix) => run_command_sync(&snap, ix, &cx, &list.meta[i].name, want, payload),
-        };
-        if let Err(e) = r {
+        if let Err(e) = invoke_sync(snap, *run, &cx, &list.meta[i].name, want, payload) {
             on_extension_error(list, i, point, e, payload, &mut on_error)?;
         }
     }
     Ok(())
+}
+
+/// Calls one extension from a sync dispatch.
+#[inline(always)]
+fn invoke_sync(snap: &Snapshot, run: Run, cx: &Cx<'_>, name: &str, want: Erased<'_>, payload: *mut ()) -> Result<(), Error> {
+    match run {
+        // SAFETY: `precheck` verified that this extension's payload key equals the
+        // dispatcher's, so `payload` points to the `P` the handler was compiled for.
+        Run::Sync(f) => unsafe { f(payload, cx) },
+        Run::Async(_) => unreachable!("precheck refuses async extensions on sync dispatch"),
+        Run::Command(ix) => run_command_sync(snap, ix, cx, name, want, payload),
+    }
 }
 
 #[cold]
@@ -220,12 +309,7 @@ fn run_sync_observed(
             tracing::trace_span!("hookpoint.extension", extension = &*m.name, origin = %m.origin);
         let _e = ext_span.enter();
         let start = Instant::now();
-        let r = match *run {
-            // SAFETY: as in `run_sync`.
-            Run::Sync(f) => unsafe { f(payload, cx) },
-            Run::Async(_) => unreachable!("precheck refuses async extensions on sync dispatch"),
-            Run::Command(ix) => run_command_sync(snap, ix, cx, &m.name, want, payload),
-        };
+        let r = invoke_sync(snap, *run, cx, &m.name, want, payload);
         let micros = start.elapsed().as_secs_f64() * 1e6;
         match &r {
             Ok(()) => tracing::trace!(extension = &*m.name, duration_us = micros, outcome = "ok"),
@@ -288,8 +372,11 @@ impl<F: Future> Future for WithDepth<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         // SAFETY: `fut` is structurally pinned and never moved.
         let this = unsafe { self.get_unchecked_mut() };
-        let _g = DepthGuard::enter(this.depth);
-        unsafe { Pin::new_unchecked(&mut this.fut) }.poll(cx)
+        let fut = unsafe { Pin::new_unchecked(&mut this.fut) };
+        thread_state::with(|tl| {
+            let _g = DepthGuard::enter(&tl.depth, this.depth);
+            fut.poll(cx)
+        })
     }
 }
 
@@ -331,7 +418,7 @@ pub(crate) async fn run_async(
         return Ok(());
     }
     precheck(list, point, &want, false)?;
-    let depth = DEPTH.get() + 1;
+    let depth = thread_state::with(|tl| tl.depth.get()) + 1;
     if depth > MAX_DEPTH {
         return Err(depth_error(point));
     }
@@ -432,6 +519,16 @@ fn erased_for<S: PointSpec>() -> Erased<'static> {
     }
 }
 
+pub(crate) fn sync_typed_current<S: PointSpec>(site: &PointSite, payload: &mut S::Payload<'_>) -> Result<(), Error> {
+    sync_current(
+        site.id(),
+        site.name(),
+        erased_for::<S>(),
+        payload as *mut S::Payload<'_> as *mut (),
+        None,
+    )
+}
+
 pub(crate) fn sync_typed<S: PointSpec>(
     scope: &Scope,
     site: &PointSite,
@@ -498,32 +595,11 @@ fn erased_static<P: 'static>() -> Erased<'static> {
 /// assert_eq!(text, "hello world!");
 /// ```
 pub fn call_sync<P: 'static>(point: &str, payload: &mut P) -> Result<(), Error> {
+    scope::ensure_default_published();
     let Some(id) = site::lookup(point) else {
-        scope::ensure_default_published();
-        let Some(id) = site::lookup(point) else {
-            return Ok(());
-        };
-        return scope::with_current(|s| {
-            run_sync(
-                s,
-                id,
-                point,
-                erased_static::<P>(),
-                payload as *mut P as *mut (),
-                None,
-            )
-        });
+        return Ok(());
     };
-    scope::with_current(|s| {
-        run_sync(
-            s,
-            id,
-            point,
-            erased_static::<P>(),
-            payload as *mut P as *mut (),
-            None,
-        )
-    })
+    sync_current(id, point, erased_static::<P>(), payload as *mut P as *mut (), None)
 }
 
 /// Dispatches the point named `point` on the current scope, awaiting each extension in turn.
@@ -562,17 +638,7 @@ pub fn call_site_sync<P: 'static>(site: &'static PointSite, payload: &mut P) -> 
     if site.is_empty_everywhere() {
         return Ok(());
     }
-    let id = site.id();
-    scope::with_current(|s| {
-        run_sync(
-            s,
-            id,
-            site.name(),
-            erased_static::<P>(),
-            payload as *mut P as *mut (),
-            None,
-        )
-    })
+    sync_current(site.id(), site.name(), erased_static::<P>(), payload as *mut P as *mut (), None)
 }
 
 /// Support for [`call!`](crate::call!) with `.await`.
@@ -620,16 +686,7 @@ pub fn __extensible_sync<P>(
         type_name,
         codec: None,
     };
-    scope::with_current(|s| {
-        run_sync(
-            s,
-            id,
-            site.name(),
-            want,
-            payload as *mut P as *mut (),
-            Some(&mut adapter),
-        )
-    })
+    sync_current(id, site.name(), want, payload as *mut P as *mut (), Some(&mut adapter))
 }
 
 /// Async twin of [`__extensible_sync`].

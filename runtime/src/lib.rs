@@ -68,6 +68,7 @@ mod site;
 mod snapshot;
 mod stats;
 mod suggest;
+mod thread_state;
 mod validate;
 
 pub use cx::Cx;
@@ -162,7 +163,7 @@ pub mod __private {
         BoxFuture, ExtensionEntry, HOOKPOINT_EXT_V0, HOOKPOINT_PTS_V0, Handler, PointEntry,
         PointKind, PointOf, TypedPoint,
     };
-    pub use crate::site::{PointSite, both_empty};
+    pub use crate::site::{FnSites, PointSite};
     pub use crate::snapshot::ErrorPolicy;
     pub use std::any::{TypeId, type_name};
     pub use std::boxed::Box;

@@ -92,7 +92,7 @@ impl<S: PointSpec> SyncPoint<S> {
         if self.site.is_empty_everywhere() {
             return Ok(());
         }
-        crate::scope::with_current(|scope| dispatch::sync_typed::<S>(scope, &self.site, payload))
+        dispatch::sync_typed_current::<S>(&self.site, payload)
     }
 
     /// Like [`call`](Self::call), on an explicit scope.

@@ -1,6 +1,5 @@
 //! Scopes: the set of layers that apply to a dispatch, and the snapshot they merge into.
 
-use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -54,9 +53,6 @@ static DEFAULT: LazyLock<Scope> = LazyLock::new(|| {
     )
 });
 
-thread_local! {
-    static CURRENT: RefCell<Option<Scope>> = const { RefCell::new(None) };
-}
 
 /// Makes sure the default scope exists and has published its snapshot.
 pub(crate) fn ensure_default_published() {
@@ -116,10 +112,10 @@ impl Scope {
         impl Drop for Restore {
             fn drop(&mut self) {
                 let prev = self.0.take();
-                CURRENT.with(|c| *c.borrow_mut() = prev);
+                crate::thread_state::with(|tl| tl.set_entered(prev));
             }
         }
-        let prev = CURRENT.with(|c| c.borrow_mut().replace(self.clone()));
+        let prev = crate::thread_state::with(|tl| tl.set_entered(Some(self.clone())));
         let _restore = Restore(prev);
         f()
     }
@@ -135,9 +131,7 @@ impl Scope {
 
     /// The current scope: the innermost entered or bound one, else the default scope.
     pub fn current() -> Scope {
-        CURRENT
-            .with(|c| c.borrow().clone())
-            .unwrap_or_else(|| DEFAULT.clone())
+        crate::thread_state::with(|tl| tl.entered_scope()).unwrap_or_else(|| DEFAULT.clone())
     }
 
     /// Rebuilds this scope's snapshot from its current inputs (compiled-in extensions, plugin
@@ -167,6 +161,7 @@ impl Scope {
     /// Publishes a new snapshot atomically; dispatches in flight finish on the one they hold.
     pub(crate) fn publish(&self, snap: Snapshot) {
         self.0.snapshot.store(Arc::new(snap));
+        crate::thread_state::bump_epoch();
         self.refresh_active();
     }
 
@@ -198,15 +193,6 @@ pub(crate) fn live_scopes() -> Vec<Scope> {
     let mut scopes = SCOPES.lock().unwrap_or_else(|p| p.into_inner());
     scopes.retain(|w| w.strong_count() > 0);
     scopes.iter().filter_map(Weak::upgrade).map(Scope).collect()
-}
-
-/// Runs `f` with the current scope, without cloning it when it is the default one.
-#[inline]
-pub(crate) fn with_current<R>(f: impl FnOnce(&Scope) -> R) -> R {
-    match CURRENT.with(|c| c.borrow().clone()) {
-        Some(s) => f(&s),
-        None => f(&DEFAULT),
-    }
 }
 
 /// A future bound to a [`Scope`]; see [`Scope::bind`].

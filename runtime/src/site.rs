@@ -152,8 +152,44 @@ impl PointSite {
     }
 }
 
-/// Two sites checked together (an `#[extensible]` fn's start and end), for the no-extension path.
-#[inline]
-pub fn both_empty(start: &PointSite, end: &PointSite) -> bool {
-    start.is_empty_everywhere() && end.is_empty_everywhere()
+/// The start and end sites of an `#[extensible]` fn, with one combined "both empty" flag so the
+/// no-extension path is a single check. Not constructed by hand.
+#[doc(hidden)]
+pub struct FnSites {
+    /// The `.../start` point.
+    pub start: PointSite,
+    /// The `.../end` point.
+    pub end: PointSite,
+    /// `generation << 1 | both_empty`.
+    state: AtomicU64,
+}
+
+impl FnSites {
+    /// Sites for the two point names.
+    pub const fn new(start: &'static str, end: &'static str) -> Self {
+        FnSites {
+            start: PointSite::new(start),
+            end: PointSite::new(end),
+            state: AtomicU64::new(0),
+        }
+    }
+
+    /// True when neither point has an extension in any live snapshot.
+    #[inline(always)]
+    pub fn is_empty_everywhere(&self) -> bool {
+        let generation = ACTIVE_GENERATION.load(Ordering::Acquire);
+        if self.state.load(Ordering::Relaxed) == (generation << 1) | 1 {
+            return true;
+        }
+        self.refresh(generation)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn refresh(&self, generation: u64) -> bool {
+        let empty = self.start.is_empty_everywhere() && self.end.is_empty_everywhere();
+        self.state
+            .store((generation << 1) | u64::from(empty), Ordering::Relaxed);
+        empty
+    }
 }

@@ -93,6 +93,12 @@ pub(crate) struct PointList {
     pub(crate) refusal: Option<Refusal>,
     pub(crate) generic: bool,
     pub(crate) inactive: Vec<Inactive>,
+    /// `Some(key)` when every extension is a sync handler for payload `key`, with the default
+    /// error policy, and nothing refuses the point: dispatch then runs [`sync_fns`](Self::sync_fns)
+    /// in a plain loop after one compare.
+    pub(crate) plain_sync_key: Option<TypeId>,
+    /// The handlers of a plain list (empty otherwise), in run order.
+    pub(crate) sync_fns: Box<[SyncFn]>,
 }
 
 #[derive(Clone)]
@@ -338,7 +344,25 @@ pub(crate) fn build_list(
         }
         key = Some(k);
     }
+    let plain = !runs.is_empty()
+        && refusal.is_none()
+        && !generic
+        && !mixed
+        && meta.iter().all(|m| m.policy == ErrorPolicy::Propagate)
+        && runs.iter().all(|r| matches!(r, Run::Sync(_)));
+    let sync_fns: Box<[SyncFn]> = if plain {
+        runs.iter()
+            .filter_map(|r| match r {
+                Run::Sync(f) => Some(*f),
+                _ => None,
+            })
+            .collect()
+    } else {
+        Box::new([])
+    };
     PointList {
+        plain_sync_key: if plain { key } else { None },
+        sync_fns,
         runs: runs.into(),
         meta: meta.into(),
         key,

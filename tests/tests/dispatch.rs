@@ -739,3 +739,45 @@ fn extensions_log_reports_call_counts_every_n_dispatches() {
         assert!(hookpoint::dispatch_counts().is_empty());
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// A reload of the default scope in the middle of a dispatch: the outer dispatch finishes on the
+// snapshot it started with (its later extensions run, none twice), nested dispatches see the new
+// one, and this thread's cached snapshot handle is never used after it was released.
+
+static RELOAD_MID_RUNS: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+
+#[extension(point = "reload_mid_dispatch", order = 1)]
+fn reload_mid_first(n: &mut u32) {
+    RELOAD_MID_RUNS.lock().unwrap().push("first");
+    *n += 1;
+    // Publish new snapshots of the default scope while this dispatch runs, then dispatch again.
+    for _ in 0..3 {
+        hookpoint::Scope::default_scope().reload();
+        let mut inner = 0u32;
+        hookpoint::call_sync("reload_mid_inner", &mut inner).unwrap();
+        assert_eq!(inner, 1);
+    }
+}
+
+#[extension(point = "reload_mid_dispatch", order = 2)]
+fn reload_mid_second(n: &mut u32) {
+    RELOAD_MID_RUNS.lock().unwrap().push("second");
+    *n += 10;
+}
+
+#[extension(point = "reload_mid_inner")]
+fn reload_mid_inner(n: &mut u32) {
+    *n += 1;
+}
+
+#[test]
+fn reload_of_the_default_scope_during_a_dispatch_lets_it_finish_on_its_snapshot() {
+    for _ in 0..5 {
+        RELOAD_MID_RUNS.lock().unwrap().clear();
+        let mut n = 0u32;
+        hookpoint::call_sync("reload_mid_dispatch", &mut n).unwrap();
+        assert_eq!(n, 11);
+        assert_eq!(*RELOAD_MID_RUNS.lock().unwrap(), ["first", "second"]);
+    }
+}

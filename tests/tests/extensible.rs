@@ -416,7 +416,8 @@ fn async_fn_runs_async_and_sync_start_and_end_extensions() {
         .block_on(fetch_reply("hi".into()))
         .unwrap();
     assert_eq!(out, "reply to hi (rewritten)!?");
-    assert_eq!(ASYNC_BODY.load(Ordering::SeqCst), before + 1);
+    // `async_extensible_future_is_send` may run the body concurrently: at least this call ran it.
+    assert!(ASYNC_BODY.load(Ordering::SeqCst) > before);
 }
 
 #[test]
