@@ -226,10 +226,13 @@ fn run_list_sync(
         }
         let _depth = DepthGuard::enter(&tl.depth, depth);
         let cx = Cx { point, depth, scope };
-        for (i, f) in list.sync_fns.iter().enumerate() {
+        let cx = &cx;
+        let mut handlers = list.sync_fns.iter();
+        while let Some(f) = handlers.next() {
             // SAFETY: `plain_sync_key` equals the dispatcher's payload key, so `payload` points
             // to the `P` every handler of this list was compiled for.
-            if let Err(e) = unsafe { f(payload, &cx) } {
+            if let Err(e) = unsafe { f(payload, cx) } {
+                let i = list.sync_fns.len() - handlers.len() - 1;
                 return Err(attributed(list, i, point, e));
             }
         }

@@ -65,6 +65,7 @@ impl Scope {
         #[cfg(feature = "fs")] fs: crate::fs::ScopeFs,
         plugins: crate::plugin::PluginStates,
     ) -> Scope {
+        crate::stats::init();
         let first = snapshot::compiled_snapshot(&COMPILED, &Default::default(), 1);
         let inner = Arc::new(ScopeInner {
             name,
@@ -85,6 +86,7 @@ impl Scope {
     }
 
     /// The default scope: compiled-in extensions plus any global layers.
+    #[inline]
     pub fn default_scope() -> &'static Scope {
         &DEFAULT
     }

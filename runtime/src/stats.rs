@@ -2,15 +2,25 @@
 //! users know). Unset or 0: no counting cost beyond one check that also covers tracing.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex};
 
 static EVERY: LazyLock<u64> = LazyLock::new(|| {
-    std::env::var("EXTENSIONS_LOG")
+    let every = std::env::var("EXTENSIONS_LOG")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap_or(0)
+        .unwrap_or(0);
+    COUNTING.store(every > 0, Ordering::Relaxed);
+    every
 });
+
+/// `EVERY > 0`, readable without the `LazyLock` check; set when the default scope is built.
+static COUNTING: AtomicBool = AtomicBool::new(false);
+
+/// Reads `EXTENSIONS_LOG` (called once when the default scope is built).
+pub(crate) fn init() {
+    LazyLock::force(&EVERY);
+}
 
 static TOTAL: AtomicU64 = AtomicU64::new(0);
 static COUNTS: Mutex<BTreeMap<String, u64>> = Mutex::new(BTreeMap::new());
@@ -19,7 +29,7 @@ static COUNTS: Mutex<BTreeMap<String, u64>> = Mutex::new(BTreeMap::new());
 /// from hookpoint, or `EXTENSIONS_LOG` is set.
 #[inline]
 pub(crate) fn observing() -> bool {
-    tracing::level_enabled!(tracing::Level::DEBUG) || *EVERY > 0
+    tracing::level_enabled!(tracing::Level::DEBUG) || COUNTING.load(Ordering::Relaxed)
 }
 
 /// Counts one dispatch of `point` and logs the table every N dispatches.
