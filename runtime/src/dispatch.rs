@@ -29,7 +29,6 @@ use crate::thread_state::{self, ThreadState};
 /// before [`ErrorKind::DepthLimit`] is returned instead of overflowing the stack.
 pub const MAX_DEPTH: u32 = 64;
 
-
 /// What a payload looks like to the erased dispatch core.
 #[derive(Clone, Copy)]
 pub(crate) struct Erased<'c> {
@@ -225,7 +224,11 @@ fn run_list_sync(
             return Err(depth_error(point));
         }
         let _depth = DepthGuard::enter(&tl.depth, depth);
-        let cx = Cx { point, depth, scope };
+        let cx = Cx {
+            point,
+            depth,
+            scope,
+        };
         let cx = &cx;
         let mut handlers = list.sync_fns.iter();
         while let Some(f) = handlers.next() {
@@ -263,7 +266,11 @@ fn run_list_sync_general(
         return Err(depth_error(point));
     }
     let _depth = DepthGuard::enter(&tl.depth, depth);
-    let cx = Cx { point, depth, scope };
+    let cx = Cx {
+        point,
+        depth,
+        scope,
+    };
     if stats::observing() {
         return run_sync_observed(snap, list, &cx, want, payload, &mut on_error);
     }
@@ -280,7 +287,14 @@ fn run_list_sync_general(
 
 /// Calls one extension from a sync dispatch.
 #[inline(always)]
-fn invoke_sync(snap: &Snapshot, run: Run, cx: &Cx<'_>, name: &str, want: Erased<'_>, payload: *mut ()) -> Result<(), Error> {
+fn invoke_sync(
+    snap: &Snapshot,
+    run: Run,
+    cx: &Cx<'_>,
+    name: &str,
+    want: Erased<'_>,
+    payload: *mut (),
+) -> Result<(), Error> {
     match run {
         // SAFETY: `precheck` verified that this extension's payload key equals the
         // dispatcher's, so `payload` points to the `P` the handler was compiled for.
@@ -522,7 +536,10 @@ fn erased_for<S: PointSpec>() -> Erased<'static> {
     }
 }
 
-pub(crate) fn sync_typed_current<S: PointSpec>(site: &PointSite, payload: &mut S::Payload<'_>) -> Result<(), Error> {
+pub(crate) fn sync_typed_current<S: PointSpec>(
+    site: &PointSite,
+    payload: &mut S::Payload<'_>,
+) -> Result<(), Error> {
     sync_current(
         site.id(),
         site.name(),
@@ -602,7 +619,13 @@ pub fn call_sync<P: 'static>(point: &str, payload: &mut P) -> Result<(), Error> 
     let Some(id) = site::lookup(point) else {
         return Ok(());
     };
-    sync_current(id, point, erased_static::<P>(), payload as *mut P as *mut (), None)
+    sync_current(
+        id,
+        point,
+        erased_static::<P>(),
+        payload as *mut P as *mut (),
+        None,
+    )
 }
 
 /// Dispatches the point named `point` on the current scope, awaiting each extension in turn.
@@ -641,7 +664,13 @@ pub fn call_site_sync<P: 'static>(site: &'static PointSite, payload: &mut P) -> 
     if site.is_empty_everywhere() {
         return Ok(());
     }
-    sync_current(site.id(), site.name(), erased_static::<P>(), payload as *mut P as *mut (), None)
+    sync_current(
+        site.id(),
+        site.name(),
+        erased_static::<P>(),
+        payload as *mut P as *mut (),
+        None,
+    )
 }
 
 /// Support for [`call!`](crate::call!) with `.await`.
@@ -689,7 +718,13 @@ pub fn __extensible_sync<P>(
         type_name,
         codec: None,
     };
-    sync_current(id, site.name(), want, payload as *mut P as *mut (), Some(&mut adapter))
+    sync_current(
+        id,
+        site.name(),
+        want,
+        payload as *mut P as *mut (),
+        Some(&mut adapter),
+    )
 }
 
 /// Async twin of [`__extensible_sync`].

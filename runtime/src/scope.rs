@@ -53,7 +53,6 @@ static DEFAULT: LazyLock<Scope> = LazyLock::new(|| {
     )
 });
 
-
 /// Makes sure the default scope exists and has published its snapshot.
 pub(crate) fn ensure_default_published() {
     LazyLock::force(&DEFAULT);
