@@ -257,7 +257,8 @@ impl ScopeBuilder {
     /// watcher unless [`watch(false)`](Self::watch)).
     ///
     /// # Errors
-    /// [`ErrorKind::Plugin`](crate::ErrorKind::Plugin) for an unknown plugin name; with `fs`,
+    /// [`ErrorKind::Plugin`](crate::ErrorKind::Plugin) for an unknown plugin name (in
+    /// `disable_plugin` or `plugin_folder`); with `fs`,
     /// [`ErrorKind::Override`](crate::ErrorKind::Override) if the watcher cannot start. Bad
     /// override files are not errors here: they are reported in [`Scope::status`].
     pub fn build(self) -> Result<Scope, crate::Error> {
@@ -275,6 +276,18 @@ impl ScopeBuilder {
                         )
                     })?;
                 d.insert(entry.name);
+            }
+        }
+        #[cfg(feature = "fs")]
+        for (name, _) in &self.fs.plugin_dirs {
+            if !crate::plugin::HOOKPOINT_PLG_V0
+                .iter()
+                .any(|p| p.name == name)
+            {
+                return Err(crate::Error::kind_msg(
+                    crate::ErrorKind::Plugin,
+                    format!("plugin_folder names `{name}`, but no plugin of that name is linked"),
+                ));
             }
         }
         #[cfg(feature = "fs")]

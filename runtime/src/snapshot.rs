@@ -515,6 +515,12 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
             None => compiled_ix.map(|i| cands[i].clone()),
         };
         let Some(mut def) = base else {
+            // An unknown point is reported once, by the loader, with the nearest known point.
+            let known_point =
+                table.by_point.contains_key(point) || table.declared.contains_key(point);
+            if !known_point {
+                continue;
+            }
             warnings.push(format!(
                 "{}: override matches no extension named `{name}` on point `{point}`; it has no effect",
                 winner.path.display()

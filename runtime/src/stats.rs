@@ -43,11 +43,16 @@ pub(crate) fn count(point: &str) {
     let n = TOTAL.fetch_add(1, Ordering::Relaxed) + 1;
     if n.is_multiple_of(every) {
         let table: Vec<String> = counts.iter().map(|(p, c)| format!("{p}={c}")).collect();
-        tracing::info!(target: "hookpoint::stats", dispatches = n, counts = %table.join(" "), "EXTENSIONS_LOG");
-        eprintln!(
-            "[hookpoint] EXTENSIONS_LOG after {n} dispatches: {}",
-            table.join(" ")
-        );
+        // Through tracing when the application installed a subscriber, else on stderr (as Agent
+        // Zero prints), never both.
+        if tracing::dispatcher::has_been_set() {
+            tracing::info!(target: "hookpoint::stats", dispatches = n, counts = %table.join(" "), "EXTENSIONS_LOG");
+        } else {
+            eprintln!(
+                "[hookpoint] EXTENSIONS_LOG after {n} dispatches: {}",
+                table.join(" ")
+            );
+        }
     }
 }
 

@@ -1771,3 +1771,41 @@ fn dispatch_sees_whole_snapshots_while_files_change_and_reload() {
         .collect();
     assert_eq!(names, got, "introspection agrees with dispatch");
 }
+
+#[test]
+fn plugin_folder_naming_an_unknown_plugin_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = ScopeBuilder::new("ghost")
+        .plugin_folder("ghost", dir.path())
+        .watch(false)
+        .build()
+        .unwrap_err();
+    assert_eq!(err.kind(), hookpoint::ErrorKind::Plugin);
+    assert!(err.to_string().contains("`ghost`"), "{err}");
+}
+
+#[test]
+fn a_panicking_reload_subscriber_does_not_skip_the_uninstall_hook_or_other_subscribers() {
+    let scope = ScopeBuilder::new("panicky-subscriber")
+        .watch(false)
+        .build()
+        .unwrap();
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    scope.on_reload(|_| panic!("subscriber bug"));
+    let seen2 = seen.clone();
+    scope.on_reload(move |_| {
+        seen2.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    });
+    scope.set_plugin_enabled("memory", false).unwrap();
+    assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert!(
+        !scope
+            .plugins()
+            .iter()
+            .find(|p| p.name == "memory")
+            .unwrap()
+            .enabled
+    );
+    scope.set_plugin_enabled("memory", true).unwrap();
+    assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 2);
+}

@@ -299,7 +299,11 @@ pub(crate) fn notify(scope: &Scope, event: ReloadEvent) {
         .unwrap_or_else(|p| p.into_inner())
         .clone();
     for s in subs {
-        s(&event);
+        // A panicking subscriber must not abort the caller's work (a plugin toggle still runs
+        // its install/uninstall hook) nor the other subscribers.
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s(&event))).is_err() {
+            tracing::error!(scope = scope.name(), "an on_reload subscriber panicked");
+        }
     }
 }
 
