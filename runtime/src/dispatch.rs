@@ -118,6 +118,16 @@ struct DepthGuard<'a> {
 }
 
 impl<'a> DepthGuard<'a> {
+    /// Enters one more level of nesting, or refuses past [`MAX_DEPTH`].
+    #[inline(always)]
+    fn next(cell: &'a Cell<u32>, point: &str) -> Result<(Self, u32), Error> {
+        let depth = cell.get() + 1;
+        if depth > MAX_DEPTH {
+            return Err(depth_error(point));
+        }
+        Ok((Self::enter(cell, depth), depth))
+    }
+
     #[inline(always)]
     fn enter(cell: &'a Cell<u32>, depth: u32) -> Self {
         DepthGuard {
@@ -219,17 +229,12 @@ fn run_list_sync(
         return Ok(());
     };
     if list.plain_sync_key == Some(want.key) && on_error.is_none() && !stats::observing() {
-        let depth = tl.depth.get() + 1;
-        if depth > MAX_DEPTH {
-            return Err(depth_error(point));
-        }
-        let _depth = DepthGuard::enter(&tl.depth, depth);
-        let cx = Cx {
+        let (_depth, depth) = DepthGuard::next(&tl.depth, point)?;
+        let cx = &Cx {
             point,
             depth,
             scope,
         };
-        let cx = &cx;
         let mut handlers = list.sync_fns.iter();
         while let Some(f) = handlers.next() {
             // SAFETY: `plain_sync_key` equals the dispatcher's payload key, so `payload` points
@@ -261,11 +266,7 @@ fn run_list_sync_general(
         return Ok(());
     }
     precheck(list, point, &want, true)?;
-    let depth = tl.depth.get() + 1;
-    if depth > MAX_DEPTH {
-        return Err(depth_error(point));
-    }
-    let _depth = DepthGuard::enter(&tl.depth, depth);
+    let (_depth, depth) = DepthGuard::next(&tl.depth, point)?;
     let cx = Cx {
         point,
         depth,
