@@ -152,6 +152,8 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
         name.value(),
         quote!(#payload).to_string().replace(" ", "")
     );
+    // `line!()` spanned on the point's name gives its own line, not the `point!` block's.
+    let file_line = quote::quote_spanned! {ident.span()=> file: ::core::file!(), line: ::core::line!(), };
     quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types)]
@@ -181,8 +183,7 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
                 payload_type: || #p::type_name::<#payload>(),
                 serde: #serde,
                 crate_name: ::core::env!("CARGO_PKG_NAME"),
-                file: ::core::file!(),
-                line: ::core::line!(),
+                #file_line
             };
         };
     }

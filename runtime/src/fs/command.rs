@@ -68,7 +68,8 @@ pub const MAX_STDERR_BYTES: usize = 16 * 1024;
 /// - `SYSTEMROOT`: Windows system folder, required by many Windows programs
 ///   (harmless and normally absent on Unix).
 ///
-/// [`CommandSpec::env`] is applied afterwards and may override any of these.
+/// The variables hookpoint adds (`HOOKPOINT_POINT`, `HOOKPOINT_EXTENSION`, `HOOKPOINT_LAYER`) are
+/// applied afterwards.
 pub const ENV_ALLOW_LIST: &[&str] = &[
     "PATH",
     "HOME",
@@ -140,7 +141,8 @@ pub enum HookOutput {
     Replace(Value),
 }
 
-/// Why a hook invocation did not produce a [`HookOutput`].
+/// Why a command hook failed. It is the `source()` of the [`Error`](crate::Error) of kind
+/// [`ErrorKind::Command`](crate::ErrorKind::Command) that dispatch returns; downcast to match on it.
 ///
 /// `program` is the resolved path that was (or would have been) executed, or
 /// `argv[0]` as given when resolution itself failed.
@@ -158,7 +160,7 @@ pub enum CommandError {
         #[source]
         source: io::Error,
     },
-    /// The hook ran longer than [`CommandSpec::timeout`] (or kept its output
+    /// The hook ran longer than its `timeout_ms` (or kept its output
     /// pipes open that long); its process group was killed with `SIGKILL`.
     #[error("hook {} timed out after {after:?} and was killed", program.display())]
     TimedOut {
