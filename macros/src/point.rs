@@ -153,7 +153,8 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
         quote!(#payload).to_string().replace(" ", "")
     );
     // `line!()` spanned on the point's name gives its own line, not the `point!` block's.
-    let file_line = quote::quote_spanned! {ident.span()=> file: ::core::file!(), line: ::core::line!(), };
+    let file_line =
+        quote::quote_spanned! {ident.span()=> file: ::core::file!(), line: ::core::line!(), };
     quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types)]
