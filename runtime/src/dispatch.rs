@@ -286,6 +286,16 @@ fn run_list_sync_general(
     Ok(())
 }
 
+/// The per-extension event of the observed paths: duration and outcome (`trace` when it
+/// succeeded, `debug` when it failed).
+fn log_outcome(point: &str, extension: &str, start: Instant, r: &Result<(), Error>) {
+    let duration_us = start.elapsed().as_secs_f64() * 1e6;
+    match r {
+        Ok(()) => tracing::trace!(point, extension, duration_us, outcome = "ok"),
+        Err(e) => tracing::debug!(point, extension, duration_us, outcome = "error", error = %e),
+    }
+}
+
 /// Calls one extension from a sync dispatch.
 #[inline(always)]
 fn invoke_sync(
@@ -328,13 +338,7 @@ fn run_sync_observed(
         let _e = ext_span.enter();
         let start = Instant::now();
         let r = invoke_sync(snap, *run, cx, &m.name, want, payload);
-        let micros = start.elapsed().as_secs_f64() * 1e6;
-        match &r {
-            Ok(()) => tracing::trace!(extension = &*m.name, duration_us = micros, outcome = "ok"),
-            Err(e) => {
-                tracing::debug!(extension = &*m.name, duration_us = micros, outcome = "error", error = %e)
-            }
-        }
+        log_outcome(cx.point, &m.name, start, &r);
         if let Err(e) = r {
             on_extension_error(list, i, cx.point, e, payload, on_error)?;
         }
@@ -471,18 +475,7 @@ pub(crate) async fn run_async(
                 Run::Command(ix) => run_command_async(&snap, ix, &cx, &m.name, want, payload).await,
             };
             if let Some(start) = start {
-                let micros = start.elapsed().as_secs_f64() * 1e6;
-                match &r {
-                    Ok(()) => tracing::trace!(
-                        point,
-                        extension = &*m.name,
-                        duration_us = micros,
-                        outcome = "ok"
-                    ),
-                    Err(e) => {
-                        tracing::debug!(point, extension = &*m.name, duration_us = micros, outcome = "error", error = %e)
-                    }
-                }
+                log_outcome(point, &m.name, start, &r);
             }
             if let Err(e) = r {
                 on_extension_error(list, i, point, e, payload.0, &mut on_error)?;
