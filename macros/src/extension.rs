@@ -369,6 +369,26 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
             }
         }
     };
+    // A sync handler without `Cx` that returns `()` also gets a bare thunk, so a list of such
+    // handlers runs as a plain loop of `fn(*mut ())` calls.
+    let infallible = match &func.sig.output {
+        syn::ReturnType::Default => true,
+        syn::ReturnType::Type(_, t) => matches!(&**t, Type::Tuple(tt) if tt.elems.is_empty()),
+    };
+    let (bare_thunk, bare) = if !spec.is_async && !spec.takes_cx && infallible {
+        (
+            quote! {
+                #[inline(always)]
+                fn __hookpoint_bare(payload: *mut ()) {
+                    let payload = #p::payload!(payload);
+                    #fn_name(payload)
+                }
+            },
+            quote!(#p::Some(__hookpoint_bare)),
+        )
+    } else {
+        (quote!(), quote!(#p::None))
+    };
     let handler = if spec.is_async {
         quote!(#p::Handler::Async(__hookpoint_thunk))
     } else {
@@ -381,6 +401,7 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
         #[doc(hidden)]
         const _: () = {
             #thunk
+            #bare_thunk
 
             #[#p::distributed_slice(#p::HOOKPOINT_EXT_V0)]
             #[linkme(crate = #p::linkme)]
@@ -394,6 +415,7 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
                 payload_type: || #p::type_name::<#payload>(),
                 payload_key: || #p::TypeId::of::<fn(&mut #payload)>(),
                 handler: #handler,
+                bare: #bare,
                 replace: #replace,
                 policy: #p::ErrorPolicy::#policy,
             };

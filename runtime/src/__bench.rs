@@ -37,6 +37,7 @@ impl SyntheticRegistry {
                     payload_type: || "u64",
                     payload_key: TypeId::of::<fn(&mut u64)>,
                     handler: Handler::Sync(noop),
+                    bare: None,
                     replace: false,
                     policy: ErrorPolicy::Propagate,
                 }));

@@ -192,8 +192,13 @@ pub(crate) fn sync_current(
             return run_list_sync(tl, &snap, &scope, id, point, want, payload, on_error);
         }
         let default = Scope::default_scope();
-        // SAFETY: the handle stays alive while this dispatch runs (see `thread_state`).
-        let snap = unsafe { &*tl.default_snapshot(default) };
+        let cached = tl.default_snapshot(default);
+        if cached.is_null() {
+            let snap = default.0.snapshot.load_full();
+            return run_list_sync(tl, &snap, default, id, point, want, payload, on_error);
+        }
+        // SAFETY: non-null: the handle stays alive while this dispatch runs (see `thread_state`).
+        let snap = unsafe { &*cached };
         run_list_sync(tl, snap, default, id, point, want, payload, on_error)
     })
 }
@@ -230,6 +235,13 @@ fn run_list_sync(
     };
     if list.plain_sync_key == Some(want.key) && on_error.is_none() && !stats::observing() {
         let (_depth, depth) = DepthGuard::next(&tl.depth, point)?;
+        if !list.bare_fns.is_empty() {
+            for f in list.bare_fns.iter() {
+                // SAFETY: as below; these handlers take no `Cx` and cannot fail.
+                unsafe { f(payload) };
+            }
+            return Ok(());
+        }
         let cx = &Cx {
             point,
             depth,

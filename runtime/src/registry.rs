@@ -28,6 +28,10 @@ pub type BoxFuture<'a> = Pin<Box<dyn Future<Output = Result<(), Error>> + Send +
 /// checked the payload key.
 pub type SyncFn = unsafe fn(*mut (), &Cx<'_>) -> Result<(), Error>;
 
+/// A type-erased handler that takes no `Cx` and cannot fail (`fn(&mut P)` returning `()`): the
+/// plain loop calls these exactly as a hand-written loop of fn pointers would.
+pub type BareFn = unsafe fn(*mut ());
+
 /// A type-erased async handler.
 pub type AsyncFn = for<'a> unsafe fn(*mut (), &'a Cx<'a>) -> BoxFuture<'a>;
 
@@ -95,6 +99,8 @@ pub struct ExtensionEntry {
     pub payload_type: fn() -> &'static str,
     pub payload_key: fn() -> TypeId,
     pub handler: Handler,
+    /// The same handler as a [`BareFn`], when it takes no `Cx` and returns `()`.
+    pub bare: Option<BareFn>,
     pub replace: bool,
     pub policy: crate::snapshot::ErrorPolicy,
 }

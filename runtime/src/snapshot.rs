@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Origin};
-use crate::registry::{self, AsyncFn, ExtensionEntry, Handler, PointEntry, SyncFn};
+use crate::registry::{self, AsyncFn, BareFn, ExtensionEntry, Handler, PointEntry, SyncFn};
 use crate::site;
 
 /// What happens when an extension returns `Err`.
@@ -99,6 +99,9 @@ pub(crate) struct PointList {
     pub(crate) plain_sync_key: Option<TypeId>,
     /// The handlers of a plain list (empty otherwise), in run order.
     pub(crate) sync_fns: Box<[SyncFn]>,
+    /// The same as bare fns when every handler of a plain list has one (empty otherwise): the
+    /// loop then passes no `Cx` and checks no result.
+    pub(crate) bare_fns: Box<[BareFn]>,
 }
 
 #[derive(Clone)]
@@ -164,6 +167,7 @@ impl Snapshot {
 pub(crate) struct Candidate {
     pub(crate) meta: ExtMeta,
     pub(crate) run: CandidateRun,
+    pub(crate) bare: Option<BareFn>,
     pub(crate) replace: bool,
 }
 
@@ -192,6 +196,7 @@ pub(crate) fn compiled_candidate(e: &'static ExtensionEntry) -> Candidate {
             note: None,
         },
         run: CandidateRun::Handler(e.handler),
+        bare: e.bare,
         replace: e.replace,
     }
 }
@@ -312,7 +317,9 @@ pub(crate) fn build_list(
     let mut first_async = None;
     let mut runs = Vec::with_capacity(candidates.len());
     let mut meta = Vec::with_capacity(candidates.len());
+    let mut bares = Vec::with_capacity(candidates.len());
     for (i, c) in candidates.into_iter().enumerate() {
+        bares.push(c.bare);
         if let Some(k) = c.meta.key {
             match key {
                 None => key = Some(k),
@@ -360,9 +367,15 @@ pub(crate) fn build_list(
     } else {
         Box::new([])
     };
+    let bare_fns: Box<[BareFn]> = if plain && bares.iter().all(Option::is_some) {
+        bares.into_iter().flatten().collect()
+    } else {
+        Box::new([])
+    };
     PointList {
         plain_sync_key: if plain { key } else { None },
         sync_fns,
+        bare_fns,
         runs: runs.into(),
         meta: meta.into(),
         key,
@@ -510,6 +523,7 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
                     note: None,
                 },
                 run: CandidateRun::Command(h.command.unwrap_or_default()),
+                bare: None,
                 replace: false,
             }),
             None => compiled_ix.map(|i| cands[i].clone()),
