@@ -331,3 +331,46 @@ fn async_dispatch_futures_are_send_and_run_on_a_multi_thread_runtime() {
         .unwrap();
     assert_eq!(v, [1, 2, 3, 1, 2, 3, 1, 2, 3, 11]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// A dispatch from another thread-local's destructor, after hookpoint's own thread-local state
+// was destroyed: it must still run (loading the snapshot per call), not touch freed memory.
+
+static DTOR_DISPATCH_RESULT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+#[hookpoint::extension(point = "dispatch_in_tls_destructor")]
+fn in_tls_destructor(n: &mut u64) {
+    *n += 41;
+}
+
+struct DispatchOnDrop;
+
+impl Drop for DispatchOnDrop {
+    fn drop(&mut self) {
+        let mut n = 1u64;
+        hookpoint::call_sync("dispatch_in_tls_destructor", &mut n).unwrap();
+        DTOR_DISPATCH_RESULT.store(n, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+thread_local! {
+    static DISPATCH_ON_DROP: DispatchOnDrop = const { DispatchOnDrop };
+}
+
+#[test]
+fn dispatch_from_a_thread_local_destructor_still_works() {
+    std::thread::spawn(|| {
+        // Registered first, so destroyed after hookpoint's thread-locals (destructors run in
+        // reverse order of registration).
+        DISPATCH_ON_DROP.with(|_| {});
+        let mut n = 0u64;
+        hookpoint::call_sync("dispatch_in_tls_destructor", &mut n).unwrap();
+        assert_eq!(n, 41);
+    })
+    .join()
+    .unwrap();
+    assert_eq!(
+        DTOR_DISPATCH_RESULT.load(std::sync::atomic::Ordering::SeqCst),
+        42
+    );
+}
