@@ -518,26 +518,28 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block) -> TokenStream {
     let registration = quote! {
         #[#p::distributed_slice(#p::HOOKPOINT_PTS_V0)]
         #[linkme(crate = #p::linkme)]
-        static __HP_START_POINT: #p::PointEntry = #p::PointEntry {
+        // SAFETY: no codec.
+        static __HP_START_POINT: #p::PointEntry = unsafe { #p::PointEntry::new(#p::PointParts {
             name: #start_name,
             kind: #kind_enum,
             payload_key: #start_entry_key,
             payload_type: #start_entry_ty,
-            serde: false,
+            codec: #p::None,
             crate_name: ::core::env!("CARGO_PKG_NAME"),
             #file_line
-        };
+        }) };
         #[#p::distributed_slice(#p::HOOKPOINT_PTS_V0)]
         #[linkme(crate = #p::linkme)]
-        static __HP_END_POINT: #p::PointEntry = #p::PointEntry {
+        // SAFETY: no codec.
+        static __HP_END_POINT: #p::PointEntry = unsafe { #p::PointEntry::new(#p::PointParts {
             name: #end_name,
             kind: #kind_enum,
             payload_key: #end_entry_key,
             payload_type: #end_entry_ty,
-            serde: false,
+            codec: #p::None,
             crate_name: ::core::env!("CARGO_PKG_NAME"),
             #file_line
-        };
+        }) };
     };
     let fake_return = quote_spanned! {ret_span=>
         #[allow(unreachable_code, clippy::diverging_sub_expression, clippy::needless_return, clippy::empty_loop)]
@@ -557,12 +559,15 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block) -> TokenStream {
                     payload: TokenStream,
                     on_err: TokenStream| {
         if is_async {
-            quote! {
-                #p::__extensible_async(&#site, #p::TypeId::of::<fn(&mut #key)>(), #p::type_name::<#key>, &mut #payload, &mut #on_err).await
-            }
+            // SAFETY: the key is `fn(&mut Payload)` of this very payload type, lifetimes elided.
+            quote! {{
+                let mut __hp_on_err = #on_err;
+                unsafe { #p::__extensible_async(&#site, #p::TypeId::of::<fn(&mut #key)>(), #p::type_name::<#key>, &mut #payload, &mut __hp_on_err) }.await
+            }}
         } else {
+            // SAFETY: as above.
             quote! {
-                #p::__extensible_sync(&#site, #p::TypeId::of::<fn(&mut #key)>(), #p::type_name::<#key>, &mut #payload, &mut #on_err)
+                unsafe { #p::__extensible_sync(&#site, #p::TypeId::of::<fn(&mut #key)>(), #p::type_name::<#key>, &mut #payload, &mut #on_err) }
             }
         }
     };

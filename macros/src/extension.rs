@@ -331,9 +331,10 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
             async_span,
         );
         quote! {
-            fn __hookpoint_thunk<'a>(payload: *mut (), cx: &'a #p::Cx<'a>) -> #p::BoxFuture<'a> {
+            unsafe fn __hookpoint_thunk<'a>(payload: *mut (), cx: &'a #p::Cx<'a>) -> #p::BoxFuture<'a> {
                 let _ = cx;
-                let payload = #p::payload!(payload);
+                // SAFETY: the caller passes the payload whose key this extension's record carries.
+                let payload = unsafe { &mut *(payload as *mut _) };
                 #boxed
             }
         }
@@ -362,9 +363,10 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
         let conv = quote! { #conv #into_result(#callee #args) };
         quote! {
             #[inline(always)]
-            fn __hookpoint_thunk(payload: *mut (), cx: &#p::Cx<'_>) -> #p::Result<(), #p::Error> {
+            unsafe fn __hookpoint_thunk(payload: *mut (), cx: &#p::Cx<'_>) -> #p::Result<(), #p::Error> {
                 let _ = cx;
-                let payload = #p::payload!(payload);
+                // SAFETY: the caller passes the payload whose key this extension's record carries.
+                let payload = unsafe { &mut *(payload as *mut _) };
                 #conv
             }
         }
@@ -379,8 +381,9 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
         (
             quote! {
                 #[inline(always)]
-                fn __hookpoint_bare(payload: *mut ()) {
-                    let payload = #p::payload!(payload);
+                unsafe fn __hookpoint_bare(payload: *mut ()) {
+                    // SAFETY: as for the thunk.
+                    let payload = unsafe { &mut *(payload as *mut _) };
                     #fn_name(payload)
                 }
             },
@@ -405,7 +408,9 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
 
             #[#p::distributed_slice(#p::HOOKPOINT_EXT_V0)]
             #[linkme(crate = #p::linkme)]
-            static __HOOKPOINT_EXTENSION: #p::ExtensionEntry = #p::ExtensionEntry {
+            // SAFETY: both thunks cast the payload to `#payload`, whose key `payload_key` returns,
+            // and keep no borrow past the call (or the future).
+            static __HOOKPOINT_EXTENSION: #p::ExtensionEntry = unsafe { #p::ExtensionEntry::new(#p::ExtensionParts {
                 point: #point,
                 name: #name,
                 order: #order,
@@ -418,7 +423,7 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
                 bare: #bare,
                 replace: #replace,
                 policy: #p::ErrorPolicy::#policy,
-            };
+            }) };
         };
     }
 }

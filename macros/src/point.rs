@@ -121,21 +121,29 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
     // A braced struct lives only in the type namespace, so it can share the static's name and
     // messages read `SyncPoint<SYSTEM_PROMPT>`.
     let spec = ident.clone();
-    let serde = d.serde;
     let kind_enum = if kind == "SyncPoint" {
         quote!(Sync)
     } else {
         quote!(Async)
     };
-    let json = if d.serde {
-        quote! {
-            fn json() -> #p::Option<&'static #p::JsonCodec> {
-                static CODEC: #p::JsonCodec = #p::codec_for::<#payload>();
-                #p::Some(&CODEC)
-            }
-        }
+    // The codec lives in one static per point, shared by the spec and the declaration record.
+    let codec_ident = syn::Ident::new(&format!("__HOOKPOINT_CODEC_{ident}"), ident.span());
+    let (codec_static, json, codec_ref) = if d.serde {
+        (
+            quote! {
+                #[doc(hidden)]
+                #[allow(non_upper_case_globals)]
+                static #codec_ident: #p::JsonCodec = #p::JsonCodec::of::<#payload>();
+            },
+            quote! {
+                fn json() -> #p::Option<&'static #p::JsonCodec> {
+                    #p::Some(&#codec_ident)
+                }
+            },
+            quote!(#p::Some(&#codec_ident)),
+        )
     } else {
-        quote!()
+        (quote!(), quote!(), quote!(#p::None))
     };
     let kind_doc = if kind == "SyncPoint" {
         "dispatched synchronously (`async` extensions are refused)"
@@ -160,7 +168,11 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
         #[allow(non_camel_case_types)]
         #vis struct #spec {}
 
-        impl #krate::PointSpec for #spec {
+        #codec_static
+
+        // SAFETY: `Handler` is `fn(&mut Payload)` with the payload's lifetimes elided, and the
+        // codec (if any) is made for this payload.
+        unsafe impl #krate::PointSpec for #spec {
             type Payload<'__hp> = #gat_payload;
             type Handler = fn(&mut #payload);
             const NAME: &'static str = #name;
@@ -177,15 +189,16 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
         const _: () = {
             #[#p::distributed_slice(#p::HOOKPOINT_PTS_V0)]
             #[linkme(crate = #p::linkme)]
-            static __HOOKPOINT_POINT: #p::PointEntry = #p::PointEntry {
+            // SAFETY: the codec is made for the payload whose key this record carries.
+            static __HOOKPOINT_POINT: #p::PointEntry = unsafe { #p::PointEntry::new(#p::PointParts {
                 name: #name,
                 kind: #p::PointKind::#kind_enum,
                 payload_key: #p::Some(|| #p::TypeId::of::<fn(&mut #payload)>()),
                 payload_type: || #p::type_name::<#payload>(),
-                serde: #serde,
+                codec: #codec_ref,
                 crate_name: ::core::env!("CARGO_PKG_NAME"),
                 #file_line
-            };
+            }) };
         };
     }
 }

@@ -3,10 +3,9 @@
 use std::any::TypeId;
 use std::collections::HashMap;
 
-use crate::cx::Cx;
 use crate::error::Error;
-use crate::registry::{ExtensionEntry, Handler, PointOf};
-use crate::snapshot::{self, CompiledTable, ErrorPolicy};
+use crate::registry::{Cx, ErrorPolicy, ExtensionEntry, ExtensionParts, Handler, PointOf};
+use crate::snapshot::{self, CompiledTable};
 
 fn noop(_: *mut (), _: &Cx<'_>) -> Result<(), Error> {
     Ok(())
@@ -26,7 +25,7 @@ impl SyntheticRegistry {
                 let point: &'static str =
                     Box::leak(format!("bench_point_{}", i % points.max(1)).into_boxed_str());
                 let name: &'static str = Box::leak(format!("bench_ext_{i}").into_boxed_str());
-                let e: &'static ExtensionEntry = Box::leak(Box::new(ExtensionEntry {
+                let parts = ExtensionParts {
                     point: PointOf::Name(point),
                     name,
                     order: (n - i) as i32,
@@ -40,7 +39,10 @@ impl SyntheticRegistry {
                     bare: None,
                     replace: false,
                     policy: ErrorPolicy::Propagate,
-                }));
+                };
+                // SAFETY: `noop` never dereferences the payload pointer.
+                let e: &'static ExtensionEntry =
+                    Box::leak(Box::new(unsafe { ExtensionEntry::new(parts) }));
                 e
             })
             .collect();
@@ -63,8 +65,8 @@ impl SyntheticRegistry {
     /// full reload does; returns the number of active extensions.
     #[cfg(feature = "fs")]
     pub fn build_with_layer(&self, scope: &crate::Scope) -> usize {
-        *scope.0.fs.dirty.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        let (snap, _) = crate::fs::build_snapshot(scope, &self.table, &HashMap::new(), 2);
+        scope.0.fs.mark_dirty(None);
+        let (snap, _) = scope.0.fs.build_snapshot(&self.table, &HashMap::new(), 2);
         snap.lists.iter().map(|l| l.runs.len()).sum()
     }
 }

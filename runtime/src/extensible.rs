@@ -1,9 +1,14 @@
-//! Payloads of the start and end points that `#[extensible]` creates.
+//! `#[extensible]` fns: the payloads of the start and end points the macro creates, and the
+//! entry points its generated code dispatches them through.
 
+use std::any::TypeId;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 
+use crate::dispatch::{Call, Erased, SendPtr};
 use crate::error::Error;
+use crate::scope::Scope;
+use crate::site::PointSite;
 
 /// The payload of an `#[extensible]` fn's `.../start` point.
 ///
@@ -221,4 +226,67 @@ pub const fn utf8(bytes: &'static [u8]) -> &'static str {
         Ok(s) => s,
         Err(_) => panic!("point name is not UTF-8"),
     }
+}
+
+/// The dispatch of one `#[extensible]` point with a payload key the macro computed.
+fn call_of<'a, P>(
+    site: &'a PointSite,
+    key: TypeId,
+    type_name: fn() -> &'static str,
+    payload: &mut P,
+) -> Call<'a> {
+    Call {
+        id: site.id(),
+        point: site.name(),
+        want: Erased {
+            key,
+            type_name,
+            codec: None,
+        },
+        payload: SendPtr(payload as *mut P as *mut ()),
+    }
+}
+
+/// Dispatches an `#[extensible]` fn's start or end point. Extension errors go to `on_error` and
+/// the chain goes on (the error becomes the call's result, which later extensions see).
+///
+/// # Safety
+/// `key` must be `TypeId::of::<fn(&mut P)>()` with `P`'s lifetimes elided (the payload key every
+/// extension of the point was compiled with): dispatch casts `payload` to the extensions'
+/// payload type after comparing keys.
+#[doc(hidden)]
+pub unsafe fn __extensible_sync<P>(
+    site: &'static PointSite,
+    key: TypeId,
+    type_name: fn() -> &'static str,
+    payload: &mut P,
+    on_error: &mut (dyn FnMut(&mut P, Error) + Send),
+) -> Result<(), Error> {
+    let mut sink = |p: *mut (), e: Error| {
+        // SAFETY: `p` is the `payload` pointer passed below, still exclusively borrowed.
+        on_error(unsafe { &mut *(p as *mut P) }, e)
+    };
+    Scope::dispatch_current(call_of(site, key, type_name, payload), Some(&mut sink))
+}
+
+/// Async twin of [`__extensible_sync`].
+///
+/// # Safety
+/// As [`__extensible_sync`].
+#[doc(hidden)]
+pub async unsafe fn __extensible_async<P: Send>(
+    site: &'static PointSite,
+    key: TypeId,
+    type_name: fn() -> &'static str,
+    payload: &mut P,
+    on_error: &mut (dyn FnMut(&mut P, Error) + Send),
+) -> Result<(), Error> {
+    let scope = Scope::current();
+    let mut sink = |p: *mut (), e: Error| {
+        // SAFETY: as in `__extensible_sync`.
+        on_error(unsafe { &mut *(p as *mut P) }, e)
+    };
+    scope
+        .dispatch_async(call_of(site, key, type_name, payload), Some(&mut sink))
+        .await
 }

@@ -1,11 +1,20 @@
-//! Listing every point with its extensions in run order.
+//! Introspection: every point a scope knows, with its extensions in run order, their layer and
+//! origin, what replaced or changed them, and the inactive ones with why.
+//!
+//! ```
+//! #[hookpoint::extension(point = "doc_introspect_module", order = 7)]
+//! fn listed(_: &mut u8) {}
+//! let points: Vec<hookpoint::introspect::PointInfo> = hookpoint::introspect();
+//! let p = points.iter().find(|p| p.name == "doc_introspect_module").unwrap();
+//! assert_eq!((p.extensions[0].name.as_str(), p.extensions[0].order), ("listed", 7));
+//! ```
 
 use serde::Serialize;
 
 use crate::registry::PointKind;
 use crate::scope::{COMPILED, Scope};
 use crate::site;
-use crate::snapshot::Run;
+use crate::snapshot::{PointList, Run};
 
 /// One point as a scope sees it.
 #[derive(Debug, Clone, Serialize)]
@@ -13,7 +22,7 @@ pub struct PointInfo {
     /// The point's name.
     pub name: String,
     /// `Some` when the point is declared (`point!` or `#[extensible]`).
-    pub kind: Option<PointKindInfo>,
+    pub kind: Option<PointKind>,
     /// The declared payload type, if declared.
     pub payload_type: Option<String>,
     /// Where it is declared (`file:line`), if declared.
@@ -22,16 +31,6 @@ pub struct PointInfo {
     pub extensions: Vec<ExtensionInfo>,
     /// Extensions that exist but do not run here, and why.
     pub inactive: Vec<InactiveInfo>,
-}
-
-/// Sync or async, for serialization.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PointKindInfo {
-    /// Dispatched synchronously.
-    Sync,
-    /// Dispatched with `.await`.
-    Async,
 }
 
 /// One active extension.
@@ -97,42 +96,10 @@ impl Scope {
             if declared.is_none() && !has_any {
                 continue;
             }
-            let mut extensions = Vec::new();
-            let mut inactive = Vec::new();
-            if let Some(l) = list {
-                for (m, run) in l.meta.iter().zip(l.runs.iter()) {
-                    extensions.push(ExtensionInfo {
-                        name: m.name.to_string(),
-                        order: m.order,
-                        origin: m.origin.to_string(),
-                        layer: m.layer.to_string(),
-                        runs_as: match run {
-                            Run::Sync(_) => "sync",
-                            Run::Async(_) => "async",
-                            Run::Command(_) => "command",
-                        },
-                        on_error: match m.policy {
-                            crate::ErrorPolicy::Propagate => "propagate",
-                            crate::ErrorPolicy::Log => "log",
-                        },
-                        note: m.note.clone(),
-                    });
-                }
-                for i in &l.inactive {
-                    inactive.push(InactiveInfo {
-                        name: i.name.to_string(),
-                        origin: i.origin.to_string(),
-                        layer: i.layer.to_string(),
-                        why: i.why.clone(),
-                    });
-                }
-            }
+            let (extensions, inactive) = list.map(describe).unwrap_or_default();
             out.push(PointInfo {
                 name: name.to_owned(),
-                kind: declared.map(|d| match d.kind {
-                    PointKind::Sync => PointKindInfo::Sync,
-                    PointKind::Async => PointKindInfo::Async,
-                }),
+                kind: declared.map(|d| d.kind),
                 payload_type: declared.map(|d| (d.payload_type)().to_owned()),
                 declared_at: declared.map(|d| format!("{}, {}:{}", d.crate_name, d.file, d.line)),
                 extensions,
@@ -141,6 +108,40 @@ impl Scope {
         }
         out
     }
+}
+
+/// The active and inactive extensions of one list.
+fn describe(l: &PointList) -> (Vec<ExtensionInfo>, Vec<InactiveInfo>) {
+    let extensions = l
+        .meta
+        .iter()
+        .zip(l.runs.iter())
+        .map(|(m, run)| ExtensionInfo {
+            name: m.name.to_string(),
+            order: m.order,
+            origin: m.origin.to_string(),
+            layer: m.layer.to_string(),
+            runs_as: match run {
+                Run::Sync(_) => "sync",
+                Run::Async(_) => "async",
+                #[cfg(feature = "fs")]
+                Run::Command(_) => "command",
+            },
+            on_error: m.policy.as_str(),
+            note: m.note.clone(),
+        })
+        .collect();
+    let inactive = l
+        .inactive
+        .iter()
+        .map(|i| InactiveInfo {
+            name: i.name.to_string(),
+            origin: i.origin.to_string(),
+            layer: i.layer.to_string(),
+            why: i.why.clone(),
+        })
+        .collect();
+    (extensions, inactive)
 }
 
 /// [`Scope::introspect`] on the default scope.

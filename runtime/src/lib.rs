@@ -49,18 +49,35 @@
 
 #![warn(missing_docs)]
 
+// The map, bottom layer first. Each module depends only on modules above it in this list
+// (README "Architecture" names the route data takes):
+//
+//   error, locks, suggest, stats   leaves
+//   command        (fs) the command-hook runner: spawn, timeout, process group, bounded pipes
+//   registry       what the binary carries: extension, point and plugin records, `Cx`
+//   site           point ids and "empty everywhere" caches per call site
+//   snapshot       pure data: the compiled-in table and overrides merged into per-point lists
+//   thread_state   hot per-thread cells: dispatch depth, cached snapshot pointer
+//   dispatch       runs one point's list, sync or async
+//   fs             (fs) layer folders -> snapshot inputs: scan, load with last good, watch
+//   scope          owns and swaps snapshots; current scope; plugins; reload
+//   point, call, extensible, introspect, validate, link   the API on top
+
 #[doc(hidden)]
 pub mod __bench;
-mod cx;
+mod call;
+#[cfg(feature = "fs")]
+pub mod command;
 mod dispatch;
 mod error;
 mod extensible;
 #[cfg(feature = "fs")]
 mod fs;
-mod introspect;
-mod json;
+pub mod introspect;
 mod link;
-mod plugin;
+mod locks;
+#[cfg(all(test, feature = "fs"))]
+mod outside_input;
 mod point;
 mod registry;
 mod scope;
@@ -69,26 +86,24 @@ mod snapshot;
 mod stats;
 mod suggest;
 mod thread_state;
-mod validate;
+pub mod validate;
 
-pub use cx::Cx;
-pub use dispatch::{MAX_DEPTH, call_async, call_sync};
+pub use call::{call_async, call_sync};
+pub use dispatch::MAX_DEPTH;
 pub use error::{Error, ErrorKind, Origin};
 pub use extensible::{CallEnd, CallStart};
 #[cfg(feature = "fs")]
-pub use fs::{
-    CommandError, DEFAULT_TIMEOUT, ENV_ALLOW_LIST, FileProblem, LayerRoot, MAX_STDERR_BYTES,
-    MAX_STDOUT_BYTES, ReloadEvent, command_hooks_enabled, set_command_hooks_enabled,
-};
-pub use introspect::{ExtensionInfo, InactiveInfo, PointInfo, PointKindInfo, introspect};
+pub use fs::{FileProblem, LayerRoot, ReloadEvent};
+pub use introspect::introspect;
 pub use link::{assert_crates_linked, assert_linked, linked_crates};
-pub use plugin::PluginInfo;
 pub use point::{AsyncKind, AsyncPoint, FnPoint, PointSpec, SyncKind, SyncPoint};
-pub use registry::PointKind;
-pub use scope::{Bound, Scope, ScopeBuilder};
-pub use snapshot::{ErrorPolicy, Layer, Snapshot};
+pub use registry::{Cx, ErrorPolicy, PointKind};
+pub use scope::{Bound, PluginInfo, Scope, ScopeBuilder};
+#[cfg(feature = "fs")]
+pub use scope::{command_hooks_enabled, set_command_hooks_enabled};
+pub use snapshot::{Layer, Snapshot};
 pub use stats::dispatch_counts;
-pub use validate::{Problem, Report, validate};
+pub use validate::validate;
 
 pub use hookpoint_macros::{extensible, extension, point};
 
@@ -134,16 +149,14 @@ pub mod __private {
     pub use linkme::distributed_slice;
 
     pub use crate::__hookpoint_plugin_hook as plugin_hook;
-    pub use crate::cx::Cx;
-    pub use crate::dispatch::{
-        __extensible_async, __extensible_sync, call_site_async, call_site_sync,
-    };
+    pub use crate::call::{call_site_async, call_site_sync};
     pub use crate::error::Error;
     pub use crate::extensible::{
-        ErrorInto, ErrorIntoPanic, ErrorIntoResult, fn_point_bytes, fn_point_len, utf8,
+        __extensible_async, __extensible_sync, ErrorInto, ErrorIntoPanic, ErrorIntoResult,
+        fn_point_bytes, fn_point_len, utf8,
     };
-    pub use crate::json::{JsonCodec, codec_for};
-    pub use crate::plugin::{HOOKPOINT_PLG_V0, PluginEntry};
+    pub use crate::registry::{Cx, HOOKPOINT_PLG_V0, JsonCodec, PluginEntry};
+    pub use crate::scope::scope_of;
 
     /// Whether `v` deserializes into `C`, for [`plugin!`](crate::plugin!).
     pub fn check_config<C: serde::de::DeserializeOwned>(
@@ -160,11 +173,10 @@ pub mod __private {
     }
     pub use crate::point::{AcceptsAsync, TypedTarget};
     pub use crate::registry::{
-        BoxFuture, ExtensionEntry, HOOKPOINT_EXT_V0, HOOKPOINT_PTS_V0, Handler, PointEntry,
-        PointKind, PointOf, TypedPoint,
+        BoxFuture, ErrorPolicy, ExtensionEntry, ExtensionParts, HOOKPOINT_EXT_V0, HOOKPOINT_PTS_V0,
+        Handler, PointEntry, PointKind, PointOf, PointParts, TypedPoint,
     };
     pub use crate::site::{FnSites, PointSite};
-    pub use crate::snapshot::ErrorPolicy;
     pub use std::any::{TypeId, type_name};
     pub use std::boxed::Box;
     pub use std::option::Option::{self, None, Some};
@@ -222,16 +234,4 @@ pub mod __private {
     pub fn assert_send<F: Send>(f: F) -> F {
         f
     }
-
-    /// Casts the erased payload pointer back. Generated thunks call this only after the runtime
-    /// checked the payload key.
-    #[macro_export]
-    #[doc(hidden)]
-    macro_rules! __hookpoint_payload {
-        ($ptr:expr) => {
-            // SAFETY: the runtime checked the payload key before calling the thunk.
-            unsafe { &mut *($ptr as *mut _) }
-        };
-    }
-    pub use __hookpoint_payload as payload;
 }

@@ -1,12 +1,15 @@
 //! Typed points: a point's name, payload type and sync/async kind in one `static`, so the compiler
 //! checks extensions attached with `#[extension(point = PATH)]` and dispatch needs no lookup.
+//!
+//! The top layer: typed points hand their payload to the scope layer, which finds the snapshot
+//! and runs the dispatch loops.
 
 use std::any::TypeId;
 use std::marker::PhantomData;
 
-use crate::dispatch;
+use crate::dispatch::{Call, Erased, SendPtr};
 use crate::error::Error;
-use crate::registry::{PointKind, TypedPoint};
+use crate::registry::{JsonCodec, PointKind, TypedPoint};
 use crate::scope::Scope;
 use crate::site::PointSite;
 
@@ -14,8 +17,26 @@ use crate::site::PointSite;
 ///
 /// `Payload<'a>` is the payload with every borrowed lifetime set to `'a`; `Handler` is the
 /// higher-ranked handler type `fn(&mut Payload<'_>)` whose `TypeId` is the payload key.
-/// Implemented by the macro; you never implement it by hand.
-pub trait PointSpec: 'static {
+///
+/// # Safety
+/// Dispatch casts the payload pointer back to the type an extension was compiled for after
+/// comparing `TypeId::of::<Handler>()` with the extension's key, so an implementation must keep:
+/// `Handler` is exactly `fn(&mut Payload<'_>)` with every lifetime of the payload elided, and
+/// [`json`](Self::json) returns `None` or a codec made by [`JsonCodec::of`] for that payload.
+/// [`point!`](crate::point!) writes the impl and keeps this; do not implement it by hand.
+///
+/// A hand-written impl must say `unsafe impl` (a plain `impl` does not compile):
+///
+/// ```compile_fail,E0200
+/// struct Mine;
+/// impl hookpoint::PointSpec for Mine {
+///     type Payload<'a> = u64;
+///     type Handler = fn(&mut String);
+///     const NAME: &'static str = "lying";
+///     fn payload_type() -> &'static str { "u64" }
+/// }
+/// ```
+pub unsafe trait PointSpec: 'static {
     /// The payload extensions receive by `&mut`.
     type Payload<'a>;
     /// `fn(&mut Payload)` with elided lifetimes: `'static` even when the payload borrows.
@@ -25,8 +46,27 @@ pub trait PointSpec: 'static {
     /// The payload's type name, for messages.
     fn payload_type() -> &'static str;
     /// Serde support for command hooks, when the point was declared `serde`.
-    fn json() -> Option<&'static crate::json::JsonCodec> {
+    fn json() -> Option<&'static JsonCodec> {
         None
+    }
+}
+
+/// The erased view of a spec's payload.
+fn erased<S: PointSpec>() -> Erased<'static> {
+    Erased {
+        key: key_of::<S>(),
+        type_name: S::payload_type,
+        codec: S::json(),
+    }
+}
+
+/// One dispatch of `site` with `payload`.
+fn call_of<'a, S: PointSpec>(site: &'a PointSite, payload: &mut S::Payload<'_>) -> Call<'a> {
+    Call {
+        id: site.id(),
+        point: site.name(),
+        want: erased::<S>(),
+        payload: SendPtr(payload as *mut S::Payload<'_> as *mut ()),
     }
 }
 
@@ -92,7 +132,7 @@ impl<S: PointSpec> SyncPoint<S> {
         if self.site.is_empty_everywhere() {
             return Ok(());
         }
-        dispatch::sync_typed_current::<S>(&self.site, payload)
+        Scope::dispatch_current(call_of::<S>(&self.site, payload), None)
     }
 
     /// Like [`call`](Self::call), on an explicit scope.
@@ -104,7 +144,7 @@ impl<S: PointSpec> SyncPoint<S> {
         scope: &Scope,
         payload: &mut S::Payload<'_>,
     ) -> Result<(), Error> {
-        dispatch::sync_typed::<S>(scope, &self.site, payload)
+        scope.dispatch_sync(call_of::<S>(&self.site, payload), None)
     }
 }
 
@@ -153,7 +193,9 @@ impl<S: PointSpec> AsyncPoint<S> {
             return Ok(());
         }
         let scope = Scope::current();
-        dispatch::async_typed::<S>(&scope, &self.site, payload).await
+        scope
+            .dispatch_async(call_of::<S>(&self.site, payload), None)
+            .await
     }
 
     /// Like [`call`](Self::call), on an explicit scope.
@@ -168,7 +210,9 @@ impl<S: PointSpec> AsyncPoint<S> {
     where
         for<'a> S::Payload<'a>: Send,
     {
-        dispatch::async_typed::<S>(scope, &self.site, payload).await
+        scope
+            .dispatch_async(call_of::<S>(&self.site, payload), None)
+            .await
     }
 }
 

@@ -4,10 +4,16 @@
 //! id, so dispatch indexes an array instead of hashing a string. A [`PointSite`] is a `static` that
 //! remembers its id after the first dispatch, and whether the point is empty in every live
 //! snapshot, so the common "nothing attached" case costs two relaxed loads and a compare.
+//!
+//! Below the snapshot layer: snapshots are indexed by these ids, and scopes publish which ids are
+//! non-empty. Until a first scope publishes (generation 0), every site answers "maybe not empty",
+//! so the first dispatch goes on and brings the default scope up.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{LazyLock, RwLock};
+
+use crate::locks;
 
 /// Interned point names. Names are leaked: there is one per distinct point name ever seen, a
 /// bounded set (compiled-in points, override folders, run-time names).
@@ -28,7 +34,7 @@ pub(crate) fn intern(name: &str) -> u32 {
     if let Some(id) = lookup(name) {
         return id;
     }
-    let mut w = INTERNER.write().unwrap_or_else(|p| p.into_inner());
+    let mut w = locks::write(&INTERNER);
     if let Some(&id) = w.ids.get(name) {
         return id;
     }
@@ -41,32 +47,24 @@ pub(crate) fn intern(name: &str) -> u32 {
 
 /// The id of `name` if it was ever interned.
 pub(crate) fn lookup(name: &str) -> Option<u32> {
-    INTERNER
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .ids
-        .get(name)
-        .copied()
+    locks::read(&INTERNER).ids.get(name).copied()
 }
 
 /// The name of an interned id.
 pub(crate) fn name_of(id: u32) -> &'static str {
-    INTERNER.read().unwrap_or_else(|p| p.into_inner()).names[id as usize]
+    locks::read(&INTERNER).names[id as usize]
 }
 
 /// How many ids exist.
 pub(crate) fn interned_count() -> usize {
-    INTERNER
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .names
-        .len()
+    locks::read(&INTERNER).names.len()
 }
 
 const UNRESOLVED: u32 = u32::MAX;
 
-/// Bumped every time a snapshot is published anywhere; sites compare against it.
-static ACTIVE_GENERATION: AtomicU64 = AtomicU64::new(1);
+/// Bumped every time a snapshot is published anywhere; sites compare against it. 0 until the
+/// first publish: no site may conclude "empty" before any scope exists.
+static ACTIVE_GENERATION: AtomicU64 = AtomicU64::new(0);
 
 /// Ids that have at least one extension in some live snapshot (a bitset), recomputed on publish.
 static ACTIVE_IDS: RwLock<Vec<u64>> = RwLock::new(Vec::new());
@@ -74,12 +72,12 @@ static ACTIVE_IDS: RwLock<Vec<u64>> = RwLock::new(Vec::new());
 /// Replaces the set of ids that are non-empty somewhere, then bumps the generation so every
 /// site re-checks. Called by scopes when they publish a snapshot.
 pub(crate) fn publish_active(bits: Vec<u64>) {
-    *ACTIVE_IDS.write().unwrap_or_else(|p| p.into_inner()) = bits;
+    *locks::write(&ACTIVE_IDS) = bits;
     ACTIVE_GENERATION.fetch_add(1, Ordering::AcqRel);
 }
 
 fn is_active(id: u32) -> bool {
-    let bits = ACTIVE_IDS.read().unwrap_or_else(|p| p.into_inner());
+    let bits = locks::read(&ACTIVE_IDS);
     bits.get((id / 64) as usize)
         .is_some_and(|w| w & (1 << (id % 64)) != 0)
 }
@@ -91,7 +89,7 @@ fn is_active(id: u32) -> bool {
 pub struct PointSite {
     name: &'static str,
     id: AtomicU32,
-    /// `generation << 1 | empty`.
+    /// `generation << 1 | empty`; starts as "generation 0, not empty".
     state: AtomicU64,
 }
 
@@ -144,7 +142,10 @@ impl PointSite {
 
     #[cold]
     fn refresh(&self, generation: u64) -> bool {
-        crate::scope::ensure_default_published();
+        if generation == 0 {
+            // No scope has published yet: not known to be empty.
+            return false;
+        }
         let empty = !is_active(self.id());
         self.state
             .store((generation << 1) | u64::from(empty), Ordering::Relaxed);

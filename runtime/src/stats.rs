@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex};
 
+use crate::locks;
+
 static EVERY: LazyLock<u64> = LazyLock::new(|| {
     let every = std::env::var("EXTENSIONS_LOG")
         .ok()
@@ -38,7 +40,7 @@ pub(crate) fn count(point: &str) {
     if every == 0 {
         return;
     }
-    let mut counts = COUNTS.lock().unwrap_or_else(|p| p.into_inner());
+    let mut counts = locks::lock(&COUNTS);
     *counts.entry(point.to_owned()).or_insert(0) += 1;
     let n = TOTAL.fetch_add(1, Ordering::Relaxed) + 1;
     if n.is_multiple_of(every) {
@@ -58,5 +60,5 @@ pub(crate) fn count(point: &str) {
 
 /// Call counts per point since start (empty unless `EXTENSIONS_LOG` is set).
 pub fn dispatch_counts() -> BTreeMap<String, u64> {
-    COUNTS.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    locks::lock(&COUNTS).clone()
 }

@@ -7,7 +7,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use hookpoint::{CallEnd, CallStart, Error, ErrorKind, PointKindInfo, extensible, extension};
+use hookpoint::{CallEnd, CallStart, Error, ErrorKind, PointKind, extensible, extension};
 
 fn current_thread_rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -632,7 +632,7 @@ fn introspection_lists_extensible_points_with_kind_and_extensions() {
         })
     };
     let p = find("_functions/extensible/build_prompt/start");
-    assert_eq!(p.kind, Some(PointKindInfo::Sync));
+    assert_eq!(p.kind, Some(PointKind::Sync));
     let names: Vec<&str> = p.extensions.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(names, ["replace_prompt_args", "sees_replaced_args"]);
     assert!(
@@ -643,7 +643,7 @@ fn introspection_lists_extensible_points_with_kind_and_extensions() {
     );
 
     let p = find("_functions/extensible/agent/Agent/handle/start");
-    assert_eq!(p.kind, Some(PointKindInfo::Async));
+    assert_eq!(p.kind, Some(PointKind::Async));
     assert_eq!(p.extensions[0].name, "handle_start");
     assert_eq!(p.extensions[0].runs_as, "async");
 

@@ -16,7 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, mpsc};
 use std::time::{Duration, Instant};
 
-use hookpoint::{CommandError, Error, ErrorKind, PointInfo, Scope, ScopeBuilder, extension, point};
+use hookpoint::command::CommandError;
+use hookpoint::introspect::PointInfo;
+use hookpoint::{Error, ErrorKind, Scope, ScopeBuilder, extension, point};
 use serde::{Deserialize, Serialize};
 
 hookpoint::link!(hookpoint_plugin_memory);

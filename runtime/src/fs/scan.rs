@@ -70,15 +70,16 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::fs::{self, File, Metadata};
-use std::io::{self, Read};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::fs::{self, Metadata};
+use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
-/// Largest manifest the scanner will read, in bytes.
-const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
+pub use super::manifest::Manifest;
+use super::manifest::load_manifest;
+pub use super::problem::FileProblem;
+use super::problem::check_not_shared_writable;
+use super::stem::{EntryName, entry_name, parse_stem};
 
 /// Result of scanning one layer: what was understood and what was refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -115,78 +116,6 @@ pub enum OverrideKind {
         /// Argument vector: exactly `[path as found]`.
         argv: Vec<OsString>,
     },
-}
-
-/// Contents of a `.json` manifest. Every field is optional; `null` counts as
-/// "not given". Unknown keys are errors.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Manifest {
-    /// `false` disables the extension (e.g. to switch off a default one).
-    pub enabled: Option<bool>,
-    /// Order overriding the one from the file stem.
-    pub order: Option<i32>,
-    /// Command argv to run; non-empty with a non-empty program when given.
-    pub command: Option<Vec<String>>,
-    /// Time limit for the command in milliseconds; greater than 0 when given.
-    pub timeout_ms: Option<u64>,
-    /// What to do when the extension fails.
-    pub on_error: Option<OnError>,
-}
-
-/// Failure policy of an extension, written `"propagate"` or `"log"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OnError {
-    /// The failure is returned to the caller of the hook point.
-    Propagate,
-    /// The failure is logged and the remaining extensions still run.
-    Log,
-}
-
-/// A file or folder the scanner refused, with the reason.
-///
-/// Displays as `path:line:column: message` when the position is known,
-/// otherwise `path: message`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}{}: {}", .path.display(), location(.line, .column), .message)]
-pub struct FileProblem {
-    /// Path of the offending file or folder (lossy when not UTF-8).
-    pub path: PathBuf,
-    /// 1-based line of the error inside the file, when known.
-    pub line: Option<usize>,
-    /// 1-based column of the error inside the file, when known.
-    pub column: Option<usize>,
-    /// Human-readable reason.
-    pub message: String,
-}
-
-fn location(line: &Option<usize>, column: &Option<usize>) -> String {
-    match (line, column) {
-        (Some(l), Some(c)) => format!(":{l}:{c}"),
-        (Some(l), None) => format!(":{l}"),
-        _ => String::new(),
-    }
-}
-
-impl FileProblem {
-    fn new(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
-        FileProblem {
-            path: path.into(),
-            line: None,
-            column: None,
-            message: message.into(),
-        }
-    }
-
-    fn io(path: impl Into<PathBuf>, what: &str, err: &io::Error) -> Self {
-        let message = if err.kind() == io::ErrorKind::NotFound {
-            format!("{what}: it disappeared while scanning ({err})")
-        } else {
-            format!("{what}: {err}")
-        };
-        FileProblem::new(path, message)
-    }
 }
 
 /// Scans one layer folder.
@@ -283,7 +212,7 @@ pub fn scan_layer(root: &Path) -> LayerScan {
 }
 
 /// What a directory entry turned out to be, once it passed the name checks.
-enum Candidate {
+enum EntryKind {
     Manifest,
     Command,
 }
@@ -329,6 +258,8 @@ impl Scanner {
         self.ancestors.pop();
     }
 
+    /// Scans one directory entry: a folder is descended into, a file becomes an override file
+    /// or a problem (or is ignored).
     fn scan_entry(
         &mut self,
         dir_canon: &Path,
@@ -337,94 +268,19 @@ impl Scanner {
         point: &mut Vec<String>,
         claimed: &mut HashMap<String, PathBuf>,
     ) {
-        let Some(name) = file_name.to_str() else {
-            self.problem(FileProblem::new(
-                PathBuf::from(path.to_string_lossy().into_owned()),
-                "file or folder name is not valid UTF-8; skipped",
-            ));
+        let Some(name) = self.usable_name(path, file_name) else {
             return;
         };
-        if let Some(reason) = ignore_reason(name) {
-            tracing::debug!(path = %path.display(), reason, "ignoring file");
+        let Some((meta, canon)) = self.resolve(dir_canon, path, name) else {
             return;
-        }
-
-        let lmeta = match fs::symlink_metadata(path) {
-            Ok(m) => m,
-            Err(e) => {
-                self.problem(FileProblem::io(path, "cannot inspect file", &e));
-                return;
-            }
         };
-        let (meta, canon) = if lmeta.file_type().is_symlink() {
-            let canon = match fs::canonicalize(path) {
-                Ok(c) => c,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    self.problem(FileProblem::new(
-                        path,
-                        "symlink target does not exist (dangling symlink, or removed while scanning)",
-                    ));
-                    return;
-                }
-                Err(e) => {
-                    self.problem(FileProblem::io(path, "cannot resolve symlink", &e));
-                    return;
-                }
-            };
-            if !canon.starts_with(&self.root_canon) {
-                self.problem(FileProblem::new(
-                    path,
-                    format!(
-                        "symlink leaves the layer: resolves to {} outside {}",
-                        canon.display(),
-                        self.root_canon.display()
-                    ),
-                ));
-                return;
-            }
-            match fs::metadata(&canon) {
-                Ok(m) => (m, canon),
-                Err(e) => {
-                    self.problem(FileProblem::io(path, "cannot inspect symlink target", &e));
-                    return;
-                }
-            }
-        } else {
-            (lmeta, dir_canon.join(name))
-        };
-
         if meta.is_dir() {
-            if self.ancestors.contains(&canon) {
-                self.problem(FileProblem::new(
-                    path,
-                    format!(
-                        "symlink loop: {} is already being scanned; not followed",
-                        canon.display()
-                    ),
-                ));
-                return;
-            }
-            point.push(name.to_owned());
-            self.scan_dir(path, canon, point);
-            point.pop();
+            self.descend(path, canon, name, point);
             return;
         }
-
-        let file_path = Path::new(name);
-        let is_json = file_path.extension().is_some_and(|e| e == "json");
-        let candidate = if is_json {
-            Candidate::Manifest
-        } else if meta.is_file() && meta.mode() & 0o111 != 0 {
-            Candidate::Command
-        } else {
-            tracing::debug!(
-                path = %path.display(),
-                reason = "neither a .json manifest nor an executable regular file",
-                "ignoring file"
-            );
+        let Some(candidate) = file_candidate(path, name, &meta) else {
             return;
         };
-
         if point.is_empty() {
             self.problem(FileProblem::new(
                 path,
@@ -433,13 +289,122 @@ impl Scanner {
             ));
             return;
         }
+        let Some((stem_order, ext_name)) = self.claim(path, name, claimed) else {
+            return;
+        };
+        match read_kind(candidate, path, &canon, &meta) {
+            Ok(kind) => self.scan.files.push(OverrideFile {
+                path: path.to_path_buf(),
+                point: point.join("/"),
+                name: ext_name,
+                stem_order,
+                kind,
+            }),
+            Err(p) => self.problem(p),
+        }
+    }
 
+    /// The entry's name, unless it is not UTF-8 (a problem) or ignored by name.
+    fn usable_name<'n>(&mut self, path: &Path, file_name: &'n OsString) -> Option<&'n str> {
+        match entry_name(file_name) {
+            EntryName::Usable(name) => Some(name),
+            EntryName::Ignored(reason) => {
+                tracing::debug!(path = %path.display(), reason, "ignoring file");
+                None
+            }
+            EntryName::NotUtf8 => {
+                self.problem(FileProblem::new(
+                    PathBuf::from(path.to_string_lossy().into_owned()),
+                    "file or folder name is not valid UTF-8; skipped",
+                ));
+                None
+            }
+        }
+    }
+
+    /// The entry's (followed) metadata and canonical path; a symlink must stay in the layer.
+    fn resolve(
+        &mut self,
+        dir_canon: &Path,
+        path: &Path,
+        name: &str,
+    ) -> Option<(Metadata, PathBuf)> {
+        let lmeta = match fs::symlink_metadata(path) {
+            Ok(m) => m,
+            Err(e) => {
+                self.problem(FileProblem::io(path, "cannot inspect file", &e));
+                return None;
+            }
+        };
+        if !lmeta.file_type().is_symlink() {
+            return Some((lmeta, dir_canon.join(name)));
+        }
+        let canon = match fs::canonicalize(path) {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.problem(FileProblem::new(
+                    path,
+                    "symlink target does not exist (dangling symlink, or removed while scanning)",
+                ));
+                return None;
+            }
+            Err(e) => {
+                self.problem(FileProblem::io(path, "cannot resolve symlink", &e));
+                return None;
+            }
+        };
+        if !canon.starts_with(&self.root_canon) {
+            self.problem(FileProblem::new(
+                path,
+                format!(
+                    "symlink leaves the layer: resolves to {} outside {}",
+                    canon.display(),
+                    self.root_canon.display()
+                ),
+            ));
+            return None;
+        }
+        match fs::metadata(&canon) {
+            Ok(m) => Some((m, canon)),
+            Err(e) => {
+                self.problem(FileProblem::io(path, "cannot inspect symlink target", &e));
+                None
+            }
+        }
+    }
+
+    /// Scans a sub-folder: one more segment of the point path. A folder already being scanned
+    /// (a symlink loop) is reported, not followed.
+    fn descend(&mut self, path: &Path, canon: PathBuf, name: &str, point: &mut Vec<String>) {
+        if self.ancestors.contains(&canon) {
+            self.problem(FileProblem::new(
+                path,
+                format!(
+                    "symlink loop: {} is already being scanned; not followed",
+                    canon.display()
+                ),
+            ));
+            return;
+        }
+        point.push(name.to_owned());
+        self.scan_dir(path, canon, point);
+        point.pop();
+    }
+
+    /// Parses the file's stem and claims its extension name in this folder; the first file (in
+    /// byte order of names) keeps the name, later ones are problems.
+    fn claim(
+        &mut self,
+        path: &Path,
+        name: &str,
+        claimed: &mut HashMap<String, PathBuf>,
+    ) -> Option<(Option<i32>, String)> {
         // `name` is non-empty and does not start with '.', so there is a stem.
-        let stem = file_path
+        let stem = Path::new(name)
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or(name);
-        let (stem_order, ext_name) = match split_stem(stem) {
+        let (stem_order, ext_name) = match parse_stem(stem) {
             Ok(parts) => parts,
             Err(why) => {
                 self.problem(FileProblem::new(
@@ -448,219 +413,68 @@ impl Scanner {
                         "file name does not follow `_<order>_<name>`, `<order>_<name>` or `<name>`: {why}"
                     ),
                 ));
-                return;
+                return None;
             }
         };
-
         if let Some(first) = claimed.get(ext_name) {
             let message = format!(
                 "two files define extension `{ext_name}` in this folder; keeping {}, ignoring this one",
                 first.display()
             );
             self.problem(FileProblem::new(path, message));
-            return;
+            return None;
         }
         claimed.insert(ext_name.to_owned(), path.to_path_buf());
-
-        let kind = match candidate {
-            Candidate::Command if meta.len() == 0 => {
-                self.problem(FileProblem::new(
-                    path,
-                    "empty command hook file (an editor may be mid-save); its last good version stays active",
-                ));
-                return;
-            }
-            Candidate::Command => match check_not_shared_writable(path, &meta) {
-                Ok(()) => OverrideKind::Command {
-                    argv: vec![path.as_os_str().to_os_string()],
-                },
-                Err(p) => {
-                    self.problem(p);
-                    return;
-                }
-            },
-            Candidate::Manifest => match load_manifest(path, &canon, &meta) {
-                Ok(m) => OverrideKind::Manifest(m),
-                Err(p) => {
-                    self.problem(p);
-                    return;
-                }
-            },
-        };
-        self.scan.files.push(OverrideFile {
-            path: path.to_path_buf(),
-            point: point.join("/"),
-            name: ext_name.to_owned(),
-            stem_order,
-            kind,
-        });
+        Some((stem_order, ext_name.to_owned()))
     }
 }
 
-/// Why a file or folder name is skipped without a problem, if it is.
-fn ignore_reason(name: &str) -> Option<&'static str> {
-    if name.starts_with('.') {
-        return Some("hidden file or folder");
+/// What a file is by its name and mode: a `.json` manifest, an executable command hook, or
+/// neither (ignored, with a `debug` event).
+fn file_candidate(path: &Path, name: &str, meta: &Metadata) -> Option<EntryKind> {
+    if Path::new(name).extension().is_some_and(|e| e == "json") {
+        return Some(EntryKind::Manifest);
     }
-    if name.len() >= 2 && name.starts_with('#') && name.ends_with('#') {
-        return Some("editor auto-save file");
+    if meta.is_file() && meta.mode() & 0o111 != 0 {
+        return Some(EntryKind::Command);
     }
-    if name.ends_with('~') {
-        return Some("editor backup file");
-    }
-    const SUFFIXES: [&str; 7] = [".swp", ".swo", ".swx", ".tmp", ".bak", ".orig", ".rej"];
-    if SUFFIXES.iter().any(|s| name.ends_with(s)) {
-        return Some("editor swap, backup or temporary file");
-    }
+    tracing::debug!(
+        path = %path.display(),
+        reason = "neither a .json manifest nor an executable regular file",
+        "ignoring file"
+    );
     None
 }
 
-fn check_not_shared_writable(path: &Path, meta: &Metadata) -> Result<(), FileProblem> {
-    let mode = meta.permissions().mode() & 0o7777;
-    if mode & 0o022 != 0 {
-        return Err(FileProblem::new(
+/// Reads a claimed file into its kind, or the problem that refuses it.
+fn read_kind(
+    candidate: EntryKind,
+    path: &Path,
+    canon: &Path,
+    meta: &Metadata,
+) -> Result<OverrideKind, FileProblem> {
+    match candidate {
+        EntryKind::Command if meta.len() == 0 => Err(FileProblem::new(
             path,
-            format!(
-                "refusing file writable by group or others (mode {mode:04o}); run `chmod go-w` on it"
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// Opens, checks and parses a manifest. `meta` is the (followed) metadata
-/// taken before opening; the open file is re-checked against it.
-fn load_manifest(found: &Path, canon: &Path, meta: &Metadata) -> Result<Manifest, FileProblem> {
-    // Checked before opening so a FIFO named `x.json` cannot block the scan.
-    if !meta.is_file() {
-        return Err(FileProblem::new(found, "manifest is not a regular file"));
-    }
-    let file = File::open(canon).map_err(|e| FileProblem::io(found, "cannot open manifest", &e))?;
-    let fmeta = file
-        .metadata()
-        .map_err(|e| FileProblem::io(found, "cannot inspect manifest", &e))?;
-    if !fmeta.is_file() || fmeta.dev() != meta.dev() || fmeta.ino() != meta.ino() {
-        return Err(FileProblem::new(
-            found,
-            "manifest was replaced while scanning",
-        ));
-    }
-    check_not_shared_writable(found, &fmeta)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_MANIFEST_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| FileProblem::io(found, "cannot read manifest", &e))?;
-    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
-        return Err(FileProblem::new(
-            found,
-            format!("manifest is larger than {MAX_MANIFEST_BYTES} bytes"),
-        ));
-    }
-    parse_manifest(found, &bytes)
-}
-
-/// Parses and validates manifest bytes; `path` is only used in problems.
-///
-/// A leading UTF-8 byte-order mark is skipped. Errors: empty or
-/// whitespace-only input ("empty manifest; an editor may be mid-save"),
-/// invalid JSON, unknown keys and wrong types (with line and column),
-/// an empty `command` array or empty program, and `timeout_ms: 0`.
-pub fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, FileProblem> {
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(FileProblem::new(
-            path,
-            "empty manifest; an editor may be mid-save",
-        ));
-    }
-    let manifest: Manifest = serde_json::from_slice(body).map_err(|e| {
-        let (line, column) = if e.line() == 0 {
-            (None, None)
-        } else {
-            (Some(e.line()), Some(e.column()))
-        };
-        let text = e.to_string();
-        // serde_json appends " at line L column C"; the position is kept
-        // in the structured fields instead.
-        let reason = match text.rsplit_once(" at line ") {
-            Some((reason, _)) if line.is_some() => reason.to_owned(),
-            _ => text,
-        };
-        FileProblem {
-            path: path.to_path_buf(),
-            line,
-            column,
-            message: format!("invalid manifest: {reason}"),
+            "empty command hook file (an editor may be mid-save); its last good version stays active",
+        )),
+        EntryKind::Command => {
+            check_not_shared_writable(path, meta)?;
+            Ok(OverrideKind::Command {
+                argv: vec![path.as_os_str().to_os_string()],
+            })
         }
-    })?;
-    if let Some(command) = &manifest.command {
-        match command.first() {
-            None => {
-                return Err(FileProblem::new(
-                    path,
-                    "invalid manifest: `command` must be a non-empty argv array",
-                ));
-            }
-            Some(program) if program.is_empty() => {
-                return Err(FileProblem::new(
-                    path,
-                    "invalid manifest: `command[0]` (the program) must not be empty",
-                ));
-            }
-            Some(_) => {}
-        }
+        EntryKind::Manifest => load_manifest(path, canon, meta).map(OverrideKind::Manifest),
     }
-    if manifest.timeout_ms == Some(0) {
-        return Err(FileProblem::new(
-            path,
-            "invalid manifest: `timeout_ms` must be greater than 0",
-        ));
-    }
-    Ok(manifest)
-}
-
-/// Splits a file stem into `(order, name)`.
-///
-/// Accepted forms: `_<order>_<name>`, `<order>_<name>` and `<name>`. The
-/// order is an optional `-` followed by ASCII digits, parsed as a number
-/// (`_009_x` has order 9; `_-5_x` and `-5_x` have order -5). A stem that
-/// does not start with such a number followed by `_` is a plain name with no
-/// order (`_x`, `5x`, `10` are names). Returns `None` when the name would be
-/// empty (`""`, `_10_`, `10_`) or the order does not fit in an `i32`.
-#[cfg_attr(not(test), allow(dead_code))]
-pub fn parse_stem(stem: &str) -> Option<(Option<i32>, &str)> {
-    split_stem(stem).ok()
-}
-
-fn split_stem(stem: &str) -> Result<(Option<i32>, &str), &'static str> {
-    let body = stem.strip_prefix('_').unwrap_or(stem);
-    let sign_len = usize::from(body.starts_with('-'));
-    let digit_len = body[sign_len..]
-        .bytes()
-        .take_while(u8::is_ascii_digit)
-        .count();
-    let num_end = sign_len + digit_len;
-    if digit_len > 0
-        && let Some(name) = body[num_end..].strip_prefix('_')
-    {
-        let order = body[..num_end]
-            .parse::<i32>()
-            .map_err(|_| "order number does not fit in a 32-bit signed integer")?;
-        if name.is_empty() {
-            return Err("name after the order number is empty");
-        }
-        return Ok((Some(order), name));
-    }
-    if stem.is_empty() {
-        return Err("name is empty");
-    }
-    Ok((None, stem))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::manifest::parse_manifest;
+    use crate::registry::ErrorPolicy;
     use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
     use std::os::unix::fs::symlink;
     use tempfile::TempDir;
 
@@ -774,20 +588,20 @@ mod tests {
 
     #[test]
     fn parse_stem_forms_and_edge_cases() {
-        assert_eq!(parse_stem("_10_main"), Some((Some(10), "main")));
-        assert_eq!(parse_stem("10_main"), Some((Some(10), "main")));
-        assert_eq!(parse_stem("_009_x"), Some((Some(9), "x")));
-        assert_eq!(parse_stem("_-5_x"), Some((Some(-5), "x")));
-        assert_eq!(parse_stem("main"), Some((None, "main")));
-        assert_eq!(parse_stem("_main"), Some((None, "_main")));
-        assert_eq!(parse_stem("5x"), Some((None, "5x")));
-        assert_eq!(parse_stem("10"), Some((None, "10")));
-        assert_eq!(parse_stem("_10__x"), Some((Some(10), "_x")));
-        assert_eq!(parse_stem("_1_a_b"), Some((Some(1), "a_b")));
-        assert_eq!(parse_stem(""), None);
-        assert_eq!(parse_stem("_10_"), None);
-        assert_eq!(parse_stem("10_"), None);
-        assert_eq!(parse_stem("_99999999999_x"), None);
+        assert_eq!(parse_stem("_10_main").ok(), Some((Some(10), "main")));
+        assert_eq!(parse_stem("10_main").ok(), Some((Some(10), "main")));
+        assert_eq!(parse_stem("_009_x").ok(), Some((Some(9), "x")));
+        assert_eq!(parse_stem("_-5_x").ok(), Some((Some(-5), "x")));
+        assert_eq!(parse_stem("main").ok(), Some((None, "main")));
+        assert_eq!(parse_stem("_main").ok(), Some((None, "_main")));
+        assert_eq!(parse_stem("5x").ok(), Some((None, "5x")));
+        assert_eq!(parse_stem("10").ok(), Some((None, "10")));
+        assert_eq!(parse_stem("_10__x").ok(), Some((Some(10), "_x")));
+        assert_eq!(parse_stem("_1_a_b").ok(), Some((Some(1), "a_b")));
+        assert_eq!(parse_stem("").ok(), None);
+        assert_eq!(parse_stem("_10_").ok(), None);
+        assert_eq!(parse_stem("10_").ok(), None);
+        assert_eq!(parse_stem("_99999999999_x").ok(), None);
     }
 
     #[test]
@@ -904,7 +718,7 @@ mod tests {
         manifest(&root, "p/b.json", r#"{"on_error": "log"}"#);
         let scan = scan_layer(root.path());
         assert!(scan.problems.is_empty(), "{:?}", scan.problems);
-        let got: Vec<Option<OnError>> = scan
+        let got: Vec<Option<ErrorPolicy>> = scan
             .files
             .iter()
             .map(|f| match &f.kind {
@@ -912,7 +726,10 @@ mod tests {
                 OverrideKind::Command { .. } => None,
             })
             .collect();
-        assert_eq!(got, vec![Some(OnError::Propagate), Some(OnError::Log)]);
+        assert_eq!(
+            got,
+            vec![Some(ErrorPolicy::Propagate), Some(ErrorPolicy::Log)]
+        );
     }
 
     #[test]
@@ -929,7 +746,7 @@ mod tests {
                 order: Some(7),
                 command: Some(vec!["a".into()]),
                 timeout_ms: Some(1),
-                on_error: Some(OnError::Log),
+                on_error: Some(ErrorPolicy::Log),
             }
         );
     }

@@ -219,31 +219,25 @@ struct FileId {
     ino: u64,
 }
 
-#[cfg(unix)]
-fn file_id(meta: &fs::Metadata) -> Option<FileId> {
+fn file_id(meta: &fs::Metadata) -> FileId {
     use std::os::unix::fs::MetadataExt;
-    Some(FileId {
+    FileId {
         dev: meta.dev(),
         ino: meta.ino(),
-    })
-}
-
-#[cfg(not(unix))]
-fn file_id(_meta: &fs::Metadata) -> Option<FileId> {
-    None
+    }
 }
 
 /// Where a root currently is, as far as watching is concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Target {
     /// The root exists; `canon` is its canonical path (watched recursively).
-    Present { canon: PathBuf, id: Option<FileId> },
+    Present { canon: PathBuf, id: FileId },
     /// The root does not exist; `ancestor` is the canonical path of its nearest existing
     /// ancestor directory (watched non-recursively) and `expected` is where the root will
     /// appear in canonical terms (`ancestor` joined with the missing components).
     Pending {
         ancestor: PathBuf,
-        id: Option<FileId>,
+        id: FileId,
         expected: PathBuf,
     },
     /// Nothing could be resolved (no ancestor is a readable directory); nothing to watch.
@@ -327,7 +321,7 @@ fn resolve(abs: &Path) -> Target {
 struct Armed {
     recursive: bool,
     /// Identity of the watched folder when it was armed (re-arm if it changes).
-    id: Option<FileId>,
+    id: FileId,
 }
 
 /// Merges wanted watches: recursive wins over non-recursive on the same path, and any watch
@@ -831,7 +825,6 @@ mod tests {
         assert!(rx.recv_timeout(quiet()).is_err());
     }
 
-    #[cfg(unix)]
     #[test]
     fn symlinked_root_reported_as_named() {
         let tmp = tempfile::tempdir().expect("tempdir");
@@ -955,13 +948,14 @@ mod tests {
 
     #[test]
     fn minimize_drops_covered_watches() {
+        let id = FileId { dev: 1, ino: 1 };
         let rec = Armed {
             recursive: true,
-            id: None,
+            id,
         };
         let flat = Armed {
             recursive: false,
-            id: None,
+            id,
         };
         let merged = minimize([
             (PathBuf::from("/t/a/b"), rec),

@@ -1,9 +1,10 @@
 //! The context an extension may take as its first argument.
 
-use crate::scope::Scope;
+use std::any::Any;
 
 /// What an extension can learn about the dispatch it runs in: the point, the nesting depth and
-/// the [`Scope`] (whose plugin state and config it may read).
+/// the [`Scope`](crate::Scope) (whose plugin state and config it may read, see
+/// [`Cx::scope`](crate::Cx::scope)).
 ///
 /// Take it as the first argument: `fn f(cx: &Cx, payload: &mut P)`.
 ///
@@ -12,18 +13,30 @@ use crate::scope::Scope;
 /// #[hookpoint::extension(point = "doc_cx_example")]
 /// fn show(cx: &Cx, text: &mut String) {
 ///     text.push_str(cx.point());
+///     text.push_str(&format!(" at depth {}", cx.depth()));
 /// }
 /// let mut text = String::new();
 /// hookpoint::call_sync("doc_cx_example", &mut text).unwrap();
-/// assert_eq!(text, "doc_cx_example");
+/// assert_eq!(text, "doc_cx_example at depth 1");
 /// ```
 pub struct Cx<'a> {
-    pub(crate) point: &'a str,
-    pub(crate) depth: u32,
-    pub(crate) scope: &'a Scope,
+    point: &'a str,
+    depth: u32,
+    /// The dispatching scope. The registry sits below the scope layer (extension handlers name
+    /// `Cx`, scopes hold extension handlers), so the scope travels erased here and the scope
+    /// layer gives it back typed.
+    scope: &'a (dyn Any + Send + Sync),
 }
 
 impl<'a> Cx<'a> {
+    pub(crate) fn new(point: &'a str, depth: u32, scope: &'a (dyn Any + Send + Sync)) -> Self {
+        Cx {
+            point,
+            depth,
+            scope,
+        }
+    }
+
     /// The point being dispatched.
     pub fn point(&self) -> &'a str {
         self.point
@@ -35,8 +48,7 @@ impl<'a> Cx<'a> {
         self.depth
     }
 
-    /// The scope this dispatch runs in.
-    pub fn scope(&self) -> &'a Scope {
+    pub(crate) fn scope_any(&self) -> &'a (dyn Any + Send + Sync) {
         self.scope
     }
 }

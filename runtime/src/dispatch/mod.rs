@@ -1,0 +1,180 @@
+//! Dispatch: runs one point's list of extensions, sync or async, on a given snapshot.
+//!
+//! A list's [`Shape`](crate::snapshot::Shape) picks the loop: a bare or plain list of sync
+//! handlers for the dispatched payload runs as a plain loop of indirect calls after one compare;
+//! every other list goes through the general loop, which checks the whole list before anything
+//! runs ([`precheck`]) and applies each extension's rules through one [`Chain`](chain::Chain)
+//! shared by the sync and async loops.
+//!
+//! Comes after `snapshot`; knows nothing of scopes (the scope layer finds the snapshot and passes
+//! the scope along, erased, for [`Cx`](crate::Cx)).
+
+mod asynchronous;
+mod chain;
+#[cfg(feature = "fs")]
+mod hook;
+mod sync;
+
+use std::any::TypeId;
+use std::cell::Cell;
+
+pub(crate) use asynchronous::run_async;
+pub(crate) use sync::run_sync;
+
+use crate::error::{Error, ErrorKind};
+use crate::registry::JsonCodec;
+use crate::snapshot::PointList;
+
+/// How deep dispatches may nest (an extension dispatching a point whose extension dispatches...)
+/// before [`ErrorKind::DepthLimit`] is returned instead of overflowing the stack.
+pub const MAX_DEPTH: u32 = 64;
+
+/// The scope a dispatch runs in, as [`Cx`](crate::Cx) carries it (the scope layer sits above).
+pub(crate) type ScopeRef<'a> = &'a (dyn std::any::Any + Send + Sync);
+
+/// What a payload looks like to the erased dispatch core.
+#[derive(Clone, Copy)]
+pub(crate) struct Erased<'c> {
+    /// `TypeId::of::<fn(&mut P)>()` with `P`'s lifetimes elided.
+    pub(crate) key: TypeId,
+    pub(crate) type_name: fn() -> &'static str,
+    /// Present when the payload can travel as JSON (command hooks, feature `fs`).
+    #[cfg_attr(
+        not(feature = "fs"),
+        expect(dead_code, reason = "read by command hooks")
+    )]
+    pub(crate) codec: Option<&'c JsonCodec>,
+}
+
+/// A raw pointer that may cross threads: it points to the `&mut P` payload the dispatch
+/// borrows, and `P: Send` is required by every async entry point.
+#[derive(Clone, Copy)]
+pub(crate) struct SendPtr(pub(crate) *mut ());
+// SAFETY: see the type's doc; the pointee is borrowed mutably by the dispatch for its whole life.
+unsafe impl Send for SendPtr {}
+// SAFETY: as above; the pointer is only dereferenced by the one extension running at a time.
+unsafe impl Sync for SendPtr {}
+
+/// One dispatch: which point (interned id and name) with what payload.
+#[derive(Clone, Copy)]
+pub(crate) struct Call<'a> {
+    pub(crate) id: u32,
+    pub(crate) point: &'a str,
+    pub(crate) want: Erased<'a>,
+    /// The `&mut P` being dispatched, erased; its type is `want.key`'s.
+    pub(crate) payload: SendPtr,
+}
+
+/// Called with an extension's error instead of stopping the chain (the `#[extensible]` mode: the
+/// error becomes the call's result and the next extension sees it).
+pub(crate) type ErrorSink<'f> = &'f mut (dyn FnMut(*mut (), Error) + Send);
+
+fn mismatch(list: &PointList, point: &str, want: &Erased<'_>) -> Error {
+    let culprit = list
+        .meta
+        .iter()
+        .find(|m| m.key.is_some_and(|k| k != want.key));
+    let mut e = Error::kind_msg(
+        ErrorKind::PayloadMismatch,
+        match culprit {
+            Some(m) => format!(
+                "this extension takes `{}` but the point was dispatched with `{}`",
+                m.payload_type,
+                (want.type_name)()
+            ),
+            None => format!(
+                "the point is declared with another payload type than `{}`",
+                (want.type_name)()
+            ),
+        },
+    );
+    if let Some(m) = culprit {
+        e = e.at_extension(&m.name, &m.origin);
+    }
+    e.at_point(point)
+}
+
+/// Checks that can refuse the whole point before any extension runs: a refusal (duplicates), a
+/// payload mismatch, an async extension on a sync dispatch, command hooks without a codec.
+fn precheck(list: &PointList, point: &str, want: &Erased<'_>, sync: bool) -> Result<(), Error> {
+    if let Some(r) = &list.refusal {
+        return Err(r.to_error(point));
+    }
+    if !list.generic && (list.mixed_keys || list.key.is_some_and(|k| k != want.key)) {
+        return Err(mismatch(list, point, want));
+    }
+    if sync && let Some(i) = list.first_async {
+        let m = &list.meta[i as usize];
+        return Err(Error::kind_msg(
+            ErrorKind::AsyncOnSync,
+            "async extension on a point dispatched synchronously; nothing ran. Dispatch the point with `.await` (call_async / AsyncPoint) or make the extension sync",
+        )
+        .at_extension(&m.name, &m.origin)
+        .at_point(point));
+    }
+    #[cfg(feature = "fs")]
+    if list.has_commands && want.codec.is_none() {
+        return Err(no_codec(list, point));
+    }
+    Ok(())
+}
+
+#[cfg(feature = "fs")]
+fn no_codec(list: &PointList, point: &str) -> Error {
+    let mut e = Error::kind_msg(
+        ErrorKind::Command,
+        "command hooks need a serde payload: declare the point with `serde` in `point!`",
+    );
+    if let Some(m) = list
+        .runs
+        .iter()
+        .position(|r| matches!(r, crate::snapshot::Run::Command(_)))
+        .map(|i| &list.meta[i])
+    {
+        e = e.at_extension(&m.name, &m.origin);
+    }
+    e.at_point(point)
+}
+
+#[cold]
+#[inline(never)]
+fn depth_error(point: &str) -> Error {
+    Error::kind_msg(
+        ErrorKind::DepthLimit,
+        format!("dispatch nested more than {MAX_DEPTH} levels deep; an extension keeps dispatching the point it runs on"),
+    )
+    .at_point(point)
+}
+
+/// Restores the thread's depth when a dispatch (or one poll of it) ends, also on panic.
+struct DepthGuard<'a> {
+    cell: &'a Cell<u32>,
+    prev: u32,
+}
+
+impl<'a> DepthGuard<'a> {
+    /// Enters one more level of nesting, or refuses past [`MAX_DEPTH`].
+    #[inline(always)]
+    fn next(cell: &'a Cell<u32>, point: &str) -> Result<(Self, u32), Error> {
+        let depth = cell.get() + 1;
+        if depth > MAX_DEPTH {
+            return Err(depth_error(point));
+        }
+        Ok((Self::enter(cell, depth), depth))
+    }
+
+    #[inline(always)]
+    fn enter(cell: &'a Cell<u32>, depth: u32) -> Self {
+        DepthGuard {
+            cell,
+            prev: cell.replace(depth),
+        }
+    }
+}
+
+impl Drop for DepthGuard<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.cell.set(self.prev);
+    }
+}

@@ -1,0 +1,123 @@
+//! The sync loops. The hot path: index the point's list, one compare that says "this list is
+//! all plain sync handlers for this payload type", then a loop of indirect calls. Everything else
+//! goes through [`run_general`], which checks the whole list before anything runs.
+
+use super::chain::Chain;
+use super::{Call, DepthGuard, ErrorSink, ScopeRef, precheck};
+use crate::error::Error;
+use crate::registry::Cx;
+use crate::snapshot::{PointList, Run, Shape, Snapshot};
+use crate::stats;
+use crate::thread_state::ThreadState;
+
+/// Runs `call`'s point of `snap` synchronously on this thread.
+///
+/// `sink`, when given, receives extension errors instead of stopping the chain.
+#[inline(always)]
+pub(crate) fn run_sync(
+    tl: &ThreadState,
+    snap: &Snapshot,
+    scope: ScopeRef<'_>,
+    call: Call<'_>,
+    sink: Option<ErrorSink<'_>>,
+) -> Result<(), Error> {
+    let Some(list) = snap.list(call.id) else {
+        return Ok(());
+    };
+    match &list.shape {
+        Shape::Empty => Ok(()),
+        Shape::Bare { key, fns } if *key == call.want.key && !stats::observing() => {
+            let (_depth, _) = DepthGuard::next(&tl.depth, call.point)?;
+            for f in fns.iter() {
+                // SAFETY: the shape's key equals the dispatcher's payload key, so `payload`
+                // points to the `P` every handler of this list was compiled for; bare handlers
+                // take no `Cx` and cannot fail.
+                unsafe { f(call.payload.0) };
+            }
+            Ok(())
+        }
+        Shape::Plain { key, fns } if *key == call.want.key && !stats::observing() => {
+            run_plain(tl, list, fns, scope, call, sink)
+        }
+        _ => run_general(tl, snap, list, scope, call, sink),
+    }
+}
+
+/// A plain list: sync handlers for this payload with the default policy.
+#[inline(always)]
+fn run_plain(
+    tl: &ThreadState,
+    list: &PointList,
+    fns: &[crate::registry::SyncFn],
+    scope: ScopeRef<'_>,
+    call: Call<'_>,
+    mut sink: Option<ErrorSink<'_>>,
+) -> Result<(), Error> {
+    let (_depth, depth) = DepthGuard::next(&tl.depth, call.point)?;
+    let cx = &Cx::new(call.point, depth, scope);
+    for (i, f) in fns.iter().enumerate() {
+        // SAFETY: as for the bare loop above.
+        if let Err(e) = unsafe { f(call.payload.0, cx) } {
+            let e = attributed(list, i, call.point, e);
+            match &mut sink {
+                Some(sink) => sink(call.payload.0, e),
+                None => return Err(e),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The error of extension `i`, attributed (the fast loop's error exit).
+#[cold]
+#[inline(never)]
+fn attributed(list: &PointList, i: usize, point: &str, err: Error) -> Error {
+    let m = &list.meta[i];
+    err.at_extension(&m.name, &m.origin).at_point(point)
+}
+
+/// Everything the fast loops do not handle, checked before any extension runs.
+#[inline(never)]
+fn run_general(
+    tl: &ThreadState,
+    snap: &Snapshot,
+    list: &PointList,
+    scope: ScopeRef<'_>,
+    call: Call<'_>,
+    sink: Option<ErrorSink<'_>>,
+) -> Result<(), Error> {
+    precheck(list, call.point, &call.want, true)?;
+    let (_depth, depth) = DepthGuard::next(&tl.depth, call.point)?;
+    let cx = Cx::new(call.point, depth, scope);
+    let mut chain = Chain::new(list, call, sink);
+    let span = chain.span(depth);
+    let _entered = span.enter();
+    for (i, run) in list.runs.iter().enumerate() {
+        let Some(turn) = chain.turn(i) else {
+            continue;
+        };
+        let r = if chain.observing {
+            chain
+                .extension_span(&turn)
+                .in_scope(|| invoke(snap, *run, &cx, chain.name(&turn), call))
+        } else {
+            invoke(snap, *run, &cx, chain.name(&turn), call)
+        };
+        chain.end(turn, r)?;
+    }
+    Ok(())
+}
+
+/// Calls one extension from a sync dispatch.
+#[inline(always)]
+#[cfg_attr(not(feature = "fs"), allow(unused_variables))]
+fn invoke(snap: &Snapshot, run: Run, cx: &Cx<'_>, name: &str, call: Call<'_>) -> Result<(), Error> {
+    match run {
+        // SAFETY: `precheck` verified that this extension's payload key equals the
+        // dispatcher's, so `payload` points to the `P` the handler was compiled for.
+        Run::Sync(f) => unsafe { f(call.payload.0, cx) },
+        Run::Async(_) => unreachable!("precheck refuses async extensions on sync dispatch"),
+        #[cfg(feature = "fs")]
+        Run::Command(ix) => super::hook::run_sync(&snap.commands[ix as usize], name, call),
+    }
+}

@@ -1,0 +1,152 @@
+//! Plugin configs: each plugin's `Default`, overlaid key by key by each layer's
+//! `plugins/<name>/config.json` from the lowest layer to the highest (the higher layer wins). A
+//! file that is not JSON, not an object, or makes the config not fit the plugin's type keeps its
+//! last good content.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::fs::layers::LayerRoot;
+use crate::fs::scan::FileProblem;
+use crate::registry::{HOOKPOINT_PLG_V0, PluginEntry};
+
+/// The last good content of each plugin config file, by path.
+#[derive(Default)]
+pub(crate) struct ConfigsLastGood(HashMap<PathBuf, Value>);
+
+/// Where a layer keeps a plugin's config.
+pub(crate) fn config_path(root: &Path, plugin: &str) -> PathBuf {
+    root.join("plugins").join(plugin).join("config.json")
+}
+
+/// Overlays `over` on `base` key by key (objects merge recursively; anything else replaces).
+pub(crate) fn merge_json(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(slot) => merge_json(slot, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (b, o) => *b = o,
+    }
+}
+
+impl ConfigsLastGood {
+    /// Every linked plugin's merged config over `layers` (highest first).
+    pub(super) fn merge_all(
+        &mut self,
+        layers: &[LayerRoot],
+        problems: &mut Vec<FileProblem>,
+        warnings: &mut Vec<String>,
+    ) -> HashMap<String, Value> {
+        let mut configs = HashMap::new();
+        for plugin in HOOKPOINT_PLG_V0.iter() {
+            match (plugin.default_config)() {
+                Ok(default) => {
+                    let value = self.merge_one(plugin, default, layers, problems);
+                    configs.insert(plugin.name.to_owned(), value);
+                }
+                Err(e) => warnings.push(format!(
+                    "plugin `{}`: default config does not serialize: {e}",
+                    plugin.name
+                )),
+            }
+        }
+        configs
+    }
+
+    fn merge_one(
+        &mut self,
+        plugin: &PluginEntry,
+        mut value: Value,
+        layers: &[LayerRoot],
+        problems: &mut Vec<FileProblem>,
+    ) -> Value {
+        for layer in layers.iter().rev() {
+            let path = config_path(&layer.root, plugin.name);
+            let bytes = match std::fs::read(&path) {
+                Ok(bytes) => Ok(bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    self.0.remove(&path);
+                    continue;
+                }
+                Err(e) => Err(problem(&path, None, format!("cannot read: {e}"))),
+            };
+            match bytes.and_then(|b| check_config_file(plugin, &value, &path, &b)) {
+                Ok(v) => {
+                    self.0.insert(path, v.clone());
+                    merge_json(&mut value, v);
+                }
+                Err(p) => {
+                    problems.push(p);
+                    if let Some(prev) = self.0.get(&path) {
+                        merge_json(&mut value, prev.clone());
+                    }
+                }
+            }
+        }
+        value
+    }
+}
+
+fn problem(path: &Path, at: Option<(usize, usize)>, message: String) -> FileProblem {
+    FileProblem {
+        path: path.to_path_buf(),
+        line: at.map(|(l, _)| l),
+        column: at.map(|(_, c)| c),
+        message,
+    }
+}
+
+/// Parses one config file and checks that, overlaid on `below`, it fits the plugin's type.
+pub(crate) fn check_config_file(
+    plugin: &PluginEntry,
+    below: &Value,
+    path: &Path,
+    bytes: &[u8],
+) -> Result<Value, FileProblem> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| {
+        problem(
+            path,
+            Some((e.line(), e.column())),
+            format!("invalid JSON: {e}"),
+        )
+    })?;
+    if !v.is_object() {
+        return Err(problem(
+            path,
+            Some((1, 1)),
+            "a plugin config must be a JSON object".to_owned(),
+        ));
+    }
+    let mut merged = below.clone();
+    merge_json(&mut merged, v.clone());
+    (plugin.check_config)(merged).map_err(|e| {
+        problem(
+            path,
+            None,
+            format!("does not fit plugin `{}`'s config type: {e}", plugin.name),
+        )
+    })?;
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_json;
+    use serde_json::json;
+
+    #[test]
+    fn higher_layer_wins_key_by_key() {
+        let mut base = json!({"a": 1, "nested": {"x": 1, "y": 2}});
+        merge_json(&mut base, json!({"nested": {"y": 3}, "b": true}));
+        assert_eq!(base, json!({"a": 1, "b": true, "nested": {"x": 1, "y": 3}}));
+    }
+}

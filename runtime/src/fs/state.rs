@@ -1,0 +1,77 @@
+//! The filesystem side of one scope: its layer configuration, what the loader remembers, its
+//! watcher, reload subscribers and latest status.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use super::event::ReloadEvent;
+use super::layers::FsConfig;
+use super::load::{LoadInput, LoadState};
+use super::watch::LayerWatcher;
+use crate::locks;
+use crate::snapshot::{CompiledTable, Snapshot};
+
+/// A reload subscriber ([`Scope::on_reload`](crate::Scope::on_reload)).
+pub(crate) type Subscriber = Arc<dyn Fn(&ReloadEvent) + Send + Sync>;
+
+/// The filesystem side of a scope.
+#[derive(Default)]
+pub(crate) struct ScopeFs {
+    pub(crate) config: FsConfig,
+    state: Mutex<LoadState>,
+    pub(crate) watcher: Mutex<Option<LayerWatcher>>,
+    pub(crate) subscribers: Mutex<Vec<Subscriber>>,
+    pub(crate) status: Mutex<ReloadEvent>,
+    /// Roots to rescan at the next rebuild; `None` means all.
+    pub(crate) dirty: Mutex<Option<HashSet<PathBuf>>>,
+}
+
+impl ScopeFs {
+    /// The filesystem side of a new scope, and whether it should be watched (it has folders and
+    /// watching is on).
+    pub(crate) fn new(config: FsConfig) -> (ScopeFs, bool) {
+        let watch = config.watch
+            && (config.project.is_some()
+                || config.user.is_some()
+                || config.agents.is_some()
+                || !config.plugin_dirs.is_empty());
+        (
+            ScopeFs {
+                config,
+                ..ScopeFs::default()
+            },
+            watch,
+        )
+    }
+
+    /// Loads the layers (rescanning what is dirty) into a new snapshot.
+    pub(crate) fn build_snapshot(
+        &self,
+        table: &CompiledTable,
+        disabled: &HashMap<&'static str, &'static str>,
+        generation: u64,
+    ) -> (Snapshot, ReloadEvent) {
+        let dirty = locks::lock(&self.dirty).replace(Default::default());
+        locks::lock(&self.state).load(LoadInput {
+            config: &self.config,
+            table,
+            disabled,
+            dirty,
+            generation,
+        })
+    }
+
+    /// Marks roots to rescan at the next rebuild (`None`: all of them).
+    pub(crate) fn mark_dirty(&self, roots: Option<&[PathBuf]>) {
+        let mut dirty = locks::lock(&self.dirty);
+        match roots {
+            None => *dirty = None,
+            Some(roots) => {
+                if let Some(set) = dirty.as_mut() {
+                    set.extend(roots.iter().cloned());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Plugin declarations: what [`plugin!`](crate::plugin!) puts into the binary. Per-scope
+//! enablement, config and state live in the scope layer (`scope/plugins.rs`).
+
+use std::any::Any;
+use std::collections::BTreeMap;
+
+use crate::error::{Error, ErrorKind};
+
+/// An install or uninstall hook of a plugin. The user writes `fn(&Scope) -> Result<(), Error>`;
+/// the registry sits below the scope layer, so [`plugin!`](crate::plugin!) stores it behind a
+/// thunk that receives the scope erased and hands it back typed.
+pub type PluginHook = fn(&(dyn Any + Send + Sync)) -> Result<(), Error>;
+
+/// A plugin declaration, as [`plugin!`](crate::plugin!) writes it. Not constructed by hand.
+#[doc(hidden)]
+pub struct PluginEntry {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub crate_name: &'static str,
+    pub default_config: fn() -> Result<serde_json::Value, serde_json::Error>,
+    /// Checks that a merged config deserializes into the plugin's config type.
+    pub check_config: fn(serde_json::Value) -> Result<(), serde_json::Error>,
+    pub install: Option<PluginHook>,
+    pub uninstall: Option<PluginHook>,
+    pub file: &'static str,
+    pub line: u32,
+}
+
+/// Every plugin linked into the binary.
+#[linkme::distributed_slice]
+pub static HOOKPOINT_PLG_V0: [PluginEntry];
+
+/// Declares the current crate a plugin. Every `#[extension]` of the crate (the package, as
+/// `CARGO_PKG_NAME` names it) belongs to it: disabling the plugin removes them all from dispatch.
+///
+/// - `name`: the plugin's name (also its folder in layers: `<layer>/plugins/<name>/config.json`).
+/// - `description`: one line.
+/// - `config`: a type that is `Default + Serialize + DeserializeOwned`; its `Default` is the
+///   lowest layer, each override layer's `plugins/<name>/config.json` overlays it key by key
+///   (higher layer wins). Read it with [`Scope::plugin_config`](crate::Scope::plugin_config).
+/// - `install` / `uninstall` (optional): `fn(&Scope) -> Result<(), hookpoint::Error>`, called once
+///   when the plugin is enabled / disabled at run time on a scope.
+///
+/// Plugins start enabled: linking the crate installs it, so `install` is not called at start-up.
+///
+/// ```
+/// #[derive(Default, serde::Serialize, serde::Deserialize)]
+/// pub struct GreeterConfig {
+///     pub greeting: String,
+/// }
+///
+/// fn install(_scope: &hookpoint::Scope) -> Result<(), hookpoint::Error> {
+///     Ok(())
+/// }
+///
+/// hookpoint::plugin! {
+///     name: "greeter",
+///     description: "Greets the user.",
+///     config: GreeterConfig,
+///     install: install,
+/// }
+///
+/// let plugins = hookpoint::Scope::default_scope().plugins();
+/// assert!(plugins.iter().any(|p| p.name == "greeter" && p.enabled));
+/// ```
+#[macro_export]
+macro_rules! plugin {
+    (
+        name: $name:literal,
+        description: $description:literal,
+        config: $config:ty
+        $(, install: $install:path)?
+        $(, uninstall: $uninstall:path)?
+        $(,)?
+    ) => {
+        const _: () = {
+            #[$crate::__private::distributed_slice($crate::__private::HOOKPOINT_PLG_V0)]
+            #[linkme(crate = $crate::__private::linkme)]
+            static __HOOKPOINT_PLUGIN: $crate::__private::PluginEntry = $crate::__private::PluginEntry {
+                name: $name,
+                description: $description,
+                crate_name: ::core::env!("CARGO_PKG_NAME"),
+                default_config: || $crate::__private::to_json_value(&<$config as ::core::default::Default>::default()),
+                check_config: $crate::__private::check_config::<$config>,
+                install: $crate::__private::plugin_hook!($($install)?),
+                uninstall: $crate::__private::plugin_hook!($($uninstall)?),
+                file: ::core::file!(),
+                line: ::core::line!(),
+            };
+        };
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __hookpoint_plugin_hook {
+    () => {
+        $crate::__private::None
+    };
+    ($f:path) => {
+        $crate::__private::Some({
+            fn __hookpoint_plugin_hook(
+                scope: &(dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync),
+            ) -> $crate::__private::Result<(), $crate::Error> {
+                $f($crate::__private::scope_of(scope))
+            }
+            __hookpoint_plugin_hook
+        })
+    };
+}
+
+/// The plugin declared with `name`.
+pub(crate) fn find(name: &str) -> Result<&'static PluginEntry, Error> {
+    HOOKPOINT_PLG_V0.iter().find(|p| p.name == name).ok_or_else(|| {
+        let known: Vec<&str> = HOOKPOINT_PLG_V0.iter().map(|p| p.name).collect();
+        Error::kind_msg(
+            ErrorKind::Plugin,
+            format!(
+                "no plugin named `{name}` is linked (linked plugins: {}); a plugin crate must be named by the binary: `hookpoint::link!(crate_name)`",
+                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+            ),
+        )
+    })
+}
+
+/// Default configs of all plugins, by name.
+pub(crate) fn default_configs() -> BTreeMap<&'static str, Result<serde_json::Value, String>> {
+    HOOKPOINT_PLG_V0
+        .iter()
+        .map(|p| (p.name, (p.default_config)().map_err(|e| e.to_string())))
+        .collect()
+}

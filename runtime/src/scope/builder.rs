@@ -1,0 +1,144 @@
+//! [`ScopeBuilder`]: a scope's name, which plugins start disabled and (feature `fs`) its
+//! override layers.
+
+#[cfg(feature = "fs")]
+use std::path::PathBuf;
+#[cfg(feature = "fs")]
+use std::time::Duration;
+
+use super::Scope;
+use super::plugins::PluginStates;
+use crate::error::Error;
+#[cfg(feature = "fs")]
+use crate::error::ErrorKind;
+use crate::locks;
+#[cfg(feature = "fs")]
+use crate::registry::HOOKPOINT_PLG_V0;
+use crate::registry::find_plugin;
+
+/// Builds a [`Scope`]: its name, which plugins start disabled and, with the `fs` feature, its
+/// override layers (see the crate docs' "Layers" section for the search order).
+///
+/// ```
+/// let scope = hookpoint::ScopeBuilder::new("agent-1").build().unwrap();
+/// assert_eq!(scope.name(), "agent-1");
+/// ```
+pub struct ScopeBuilder {
+    pub(crate) name: String,
+    pub(crate) disabled_plugins: Vec<String>,
+    #[cfg(feature = "fs")]
+    pub(crate) fs: crate::fs::FsConfig,
+}
+
+impl ScopeBuilder {
+    /// A builder for a scope named `name` (used in logs).
+    pub fn new(name: impl Into<String>) -> Self {
+        ScopeBuilder {
+            name: name.into(),
+            disabled_plugins: Vec::new(),
+            #[cfg(feature = "fs")]
+            fs: crate::fs::FsConfig::default(),
+        }
+    }
+
+    /// Starts the scope with the named plugin disabled (its install hook is not called).
+    pub fn disable_plugin(mut self, name: impl Into<String>) -> Self {
+        self.disabled_plugins.push(name.into());
+        self
+    }
+
+    /// Builds the scope and its first snapshot (with `fs`: scans the layers and starts the
+    /// watcher unless [`watch(false)`](Self::watch)).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Plugin`](crate::ErrorKind::Plugin) for an unknown plugin name (in
+    /// `disable_plugin` or `plugin_folder`); with `fs`,
+    /// [`ErrorKind::Override`](crate::ErrorKind::Override) if the watcher cannot start. Bad
+    /// override files are not errors here: they are reported in [`Scope::status`].
+    pub fn build(self) -> Result<Scope, Error> {
+        let plugins = PluginStates::default();
+        {
+            let mut d = locks::lock(&plugins.disabled);
+            for name in &self.disabled_plugins {
+                d.insert(find_plugin(name)?.name);
+            }
+        }
+        #[cfg(feature = "fs")]
+        for (name, _) in &self.fs.plugin_dirs {
+            if !HOOKPOINT_PLG_V0.iter().any(|p| p.name == name) {
+                return Err(Error::kind_msg(
+                    ErrorKind::Plugin,
+                    format!("plugin_folder names `{name}`, but no plugin of that name is linked"),
+                ));
+            }
+        }
+        #[cfg(feature = "fs")]
+        let (fs, watch) = crate::fs::ScopeFs::new(self.fs);
+        let scope = Scope::from_parts(
+            self.name,
+            #[cfg(feature = "fs")]
+            fs,
+            plugins,
+        );
+        scope.rebuild();
+        #[cfg(feature = "fs")]
+        if watch {
+            scope.start_watching()?;
+        }
+        Ok(scope)
+    }
+}
+
+#[cfg(feature = "fs")]
+impl ScopeBuilder {
+    /// The project folder: layers `<project>/agents/<profile>/` (1) and `<project>/` (2). Their
+    /// command hooks run only after [`trust_project`](Self::trust_project).
+    pub fn project(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.fs.project = Some(dir.into());
+        self
+    }
+
+    /// The agent profile (e.g. `researcher`), which selects the `agents/<profile>/` layers.
+    pub fn profile(mut self, name: impl Into<String>) -> Self {
+        self.fs.profile = Some(name.into());
+        self
+    }
+
+    /// The user folder: layers `<user>/agents/<profile>/` (3) and `<user>/` (6).
+    pub fn user(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.fs.user = Some(dir.into());
+        self
+    }
+
+    /// The folder of agent profiles: layer `<agents>/<profile>/` (5).
+    pub fn agents(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.fs.agents = Some(dir.into());
+        self
+    }
+
+    /// A plugin's folder: layers `<dir>/agents/<profile>/` (4) and `<dir>/` (7), present only
+    /// while the plugin named `plugin` is enabled.
+    pub fn plugin_folder(mut self, plugin: impl Into<String>, dir: impl Into<PathBuf>) -> Self {
+        self.fs.plugin_dirs.push((plugin.into(), dir.into()));
+        self
+    }
+
+    /// Lets command hooks in the project layers run. Off by default: a project folder may come
+    /// from anywhere (a cloned repository), and command hooks are code.
+    pub fn trust_project(mut self, trusted: bool) -> Self {
+        self.fs.trust_project = trusted;
+        self
+    }
+
+    /// Watch the layers and reload on change (default `true`).
+    pub fn watch(mut self, watch: bool) -> Self {
+        self.fs.watch = watch;
+        self
+    }
+
+    /// How long a burst of file events may last before one reload runs (default 50 ms).
+    pub fn debounce(mut self, window: Duration) -> Self {
+        self.fs.debounce = window;
+        self
+    }
+}

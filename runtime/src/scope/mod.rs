@@ -1,0 +1,227 @@
+//! Scopes: the set of layers that apply to a dispatch, and the snapshot they merge into. A scope
+//! owns its snapshot and swaps it atomically; it rebuilds it from the compiled-in table, its
+//! plugin enablement and (feature `fs`) its override layers.
+//!
+//! - [`current`]: which scope a dispatch uses (entered, bound to a task, or the default) and the
+//!   per-thread copy of the default scope's snapshot handle;
+//! - [`builder`]: the [`ScopeBuilder`];
+//! - [`plugins`]: per-scope plugin enablement, config and state;
+//! - `reload` (feature `fs`): status, reload events, watching.
+//!
+//! Comes after `dispatch` (it hands a snapshot and itself to the dispatch loops) and after `fs`
+//! (whose loader produces the override inputs of a rebuild).
+
+mod builder;
+pub(crate) mod current;
+mod plugins;
+#[cfg(feature = "fs")]
+mod reload;
+
+use std::any::Any;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
+
+use arc_swap::ArcSwap;
+
+pub use builder::ScopeBuilder;
+pub use current::Bound;
+pub use plugins::PluginInfo;
+#[cfg(feature = "fs")]
+pub use reload::{command_hooks_enabled, set_command_hooks_enabled};
+
+use crate::locks;
+use crate::registry::Cx;
+use crate::site;
+use crate::snapshot::{self, CompiledTable, Snapshot};
+use crate::thread_state;
+
+/// The compiled-in registry, read and sorted once.
+pub(crate) static COMPILED: LazyLock<CompiledTable> = LazyLock::new(CompiledTable::load);
+
+pub(crate) struct ScopeInner {
+    pub(crate) name: String,
+    pub(crate) snapshot: ArcSwap<Snapshot>,
+    pub(crate) generation: AtomicU64,
+    /// Held while a snapshot is built, so reloads never overlap. Never held while extensions run.
+    pub(crate) rebuild_lock: Mutex<()>,
+    #[cfg(feature = "fs")]
+    pub(crate) fs: crate::fs::ScopeFs,
+    pub(crate) plugins: plugins::PluginStates,
+}
+
+/// The set of layers that apply to one dispatch, and their merged [`Snapshot`].
+///
+/// The default scope ([`Scope::default_scope`]) holds the compiled-in extensions. Other scopes
+/// are built with a [`ScopeBuilder`] (with the `fs` feature: from override folders). Cloning a
+/// scope is cheap (an `Arc`).
+///
+/// Dispatch functions without a scope argument use the *current* scope: the one entered with
+/// [`Scope::enter`] (sync code) or [`Scope::bind`] (a future, across `.await`s), else the default
+/// scope.
+///
+/// ```
+/// let scope = hookpoint::Scope::default_scope();
+/// assert!(scope.snapshot().generation() >= 1);
+/// ```
+#[derive(Clone)]
+pub struct Scope(pub(crate) Arc<ScopeInner>);
+
+static SCOPES: Mutex<Vec<Weak<ScopeInner>>> = Mutex::new(Vec::new());
+
+static DEFAULT: LazyLock<Scope> = LazyLock::new(|| {
+    Scope::from_parts(
+        "default".into(),
+        #[cfg(feature = "fs")]
+        crate::fs::ScopeFs::default(),
+        Default::default(),
+    )
+});
+
+/// Makes sure the default scope exists and has published its snapshot.
+pub(crate) fn ensure_default_published() {
+    LazyLock::force(&DEFAULT);
+}
+
+impl Scope {
+    pub(crate) fn from_parts(
+        name: String,
+        #[cfg(feature = "fs")] fs: crate::fs::ScopeFs,
+        plugins: plugins::PluginStates,
+    ) -> Scope {
+        crate::stats::init();
+        let first = snapshot::compiled_snapshot(&COMPILED, &Default::default(), 1);
+        let inner = Arc::new(ScopeInner {
+            name,
+            snapshot: ArcSwap::from_pointee(first),
+            generation: AtomicU64::new(1),
+            rebuild_lock: Mutex::new(()),
+            #[cfg(feature = "fs")]
+            fs,
+            plugins,
+        });
+        locks::lock(&SCOPES).push(Arc::downgrade(&inner));
+        let scope = Scope(inner);
+        scope.refresh_active();
+        scope
+    }
+
+    /// The default scope: compiled-in extensions only.
+    #[inline]
+    pub fn default_scope() -> &'static Scope {
+        &DEFAULT
+    }
+
+    /// The scope's name, for logs.
+    pub fn name(&self) -> &str {
+        &self.0.name
+    }
+
+    /// The snapshot dispatch uses now. Holding it keeps it alive; a reload publishes a new one.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.0.snapshot.load_full()
+    }
+
+    /// Rebuilds this scope's snapshot from its current inputs (compiled-in extensions, plugin
+    /// enablement and, with `fs`, its override layers) and publishes it. Serialized per scope.
+    pub(crate) fn rebuild(&self) {
+        let serial = locks::lock(&self.0.rebuild_lock);
+        let disabled = self.disabled_crates();
+        let generation = self.next_generation();
+        #[cfg(feature = "fs")]
+        {
+            let (snap, event) = self.0.fs.build_snapshot(&COMPILED, &disabled, generation);
+            self.publish(snap);
+            drop(serial);
+            self.notify(event);
+        }
+        #[cfg(not(feature = "fs"))]
+        {
+            self.publish(snapshot::compiled_snapshot(
+                &COMPILED, &disabled, generation,
+            ));
+            drop(serial);
+        }
+    }
+
+    /// Publishes a new snapshot atomically; dispatches in flight finish on the one they hold.
+    pub(crate) fn publish(&self, snap: Snapshot) {
+        self.0.snapshot.store(Arc::new(snap));
+        thread_state::bump_epoch();
+        self.refresh_active();
+    }
+
+    pub(crate) fn next_generation(&self) -> u64 {
+        self.0.generation.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// Recomputes the union of non-empty points over all live scopes, for the no-extension fast
+    /// path of every point site.
+    fn refresh_active(&self) {
+        // Computed and published under the registry lock, so concurrent publishes cannot leave
+        // an older union in place; the scopes are released after the lock.
+        let mut scopes = locks::lock(&SCOPES);
+        scopes.retain(|w| w.strong_count() > 0);
+        let live: Vec<Arc<ScopeInner>> = scopes.iter().filter_map(Weak::upgrade).collect();
+        let mut bits: Vec<u64> = Vec::new();
+        for s in &live {
+            let snap = s.snapshot.load();
+            if bits.len() < snap.active_bits.len() {
+                bits.resize(snap.active_bits.len(), 0);
+            }
+            for (b, s) in bits.iter_mut().zip(snap.active_bits.iter()) {
+                *b |= s;
+            }
+        }
+        site::publish_active(bits);
+        drop(scopes);
+        drop(live);
+    }
+
+    /// This scope, erased, as [`Cx`] carries it.
+    pub(crate) fn as_any(&self) -> &(dyn Any + Send + Sync) {
+        self
+    }
+}
+
+/// Every scope still alive.
+#[cfg_attr(not(feature = "fs"), allow(dead_code))]
+pub(crate) fn live_scopes() -> Vec<Scope> {
+    let live: Vec<Arc<ScopeInner>> = locks::lock(&SCOPES)
+        .iter()
+        .filter_map(Weak::upgrade)
+        .collect();
+    live.into_iter().map(Scope).collect()
+}
+
+/// The scope a [`Cx`] or a plugin hook received erased (always a [`Scope`]: dispatch and
+/// plugin toggles pass nothing else).
+pub fn scope_of(any: &(dyn Any + Send + Sync)) -> &Scope {
+    any.downcast_ref::<Scope>()
+        .expect("hookpoint passes a Scope to extensions and plugin hooks")
+}
+
+impl<'a> Cx<'a> {
+    /// The scope this dispatch runs in (its plugin state and config).
+    ///
+    /// ```
+    /// #[hookpoint::extension(point = "doc_cx_scope")]
+    /// fn note_scope(cx: &hookpoint::Cx, out: &mut String) {
+    ///     out.push_str(cx.scope().name());
+    /// }
+    /// let mut out = String::new();
+    /// hookpoint::call_sync("doc_cx_scope", &mut out).unwrap();
+    /// assert_eq!(out, "default");
+    /// ```
+    pub fn scope(&self) -> &'a Scope {
+        scope_of(self.scope_any())
+    }
+}
+
+impl std::fmt::Debug for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope")
+            .field("name", &self.0.name)
+            .field("generation", &self.0.snapshot.load().generation)
+            .finish()
+    }
+}

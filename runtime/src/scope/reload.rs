@@ -1,0 +1,119 @@
+//! The filesystem side of a scope's API (feature `fs`): reload by hand or on change, the status
+//! of the latest reload, reload subscribers, the scope's layers, and the process-wide
+//! command-hook switch.
+
+use std::sync::Arc;
+
+use super::{Scope, live_scopes};
+use crate::error::{Error, ErrorKind};
+use crate::fs::state::Subscriber;
+use crate::fs::switch;
+use crate::fs::watch::{Change, LayerWatcher};
+use crate::fs::{LayerRoot, ReloadEvent};
+use crate::locks;
+
+/// Turns command hooks on or off for every scope (on by default). Off: override files that are
+/// command hooks are loaded but do not run (introspection shows them as inactive, with why), and
+/// every live scope is rebuilt at once.
+///
+/// ```
+/// hookpoint::set_command_hooks_enabled(false);
+/// assert!(!hookpoint::command_hooks_enabled());
+/// hookpoint::set_command_hooks_enabled(true);
+/// ```
+pub fn set_command_hooks_enabled(enabled: bool) {
+    if switch::set(enabled) != enabled {
+        for scope in live_scopes() {
+            scope.rebuild();
+        }
+    }
+}
+
+/// Whether command hooks may run (see [`set_command_hooks_enabled`]).
+pub fn command_hooks_enabled() -> bool {
+    switch::command_hooks_enabled()
+}
+
+impl Scope {
+    /// Rescans every layer and publishes a new snapshot now (the watcher does this by itself on
+    /// change). Returns what the reload found.
+    ///
+    /// ```
+    /// let scope = hookpoint::ScopeBuilder::new("manual").build().unwrap();
+    /// let before = scope.snapshot().generation();
+    /// let event = scope.reload();
+    /// assert!(event.generation > before);
+    /// ```
+    pub fn reload(&self) -> ReloadEvent {
+        self.0.fs.mark_dirty(None);
+        self.rebuild();
+        self.status()
+    }
+
+    /// The outcome of the latest reload: bad files (path, line, column, why) and warnings.
+    pub fn status(&self) -> ReloadEvent {
+        locks::lock(&self.0.fs.status).clone()
+    }
+
+    /// Calls `f` after every reload of this scope (on the thread that reloaded: the watcher's, or
+    /// the caller of [`reload`](Self::reload)).
+    pub fn on_reload(&self, f: impl Fn(&ReloadEvent) + Send + Sync + 'static) {
+        locks::lock(&self.0.fs.subscribers).push(Arc::new(f));
+    }
+
+    /// The scope's override layers in search order, highest first.
+    pub fn layers(&self) -> Vec<LayerRoot> {
+        let disabled = locks::lock(&self.0.plugins.disabled).clone();
+        self.0.fs.config.layers(|n| !disabled.contains(n))
+    }
+
+    /// Starts the watcher of a scope's layers; each burst of changes rebuilds the scope once.
+    pub(crate) fn start_watching(&self) -> Result<(), Error> {
+        let fs = &self.0.fs;
+        let roots = fs.config.all_roots();
+        if roots.is_empty() {
+            return Ok(());
+        }
+        let weak = Arc::downgrade(&self.0);
+        let watcher = LayerWatcher::new(roots, fs.config.debounce, move |change: Change| {
+            let Some(inner) = weak.upgrade() else { return };
+            let scope = Scope(inner);
+            let roots = (!change.full_rescan).then_some(change.roots.as_slice());
+            scope.0.fs.mark_dirty(roots);
+            scope.rebuild();
+        })
+        .map_err(|e| {
+            Error::kind_msg(
+                ErrorKind::Override,
+                format!("cannot watch the override layers: {e}"),
+            )
+        })?;
+        *locks::lock(&fs.watcher) = Some(watcher);
+        Ok(())
+    }
+
+    /// Records the reload's outcome as the scope's status and tells subscribers.
+    pub(crate) fn notify(&self, event: ReloadEvent) {
+        let scope = self;
+        for p in &event.problems {
+            tracing::warn!(scope = scope.name(), file = %p.path.display(), line = p.line, column = p.column, problem = %p.message, "bad override file; its last good version stays active");
+        }
+        for w in &event.warnings {
+            tracing::warn!(scope = scope.name(), "{w}");
+        }
+        tracing::debug!(
+            scope = scope.name(),
+            generation = event.generation,
+            "snapshot published"
+        );
+        *locks::lock(&scope.0.fs.status) = event.clone();
+        let subs: Vec<Subscriber> = locks::lock(&scope.0.fs.subscribers).clone();
+        for s in subs {
+            // A panicking subscriber must not abort the caller's work (a plugin toggle still runs
+            // its install/uninstall hook) nor the other subscribers.
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s(&event))).is_err() {
+                tracing::error!(scope = scope.name(), "an on_reload subscriber panicked");
+            }
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! List layout: one point's winning definitions sorted into a [`PointList`], and the lists of
+//! all points indexed by point id into a [`Snapshot`].
+
+use std::collections::HashMap;
+
+use super::{Candidate, CandidateRun, ExtMeta, Inactive, PointList, Refusal, Run, Shape, Snapshot};
+use crate::registry::{BareFn, ErrorPolicy, Handler, PointEntry, SyncFn};
+use crate::site;
+
+/// Sorts one point's merged candidates into a [`PointList`] and decides its [`Shape`].
+pub(crate) fn build_list(
+    mut candidates: Vec<Candidate>,
+    refusal: Option<Refusal>,
+    inactive: Vec<Inactive>,
+    declared: Option<&PointEntry>,
+) -> PointList {
+    candidates.sort_by(|a, b| {
+        (a.meta.order, &a.meta.name, &a.meta.layer).cmp(&(
+            b.meta.order,
+            &b.meta.name,
+            &b.meta.layer,
+        ))
+    });
+    let mut list = PointList {
+        refusal,
+        inactive,
+        generic: declared.is_some_and(|d| d.payload_key.is_none()),
+        ..PointList::default()
+    };
+    let mut runs = Vec::with_capacity(candidates.len());
+    let mut meta = Vec::with_capacity(candidates.len());
+    let mut bares = Vec::with_capacity(candidates.len());
+    for (i, c) in candidates.into_iter().enumerate() {
+        bares.push(c.bare);
+        note_key(&mut list, &c.meta);
+        runs.push(match c.run {
+            CandidateRun::Handler(Handler::Sync(f)) => Run::Sync(f),
+            CandidateRun::Handler(Handler::Async(f)) => {
+                list.first_async.get_or_insert(i as u32);
+                Run::Async(f)
+            }
+            #[cfg(feature = "fs")]
+            CandidateRun::Command(ix) => {
+                list.has_commands = true;
+                Run::Command(ix)
+            }
+        });
+        meta.push(c.meta);
+    }
+    // A declared point's own payload is the reference: an extension whose key differs from it is
+    // the mismatch, even when it is the only one.
+    if let Some(k) = declared.and_then(|d| d.payload_key) {
+        let k = k();
+        if list.key.is_some_and(|x| x != k) {
+            list.mixed_keys = true;
+        }
+        list.key = Some(k);
+    }
+    list.shape = shape(&list, &runs, &meta, bares);
+    list.runs = runs.into();
+    list.meta = meta.into();
+    list
+}
+
+/// Records an extension's payload key: the first one is the list's, a different one marks it mixed.
+fn note_key(list: &mut PointList, meta: &ExtMeta) {
+    if let Some(k) = meta.key {
+        match list.key {
+            None => list.key = Some(k),
+            Some(prev) if prev != k => list.mixed_keys = true,
+            _ => {}
+        }
+    }
+}
+
+/// The fastest loop that runs this list with every rule applied.
+fn shape(list: &PointList, runs: &[Run], meta: &[ExtMeta], bares: Vec<Option<BareFn>>) -> Shape {
+    if runs.is_empty() && list.refusal.is_none() {
+        return Shape::Empty;
+    }
+    let plain = !runs.is_empty()
+        && list.refusal.is_none()
+        && !list.generic
+        && !list.mixed_keys
+        && meta.iter().all(|m| m.policy == ErrorPolicy::Propagate)
+        && runs.iter().all(|r| matches!(r, Run::Sync(_)));
+    let Some(key) = list.key.filter(|_| plain) else {
+        return Shape::General;
+    };
+    if bares.iter().all(Option::is_some) {
+        return Shape::Bare {
+            key,
+            fns: bares.into_iter().flatten().collect(),
+        };
+    }
+    let fns: Box<[SyncFn]> = runs
+        .iter()
+        .filter_map(|r| match r {
+            Run::Sync(f) => Some(*f),
+            _ => None,
+        })
+        .collect();
+    Shape::Plain { key, fns }
+}
+
+/// Indexes per-point lists by point id into a snapshot.
+pub(crate) fn assemble(
+    generation: u64,
+    lists_by_name: Vec<(String, PointList)>,
+    #[cfg(feature = "fs")] commands: Vec<crate::command::CommandSpec>,
+    plugin_configs: HashMap<String, serde_json::Value>,
+) -> Snapshot {
+    let indexed: Vec<(u32, PointList)> = lists_by_name
+        .into_iter()
+        .map(|(name, l)| (site::intern(&name), l))
+        .collect();
+    let len = site::interned_count();
+    let mut lists: Vec<PointList> = Vec::with_capacity(len);
+    lists.resize_with(len, PointList::default);
+    let mut active_bits = vec![0u64; len.div_ceil(64)];
+    for (id, l) in indexed {
+        if !matches!(l.shape, Shape::Empty) {
+            active_bits[(id / 64) as usize] |= 1 << (id % 64);
+        }
+        lists[id as usize] = l;
+    }
+    Snapshot {
+        generation,
+        lists: lists.into(),
+        active_bits,
+        #[cfg(feature = "fs")]
+        commands,
+        plugin_configs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Origin;
+    use crate::snapshot::Layer;
+    use std::any::TypeId;
+    use std::sync::Arc;
+
+    fn sync_noop(_: *mut (), _: &crate::registry::Cx<'_>) -> Result<(), crate::Error> {
+        Ok(())
+    }
+    fn bare_noop(_: *mut ()) {}
+
+    fn candidate(name: &str, order: i32, bare: bool, policy: ErrorPolicy) -> Candidate {
+        Candidate {
+            meta: ExtMeta {
+                name: Arc::from(name),
+                order,
+                origin: Origin::File { path: name.into() },
+                layer: Layer::Compiled,
+                key: Some(TypeId::of::<fn(&mut u8)>()),
+                payload_type: "u8",
+                policy,
+                is_async: false,
+                note: None,
+            },
+            run: CandidateRun::Handler(Handler::Sync(sync_noop)),
+            bare: bare.then_some(bare_noop as BareFn),
+            replace: false,
+        }
+    }
+
+    #[test]
+    fn shape_is_bare_plain_or_general_by_what_the_list_needs() {
+        let p = ErrorPolicy::Propagate;
+        let bare = build_list(vec![candidate("a", 1, true, p)], None, vec![], None);
+        assert!(matches!(bare.shape, Shape::Bare { .. }));
+        let plain = build_list(
+            vec![candidate("a", 1, true, p), candidate("b", 2, false, p)],
+            None,
+            vec![],
+            None,
+        );
+        assert!(matches!(plain.shape, Shape::Plain { ref fns, .. } if fns.len() == 2));
+        let logged = build_list(
+            vec![candidate("a", 1, true, ErrorPolicy::Log)],
+            None,
+            vec![],
+            None,
+        );
+        assert!(matches!(logged.shape, Shape::General));
+        let empty = build_list(vec![], None, vec![], None);
+        assert!(matches!(empty.shape, Shape::Empty));
+    }
+
+    #[test]
+    fn candidates_sort_by_order_then_name() {
+        let p = ErrorPolicy::Propagate;
+        let list = build_list(
+            vec![
+                candidate("b", 1, true, p),
+                candidate("a", 1, true, p),
+                candidate("z", -3, true, p),
+            ],
+            None,
+            vec![],
+            None,
+        );
+        let names: Vec<&str> = list.meta.iter().map(|m| &*m.name).collect();
+        assert_eq!(names, ["z", "a", "b"]);
+    }
+}

@@ -1,0 +1,100 @@
+//! The merge: compiled-in extensions minus disabled plugins' ones, then (with `fs`) the override
+//! definitions of each extension applied ([`overrides`](super::overrides)), then each point laid out.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::layout::{assemble, build_list};
+use super::{CompiledTable, Inactive, Layer, PointCandidates, Snapshot};
+use crate::error::Origin;
+
+/// Everything a snapshot is built from.
+pub(crate) struct BuildInput<'a> {
+    pub(crate) table: &'a CompiledTable,
+    /// Package name -> plugin name, for disabled plugins.
+    pub(crate) disabled_crates: &'a HashMap<&'static str, &'static str>,
+    pub(crate) plugin_configs: HashMap<String, serde_json::Value>,
+    /// Override files, command hooks and refused files (with `fs`).
+    #[cfg(feature = "fs")]
+    pub(crate) layers: super::overrides::LayerInput<'a>,
+}
+
+/// Merges compiled-in extensions with override definitions into a snapshot. Returns the snapshot
+/// and warnings (overrides that match no extension).
+pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<String>) {
+    let table = input.table;
+    let points = compiled_candidates(table, input.disabled_crates);
+    #[cfg(feature = "fs")]
+    let (points, warnings, commands) = input.layers.apply(table, points);
+    #[cfg(not(feature = "fs"))]
+    let warnings = Vec::new();
+    let lists = points
+        .into_iter()
+        .map(|(point, c)| {
+            let list = build_list(
+                c.active,
+                table.refusals.get(&point).cloned(),
+                c.inactive,
+                table.declared.get(point.as_str()).copied(),
+            );
+            (point, list)
+        })
+        .collect();
+    let snap = assemble(
+        generation,
+        lists,
+        #[cfg(feature = "fs")]
+        commands,
+        input.plugin_configs,
+    );
+    (snap, warnings)
+}
+
+/// The compiled-in candidates per point, minus those of disabled plugins (shown as inactive).
+fn compiled_candidates(
+    table: &CompiledTable,
+    disabled_crates: &HashMap<&'static str, &'static str>,
+) -> BTreeMap<String, PointCandidates> {
+    let mut points: BTreeMap<String, PointCandidates> = BTreeMap::new();
+    for (point, cands) in &table.by_point {
+        let slot = points.entry(point.clone()).or_default();
+        slot.inactive
+            .extend(table.inactive.get(point).cloned().unwrap_or_default());
+        for c in cands {
+            if let Origin::Compiled { crate_name, .. } = &c.meta.origin
+                && let Some(plugin) = disabled_crates.get(crate_name)
+            {
+                slot.inactive.push(Inactive {
+                    name: c.meta.name.clone(),
+                    origin: c.meta.origin.clone(),
+                    layer: Layer::Compiled,
+                    why: format!("plugin `{plugin}` is disabled"),
+                });
+                continue;
+            }
+            slot.active.push(c.clone());
+        }
+    }
+    points
+}
+
+/// The snapshot of compiled-in extensions alone, without the disabled plugins' ones.
+pub(crate) fn compiled_snapshot(
+    table: &CompiledTable,
+    disabled_crates: &HashMap<&'static str, &'static str>,
+    generation: u64,
+) -> Snapshot {
+    build(
+        BuildInput {
+            table,
+            disabled_crates,
+            plugin_configs: crate::registry::default_configs()
+                .into_iter()
+                .filter_map(|(k, v)| v.ok().map(|v| (k.to_owned(), v)))
+                .collect(),
+            #[cfg(feature = "fs")]
+            layers: Default::default(),
+        },
+        generation,
+    )
+    .0
+}

@@ -1,0 +1,192 @@
+//! Override definitions (feature `fs`): per (point, name) the highest layer wins whole; a
+//! manifest without a command changes the definition below it (the highest command hook, else
+//! the compiled-in extension); without an explicit order an override keeps the order of the
+//! extension it changes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::{Candidate, CandidateRun, CompiledTable, ExtMeta, Inactive, Layer, PointCandidates};
+use crate::command::CommandSpec;
+use crate::error::Origin;
+use crate::registry::ErrorPolicy;
+
+/// A definition or change of one extension by an override file (built by the `fs` layer).
+#[derive(Clone)]
+pub(crate) struct OverrideDef {
+    pub(crate) point: String,
+    pub(crate) name: Arc<str>,
+    pub(crate) layer: Layer,
+    pub(crate) path: std::path::PathBuf,
+    /// Explicit order (manifest `order`, else the number in the file name).
+    pub(crate) order: Option<i32>,
+    pub(crate) enabled: Option<bool>,
+    pub(crate) policy: Option<ErrorPolicy>,
+    /// Index into the snapshot's command hooks when this file is a command hook.
+    pub(crate) command: Option<u32>,
+}
+
+/// What the override layers contribute to a snapshot.
+#[derive(Default)]
+pub(crate) struct LayerInput<'a> {
+    pub(crate) overrides: &'a [OverrideDef],
+    /// Extensions refused while loading (untrusted, switched off), shown as inactive.
+    pub(crate) refused: &'a [(String, Inactive)],
+    /// The command hooks [`OverrideDef::command`] indexes.
+    pub(crate) commands: Vec<CommandSpec>,
+}
+
+impl LayerInput<'_> {
+    /// Applies the refused files and every extension's override files to the candidates.
+    /// Returns the warnings (overrides with no effect) and the command hooks.
+    pub(super) fn apply(
+        self,
+        table: &CompiledTable,
+        mut points: BTreeMap<String, PointCandidates>,
+    ) -> (
+        BTreeMap<String, PointCandidates>,
+        Vec<String>,
+        Vec<CommandSpec>,
+    ) {
+        for (point, inactive) in self.refused {
+            points
+                .entry(point.clone())
+                .or_default()
+                .inactive
+                .push(inactive.clone());
+        }
+        let mut warnings = Vec::new();
+        for ((point, name), defs) in group_by_extension(self.overrides) {
+            let slot = points.entry(point.to_owned()).or_default();
+            if let Some(w) = apply_overrides(table, slot, point, name, &defs) {
+                warnings.push(w);
+            }
+        }
+        (points, warnings, self.commands)
+    }
+}
+
+/// Override definitions grouped by (point, name), highest layer first.
+fn group_by_extension(overrides: &[OverrideDef]) -> BTreeMap<(&str, &str), Vec<&OverrideDef>> {
+    let mut groups: BTreeMap<(&str, &str), Vec<&OverrideDef>> = BTreeMap::new();
+    for d in overrides {
+        groups
+            .entry((d.point.as_str(), &*d.name))
+            .or_default()
+            .push(d);
+    }
+    for defs in groups.values_mut() {
+        defs.sort_by_key(|d| d.layer.rank());
+    }
+    groups
+}
+
+/// Applies the override files of one extension (`defs`, highest layer first) to its point.
+/// Returns a warning when they match no extension of a known point.
+fn apply_overrides(
+    table: &CompiledTable,
+    slot: &mut PointCandidates,
+    point: &str,
+    name: &str,
+    defs: &[&OverrideDef],
+) -> Option<String> {
+    let winner = defs[0];
+    let compiled_ix = slot.active.iter().position(|c| &*c.meta.name == name);
+    let handler_def = defs.iter().copied().find(|d| d.command.is_some());
+    let Some(mut def) = base_definition(handler_def, compiled_ix.map(|i| &slot.active[i])) else {
+        // An unknown point is reported once, by the loader, with the nearest known point.
+        return table.knows(point).then(|| {
+            format!(
+                "{}: override matches no extension named `{name}` on point `{point}`; it has no effect",
+                winner.path.display()
+            )
+        });
+    };
+    if let Some(i) = compiled_ix {
+        let c = slot.active.remove(i);
+        if let Some(h) = handler_def {
+            slot.inactive.push(Inactive {
+                name: c.meta.name.clone(),
+                origin: c.meta.origin.clone(),
+                layer: Layer::Compiled,
+                why: format!("replaced by command hook {}", h.path.display()),
+            });
+            def.meta.note = Some(format!("replaces compiled-in `{name}` ({})", c.meta.origin));
+        }
+    }
+    for lower in &defs[1..] {
+        slot.inactive.push(Inactive {
+            name: lower.name.clone(),
+            origin: Origin::File {
+                path: lower.path.clone(),
+            },
+            layer: lower.layer.clone(),
+            why: format!("overridden by {}", winner.path.display()),
+        });
+    }
+    let disabled_by = if winner.command.is_none() {
+        apply_manifest(&mut def, winner)
+    } else {
+        (winner.enabled == Some(false)).then(|| winner.path.display().to_string())
+    };
+    match disabled_by {
+        Some(by) => slot.inactive.push(Inactive {
+            name: def.meta.name.clone(),
+            origin: def.meta.origin.clone(),
+            layer: def.meta.layer.clone(),
+            why: format!("disabled by {by}"),
+        }),
+        None => slot.active.push(def),
+    }
+    None
+}
+
+/// The definition overrides apply to: the highest command hook, else the compiled-in extension.
+fn base_definition(
+    handler_def: Option<&OverrideDef>,
+    compiled: Option<&Candidate>,
+) -> Option<Candidate> {
+    let Some(h) = handler_def else {
+        return compiled.cloned();
+    };
+    Some(Candidate {
+        meta: ExtMeta {
+            name: h.name.clone(),
+            order: h
+                .order
+                .or_else(|| compiled.map(|c| c.meta.order))
+                .unwrap_or(0),
+            origin: Origin::File {
+                path: h.path.clone(),
+            },
+            layer: h.layer.clone(),
+            key: None,
+            payload_type: "(JSON)",
+            policy: h.policy.unwrap_or_default(),
+            is_async: false,
+            note: None,
+        },
+        run: CandidateRun::Command(h.command.unwrap_or_default()),
+        bare: None,
+        replace: false,
+    })
+}
+
+/// Applies a winning manifest without a command to the definition below it. Returns what
+/// disabled the extension, if the manifest did.
+fn apply_manifest(def: &mut Candidate, winner: &OverrideDef) -> Option<String> {
+    // The manifest's layer won for this extension (its handler comes from below).
+    def.meta.layer = winner.layer.clone();
+    if let Some(o) = winner.order {
+        def.meta.order = o;
+    }
+    if let Some(p) = winner.policy {
+        def.meta.policy = p;
+    }
+    let change = format!("changed by {} ({})", winner.path.display(), winner.layer);
+    def.meta.note = Some(match def.meta.note.take() {
+        Some(n) => format!("{n}; {change}"),
+        None => change,
+    });
+    (winner.enabled == Some(false)).then(|| format!("{} ({})", winner.path.display(), winner.layer))
+}
