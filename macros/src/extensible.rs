@@ -4,6 +4,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ImplItem, ItemFn, ItemImpl, Pat, Type};
 
@@ -83,14 +84,22 @@ fn is_extensible_attr(a: &syn::Attribute) -> bool {
 }
 
 fn expand_free(mut cx: Ctxt, krate: &syn::Path, f: ItemFn) -> TokenStream {
-    let model = build_model(&mut cx, &f.sig, f.sig.ident.to_string(), None, krate);
+    let model = build_model(
+        &mut cx,
+        &f.sig,
+        f.sig.ident.unraw().to_string(),
+        None,
+        krate,
+    );
     let Some(model) = model.filter(|_| !cx.has_errors()) else {
         let e = cx.to_compile_errors();
         return quote! { #e #f };
     };
-    let body = emit_body(&model, &f.block);
+    let (outer, inner) = split_inner(&f.attrs);
+    let body = emit_body(&model, &f.block, &inner);
     let consts = emit_consts(&model, &f.vis);
-    let ItemFn { attrs, vis, .. } = &f;
+    let attrs = outer;
+    let vis = &f.vis;
     let sig = outer_sig(&model);
     quote! {
         #(#attrs)*
@@ -109,7 +118,9 @@ fn expand_impl(mut cx: Ctxt, krate: &syn::Path, mut imp: ItemImpl) -> TokenStrea
         return quote! { #e #imp };
     }
     let type_name = match &*imp.self_ty {
-        Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.to_string()),
+        Type::Path(p) if p.qself.is_none() => {
+            p.path.segments.last().map(|s| s.ident.unraw().to_string())
+        }
         _ => None,
     };
     let Some(type_name) = type_name else {
@@ -145,13 +156,13 @@ fn expand_impl(mut cx: Ctxt, krate: &syn::Path, mut imp: ItemImpl) -> TokenStrea
             continue;
         }
         marked += 1;
-        let qual = format!("{}/{}", owner.type_name, m.sig.ident);
+        let qual = format!("{}/{}", owner.type_name, m.sig.ident.unraw());
         let model = build_model(&mut cx, &m.sig, qual, Some(&owner), krate);
         match model {
             Some(model) if !cx.has_errors() && impl_static_ok => {
-                let body = emit_body(&model, &m.block);
+                let (attrs, inner) = split_inner(&m.attrs);
+                let body = emit_body(&model, &m.block, &inner);
                 let sig = outer_sig(&model);
-                let attrs = &m.attrs;
                 let vis = &m.vis;
                 let defaultness = &m.modifiers.defaultness;
                 consts.push(emit_consts(&model, vis));
@@ -472,7 +483,15 @@ fn emit_consts(m: &ExtensibleFn<'_>, vis: &syn::Visibility) -> TokenStream {
     }
 }
 
-fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block) -> TokenStream {
+/// Splits a fn's attributes into outer ones and the body's inner ones (`#![allow(..)]`), which
+/// syn keeps with the item but must stay at the top of the body.
+fn split_inner(attrs: &[syn::Attribute]) -> (Vec<&syn::Attribute>, Vec<&syn::Attribute>) {
+    attrs
+        .iter()
+        .partition(|a| matches!(a.style, syn::AttrStyle::Outer))
+}
+
+fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]) -> TokenStream {
     let krate = m.krate;
     let p = quote!(#krate::__private);
     let ret = &m.ret;
@@ -549,10 +568,13 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block) -> TokenStream {
         }
     };
     let is_async = m.sig.asyncness.is_some();
+    // The body's statements, not its block: a block in tail position would make rustc warn
+    // `unused_braces` on the user's own braces.
+    let stmts = &block.stmts;
     let run_body = if is_async {
-        quote! { async { #fake_return #block }.await }
+        quote! { async { #fake_return #(#stmts)* }.await }
     } else {
-        quote! { (|| { #fake_return #block })() }
+        quote! { (|| { #fake_return #(#stmts)* })() }
     };
     let dispatch = |site: TokenStream,
                     key: &TokenStream,
@@ -585,6 +607,7 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block) -> TokenStream {
         quote!(|__hp_c: &mut #krate::CallEnd<#ret, _>, __hp_e: #p::Error| { __hp_c.result = #convert; }),
     );
     quote! {{
+        #(#inner)*
         #[allow(unused_imports)]
         use #p::{ErrorIntoPanic as _, ErrorIntoResult as _};
         static __HP_SITES: #p::FnSites = #p::FnSites::new(#start_name, #end_name);

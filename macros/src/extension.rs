@@ -57,7 +57,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 fn parse_spec(cx: &mut Ctxt, raw: &[args::Arg], func: &ItemFn) -> Option<ExtensionSpec> {
     let mut point = None;
-    let mut name = func.sig.ident.to_string();
+    let mut name = syn::ext::IdentExt::unraw(&func.sig.ident).to_string();
     let mut order = 0;
     let mut replace = false;
     let mut log_errors = false;

@@ -156,66 +156,85 @@ impl<R> ErrorIntoPanic<R> for &ErrorInto<R> {
     }
 }
 
-/// Builds `_functions/<module path with / for ::>/<qualname>/<suffix>` at compile time.
+/// Builds `_functions/<module path with / for ::>/<qualname>/<suffix>` at compile time. Raw
+/// identifier prefixes are dropped from module segments (`r#async` becomes `async`), as the
+/// macro drops them from the qualified name.
 #[doc(hidden)]
 pub const fn fn_point_len(module: &str, qual: &str, suffix: &str) -> usize {
-    let m = module.as_bytes();
     let mut n = "_functions/".len() + qual.len() + 1 + suffix.len() + 1;
+    let m = module.as_bytes();
     let mut i = 0;
     while i < m.len() {
-        if i + 1 < m.len() && m[i] == b':' && m[i + 1] == b':' {
-            n += 1;
-            i += 2;
-        } else {
-            n += 1;
-            i += 1;
+        match module_step(m, i) {
+            ModuleStep::Separator => {
+                n += 1;
+                i += 2;
+            }
+            ModuleStep::RawPrefix => i += 2,
+            ModuleStep::Byte => {
+                n += 1;
+                i += 1;
+            }
         }
     }
     n
+}
+
+/// What the module path has at `i`: `::`, an `r#` opening a segment, or a plain byte.
+enum ModuleStep {
+    Separator,
+    RawPrefix,
+    Byte,
+}
+
+const fn module_step(m: &[u8], i: usize) -> ModuleStep {
+    if i + 1 < m.len() && m[i] == b':' && m[i + 1] == b':' {
+        return ModuleStep::Separator;
+    }
+    let segment_start = i == 0 || (i >= 2 && m[i - 1] == b':' && m[i - 2] == b':');
+    if segment_start && i + 1 < m.len() && m[i] == b'r' && m[i + 1] == b'#' {
+        return ModuleStep::RawPrefix;
+    }
+    ModuleStep::Byte
+}
+
+/// Copies `bytes` into `out` at `o`; returns the next position.
+const fn put(out: &mut [u8], mut o: usize, bytes: &[u8]) -> usize {
+    let mut i = 0;
+    while i < bytes.len() {
+        out[o] = bytes[i];
+        o += 1;
+        i += 1;
+    }
+    o
 }
 
 /// See [`fn_point_len`].
 #[doc(hidden)]
 pub const fn fn_point_bytes<const N: usize>(module: &str, qual: &str, suffix: &str) -> [u8; N] {
     let mut out = [0u8; N];
-    let mut o = 0;
-    let prefix = b"_functions/";
-    let mut i = 0;
-    while i < prefix.len() {
-        out[o] = prefix[i];
-        o += 1;
-        i += 1;
-    }
+    let mut o = put(&mut out, 0, b"_functions/");
     let m = module.as_bytes();
-    i = 0;
+    let mut i = 0;
     while i < m.len() {
-        if i + 1 < m.len() && m[i] == b':' && m[i + 1] == b':' {
-            out[o] = b'/';
-            i += 2;
-        } else {
-            out[o] = m[i];
-            i += 1;
+        match module_step(m, i) {
+            ModuleStep::Separator => {
+                out[o] = b'/';
+                o += 1;
+                i += 2;
+            }
+            ModuleStep::RawPrefix => i += 2,
+            ModuleStep::Byte => {
+                out[o] = m[i];
+                o += 1;
+                i += 1;
+            }
         }
-        o += 1;
     }
-    out[o] = b'/';
-    o += 1;
-    let q = qual.as_bytes();
-    i = 0;
-    while i < q.len() {
-        out[o] = q[i];
-        o += 1;
-        i += 1;
-    }
-    out[o] = b'/';
-    o += 1;
-    let s = suffix.as_bytes();
-    i = 0;
-    while i < s.len() {
-        out[o] = s[i];
-        o += 1;
-        i += 1;
-    }
+    o = put(&mut out, o, b"/");
+    o = put(&mut out, o, qual.as_bytes());
+    o = put(&mut out, o, b"/");
+    put(&mut out, o, suffix.as_bytes());
     out
 }
 

@@ -83,13 +83,21 @@ fn edit(mut bytes: Vec<u8>, edits: &[(prop::sample::Index, u8, u8)]) -> Vec<u8> 
     bytes
 }
 
-/// Where a reported position points must exist in the input (1-based).
+/// Where a reported position points must exist in the input (1-based line, and a column on
+/// that line, at most one past its last character).
 fn position_is_inside(bytes: &[u8], line: Option<usize>, column: Option<usize>) -> bool {
-    let Some(line) = line else {
-        return column.is_none();
-    };
-    let lines = bytes.split(|b| *b == b'\n').count();
-    line >= 1 && line <= lines
+    match (line, column) {
+        (None, None) => true,
+        (Some(line), Some(column)) => {
+            let text = String::from_utf8_lossy(bytes);
+            line >= 1
+                && text
+                    .split('\n')
+                    .nth(line - 1)
+                    .is_some_and(|l| column >= 1 && column <= l.chars().count() + 1)
+        }
+        _ => false,
+    }
 }
 
 #[derive(Default, serde::Serialize, serde::Deserialize)]

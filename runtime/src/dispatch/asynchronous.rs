@@ -68,6 +68,7 @@ pub(crate) async fn run_async(
         return Ok(());
     }
     precheck(list, call.point, &call.want, false)?;
+    let call = call.with_declared_codec(list);
     let depth = thread_state::get().depth.get() + 1;
     if depth > MAX_DEPTH {
         return Err(depth_error(call.point));

@@ -113,17 +113,34 @@ fn precheck(list: &PointList, point: &str, want: &Erased<'_>, sync: bool) -> Res
         .at_point(point));
     }
     #[cfg(feature = "fs")]
-    if list.has_commands && want.codec.is_none() {
+    if list.has_commands && want.codec.is_none() && list.codec.is_none() {
         return Err(no_codec(list, point));
     }
     Ok(())
+}
+
+impl<'a> Call<'a> {
+    /// The call with the declared point's codec when the dispatcher brought none (by-name
+    /// dispatch of a `#[serde]` point). Sound after [`precheck`]: the payload key equals the
+    /// declared one, and the declaration's codec is made for that payload.
+    #[inline]
+    fn with_declared_codec(self, list: &'a PointList) -> Self {
+        #[cfg(feature = "fs")]
+        if self.want.codec.is_none() {
+            let mut call = self;
+            call.want.codec = list.codec;
+            return call;
+        }
+        let _ = list;
+        self
+    }
 }
 
 #[cfg(feature = "fs")]
 fn no_codec(list: &PointList, point: &str) -> Error {
     let mut e = Error::kind_msg(
         ErrorKind::Command,
-        "command hooks need a serde payload: declare the point with `serde` in `point!`",
+        "command hooks need the point's payload as JSON: declare the point `#[serde]` in `point!` (dispatch it through that static, `call!` or `call_sync` with the declared payload type)",
     );
     if let Some(m) = list
         .runs

@@ -87,6 +87,7 @@ fn run_general(
     sink: Option<ErrorSink<'_>>,
 ) -> Result<(), Error> {
     precheck(list, call.point, &call.want, true)?;
+    let call = call.with_declared_codec(list);
     let (_depth, depth) = DepthGuard::next(&tl.depth, call.point)?;
     let cx = Cx::new(call.point, depth, scope);
     let mut chain = Chain::new(list, call, sink);

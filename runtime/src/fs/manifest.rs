@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::problem::{FileProblem, check_not_shared_writable};
+use super::problem::{FileProblem, check_not_shared_writable, json_error_position};
 use crate::registry::ErrorPolicy;
 
 /// Largest manifest the scanner will read, in bytes.
@@ -81,22 +81,18 @@ pub fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, FileProblem
         ));
     }
     let manifest: Manifest = serde_json::from_slice(body).map_err(|e| {
-        let (line, column) = if e.line() == 0 {
-            (None, None)
-        } else {
-            (Some(e.line()), Some(e.column()))
-        };
+        let at = json_error_position(body, &e);
         let text = e.to_string();
-        // serde_json appends " at line L column C"; the position is kept
-        // in the structured fields instead.
+        // serde_json appends " at line L column C"; the position is kept in the structured
+        // fields instead (that of the offending token, see `json_error_position`).
         let reason = match text.rsplit_once(" at line ") {
-            Some((reason, _)) if line.is_some() => reason.to_owned(),
+            Some((reason, _)) if at.is_some() => reason.to_owned(),
             _ => text,
         };
         FileProblem {
             path: path.to_path_buf(),
-            line,
-            column,
+            line: at.map(|(l, _)| l),
+            column: at.map(|(_, c)| c),
             message: format!("invalid manifest: {reason}"),
         }
     })?;

@@ -64,3 +64,112 @@ pub(crate) fn check_not_shared_writable(path: &Path, meta: &Metadata) -> Result<
     }
     Ok(())
 }
+
+/// Where a JSON error is, as `(line, column)` (1-based, columns in characters) of the start of
+/// the offending token: serde_json reports the position just after what it read last, which for
+/// `"enabled": fals` followed by a newline is the start of the next line.
+pub(crate) fn json_error_position(bytes: &[u8], err: &serde_json::Error) -> Option<(usize, usize)> {
+    if err.line() == 0 {
+        return None;
+    }
+    let end = byte_offset(bytes, err.line(), err.column());
+    let start = token_start(bytes, end);
+    Some(line_column(bytes, start))
+}
+
+/// The byte offset of serde_json's (line, column): column `c` on line `l` is `c` bytes after the
+/// line's start (0 = at the start, before any byte of the line).
+fn byte_offset(bytes: &[u8], line: usize, column: usize) -> usize {
+    let mut offset = 0;
+    for _ in 1..line {
+        match bytes[offset..].iter().position(|b| *b == b'\n') {
+            Some(nl) => offset += nl + 1,
+            None => return bytes.len(),
+        }
+    }
+    (offset + column).min(bytes.len())
+}
+
+/// The start of the token that ends at `end` (exclusive): skips back over the whitespace the
+/// parser consumed, then over a word (`fals`, `12e`) or a string (`"enbled"`).
+fn token_start(bytes: &[u8], end: usize) -> usize {
+    let mut i = end;
+    while i > 0 && bytes[i - 1].is_ascii_whitespace() {
+        i -= 1;
+    }
+    if i == 0 {
+        return 0;
+    }
+    let last = i - 1;
+    if bytes[last] == b'"' {
+        // A string token: back to its opening quote (skipping escaped quotes).
+        let mut j = last;
+        while j > 0 {
+            j -= 1;
+            if bytes[j] == b'"' && (j == 0 || bytes[j - 1] != b'\\') {
+                return j;
+            }
+        }
+        return last;
+    }
+    let word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'.');
+    if !word(bytes[last]) {
+        return last;
+    }
+    let mut j = last;
+    while j > 0 && word(bytes[j - 1]) {
+        j -= 1;
+    }
+    j
+}
+
+/// 1-based (line, column in characters) of byte `offset`.
+fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let before = &bytes[..offset.min(bytes.len())];
+    let line = 1 + before.iter().filter(|b| **b == b'\n').count();
+    let line_start = before
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |p| p + 1);
+    let column = 1 + String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count();
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_error_position;
+
+    fn at(text: &str) -> (usize, usize) {
+        let err = serde_json::from_str::<serde_json::Value>(text).expect_err("invalid");
+        json_error_position(text.as_bytes(), &err).expect("a position")
+    }
+
+    #[test]
+    fn a_bad_word_before_a_newline_is_reported_where_it_starts() {
+        assert_eq!(at("{\n\"enabled\": fals\n}"), (2, 12));
+    }
+
+    #[test]
+    fn a_bad_word_mid_line_is_reported_where_it_starts() {
+        assert_eq!(at("{\"a\": tru }"), (1, 7));
+    }
+
+    #[test]
+    fn an_unexpected_character_is_reported_at_itself() {
+        assert_eq!(at("{\"a\": 1,\n}"), (2, 1));
+    }
+
+    #[test]
+    fn a_wrongly_typed_string_is_reported_at_its_opening_quote() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct M {
+            order: i32,
+        }
+        let text = "{\n  \"order\": \"x\"\n}";
+        let err = serde_json::from_str::<M>(text).expect_err("invalid");
+        assert_eq!(json_error_position(text.as_bytes(), &err), Some((2, 12)));
+    }
+}

@@ -12,7 +12,7 @@ pub(crate) fn build_list(
     mut candidates: Vec<Candidate>,
     refusal: Option<Refusal>,
     inactive: Vec<Inactive>,
-    declared: Option<&PointEntry>,
+    declared: Option<&'static PointEntry>,
 ) -> PointList {
     candidates.sort_by(|a, b| {
         (a.meta.order, &a.meta.name, &a.meta.layer).cmp(&(
@@ -25,6 +25,8 @@ pub(crate) fn build_list(
         refusal,
         inactive,
         generic: declared.is_some_and(|d| d.payload_key.is_none()),
+        #[cfg(feature = "fs")]
+        codec: declared.and_then(|d| d.codec),
         ..PointList::default()
     };
     let mut runs = Vec::with_capacity(candidates.len());

@@ -160,6 +160,10 @@ pub(crate) struct PointList {
     pub(crate) mixed_keys: bool,
     #[cfg(feature = "fs")]
     pub(crate) has_commands: bool,
+    /// The declared point's JSON codec (points declared `#[serde]`), so a by-name dispatch of
+    /// the declared payload type reaches command hooks too.
+    #[cfg(feature = "fs")]
+    pub(crate) codec: Option<&'static crate::registry::JsonCodec>,
     pub(crate) first_async: Option<u32>,
     /// Set when the point must not run at all (duplicate definitions).
     pub(crate) refusal: Option<Refusal>,

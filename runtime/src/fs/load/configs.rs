@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::fs::layers::LayerRoot;
-use crate::fs::scan::FileProblem;
+use crate::fs::problem::{FileProblem, json_error_position};
 use crate::registry::{HOOKPOINT_PLG_V0, PluginEntry};
 
 /// The last good content of each plugin config file, by path.
@@ -113,10 +113,14 @@ pub(crate) fn check_config_file(
     bytes: &[u8],
 ) -> Result<Value, FileProblem> {
     let v: Value = serde_json::from_slice(bytes).map_err(|e| {
+        let reason = e.to_string();
+        let reason = reason
+            .rsplit_once(" at line ")
+            .map_or(reason.as_str(), |(r, _)| r);
         problem(
             path,
-            Some((e.line(), e.column())),
-            format!("invalid JSON: {e}"),
+            json_error_position(bytes, &e),
+            format!("invalid JSON: {reason}"),
         )
     })?;
     if !v.is_object() {

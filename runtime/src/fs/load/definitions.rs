@@ -115,32 +115,17 @@ impl Definitions {
         if let Some(why) = refusal(f, config) {
             self.warnings
                 .push(format!("{}: {why}", f.file.path.display()));
-            self.refused.push((
-                point.clone(),
-                Inactive {
-                    name: Arc::from(f.file.name.as_str()),
-                    origin: Origin::File {
-                        path: f.file.path.clone(),
-                    },
-                    layer: layer.clone(),
-                    why,
-                },
-            ));
+            self.refused.push((point.clone(), inactive(f, layer, why)));
             return None;
         }
-        if table
-            .declared
-            .get(point.as_str())
-            .is_some_and(|d| d.codec.is_none())
-        {
+        if let Some(why) = no_codec(point, table) {
             self.problems.push(FileProblem {
                 path: f.file.path.clone(),
                 line: None,
                 column: None,
-                message: format!(
-                    "point `{point}` does not accept command hooks: its payload is not declared `#[serde]` in `point!`"
-                ),
+                message: why.clone(),
             });
+            self.refused.push((point.clone(), inactive(f, layer, why)));
             return None;
         }
         let timeout = manifest
@@ -157,6 +142,32 @@ impl Definitions {
             ],
         });
         Some(u32::try_from(self.commands.len() - 1).unwrap_or(u32::MAX))
+    }
+}
+
+/// A command hook's file, shown as inactive with why.
+fn inactive(f: &FileInEffect<'_>, layer: &Layer, why: String) -> Inactive {
+    Inactive {
+        name: Arc::from(f.file.name.as_str()),
+        origin: Origin::File {
+            path: f.file.path.clone(),
+        },
+        layer: layer.clone(),
+        why,
+    }
+}
+
+/// Why no command hook can reach `point`'s payload, if none can: command hooks need the JSON
+/// codec of a point declared `#[serde]` in `point!`. Listing and dispatch agree on this.
+fn no_codec(point: &str, table: &CompiledTable) -> Option<String> {
+    match table.declared.get(point) {
+        Some(d) if d.codec.is_some() => None,
+        Some(_) => Some(format!(
+            "point `{point}` does not accept command hooks: its payload is not declared `#[serde]` in `point!`"
+        )),
+        None => Some(format!(
+            "point `{point}` does not accept command hooks: it is not declared with `point!`, so its payload has no JSON form; declare it `#[serde] pub static NAME: SyncPoint<Payload> = \"{point}\";` (or `AsyncPoint`)"
+        )),
     }
 }
 
