@@ -20,6 +20,7 @@ use crate::points::{
 struct Stream {
     payload: StreamChunk,
     started: bool,
+    ended: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -37,6 +38,7 @@ impl Stream {
                 ..StreamChunk::default()
             },
             started: false,
+            ended: false,
         }
     }
 
@@ -67,9 +69,10 @@ impl Stream {
         Ok(())
     }
 
-    /// Fires the end point (if the stream started): extensions flush what they held.
+    /// Fires the end point once (if the stream started): extensions flush what they held.
     async fn end(&mut self, core: &AgentCore) -> Result<(), Error> {
-        if self.started {
+        if self.started && !self.ended {
+            self.ended = true;
             self.payload.chunk.clear();
             self.fire(core, Moment::End).await?;
             self.show();
@@ -113,6 +116,8 @@ impl AgentCore {
             match event {
                 Ok(ModelEvent::Reasoning(t)) => reasoning.chunk(self, t).await?,
                 Ok(ModelEvent::Content(t)) => {
+                    // The reasoning is over once the answer starts.
+                    reasoning.end(self).await?;
                     raw.push_str(&t);
                     response.chunk(self, t).await?;
                     self.log.update(entry, &response.payload.full, false);
