@@ -168,7 +168,11 @@ impl AgentRef {
         role: Role,
         content: impl Into<String>,
     ) -> Result<u64, hookpoint::Error> {
-        self.core.hist_add(role, content.into())
+        let content = content.into();
+        let scope = self.core.scope.clone();
+        CURRENT.sync_scope(self.clone(), || {
+            scope.enter(|| self.core.hist_add(role, content))
+        })
     }
 
     /// Asks the utility model (not streamed): fires `util_model_call_before` (the built-in masks
@@ -181,6 +185,13 @@ impl AgentRef {
         system: &str,
         message: &str,
     ) -> Result<String, AgentError> {
+        let scope = self.core.scope.clone();
+        CURRENT
+            .scope(self.clone(), scope.bind(self.utility_call(system, message)))
+            .await
+    }
+
+    async fn utility_call(&self, system: &str, message: &str) -> Result<String, AgentError> {
         let model = Arc::clone(&self.core.utility);
         let mut call = UtilModelCall {
             model: model.name().to_owned(),

@@ -255,8 +255,13 @@ impl AgentCore {
         Ok(f.message)
     }
 
-    /// `hist_add_tool_result`, the history, the log, then `memory.write`.
+    /// `hist_add_tool_result`, the history, the log, then `memory.write` — except for a result
+    /// that ends the monologue (the answer is already in the history as the model's request,
+    /// as Agent Zero's `response` tool adds nothing).
     async fn record_result(&self, result: &ToolResult, task_id: u64) -> Result<(), AgentError> {
+        if result.break_loop {
+            return Ok(());
+        }
         let mut entry = ToolResultEntry {
             tool: result.tool.clone(),
             output: result.output.clone(),
