@@ -33,6 +33,22 @@ use serde::{Deserialize, Serialize};
 /// task.with(|r: &mut RateLimit| r.calls += 1);
 /// assert_eq!(task.view("rate_limit"), Some(serde_json::json!({"calls": 1})));
 /// ```
+///
+/// Another crate (here, another module) cannot name a private namespace type, so it cannot
+/// write it — this does not compile:
+///
+/// ```compile_fail,E0603
+/// use hookpoint_extensions::{Namespace, TaskContext, TaskFacts};
+/// mod rate_limit_plugin {
+///     #[derive(Default, serde::Serialize)]
+///     struct RateLimit { pub calls: u32 }
+///     impl hookpoint_extensions::Namespace for RateLimit {
+///         const NAME: &'static str = "rate_limit";
+///     }
+/// }
+/// let task = TaskContext::new(TaskFacts::default());
+/// task.with(|r: &mut rate_limit_plugin::RateLimit| r.calls = 0); // error: `RateLimit` is private
+/// ```
 pub trait Namespace: Default + Serialize + Send + 'static {
     /// The name others see in [`TaskContext::view`] and in traces (e.g. the plugin's name).
     const NAME: &'static str;
