@@ -91,14 +91,17 @@
 //! - [`TaskContext`]: task facts everyone reads, lessons from `tool.error`, and per-plugin
 //!   state reachable only through the plugin's own [`Namespace`] type.
 //!
-//! ## Modules
+//! ## Map of the crate
 //!
-//! - [`points`](crate#points-and-when-they-fire) and [`payloads`](crate#points-and-when-they-fire): the typed points and what
-//!   each carries.
-//! - [`Agent`], [`AgentBuilder`], [`AgentRef`]: the runtime.
-//! - [`Model`], [`ScriptedModel`], [`OpenAiModel`] (feature `http`): models.
-//! - [`SecretStore`], [`AgentLog`], [`History`], [`Cache`], [`AgentConfig`]: the context's parts.
-//! - the built-ins (listed in the README) and the [`trace`](crate::trace) of an agent.
+//! - the points (`points.rs`) and their payloads (`payloads/`): the table above;
+//! - the runtime: [`Agent`], [`AgentBuilder`], [`AgentRef`] / [`current_agent`] (`agent/`);
+//! - models: [`Model`], [`ScriptedModel`], [`OpenAiModel`] with the `http` feature (`model/`);
+//! - the context's parts: [`SecretStore`], [`AgentLog`], [`History`], [`Cache`],
+//!   [`AgentConfig`] and its profile [`settings`](read_settings), [`TaskContext`], decisions
+//!   ([`Decision`], [`Answer`]);
+//! - the built-ins (`builtin/`, each an ordinary extension; listed in the README);
+//! - [`trace`]: what an agent's points did, for tools like the demo's trace;
+//! - [`banners`] and [`webui`]: the interface's points that belong to no agent.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
