@@ -476,3 +476,69 @@ fn chat_model_call_after_carries_the_response_and_token_usage() {
     assert!(usage.prompt_tokens > 0 && usage.completion_tokens > 0);
     assert_eq!(reply.usage, usage);
 }
+
+#[test]
+fn a_tool_can_delegate_to_a_subordinate_that_is_not_greeted_and_ends_no_chain() {
+    static SUB: Mutex<Vec<(u32, usize, String)>> = Mutex::new(Vec::new());
+    #[extension(point = TOOL_REGISTER, order = 5)]
+    fn register_delegate(tools: &mut ToolRegistry) {
+        tools.add(
+            ToolSpec::new("lc_delegate", "Asks a subordinate.").arg("task", "string", "", true),
+        );
+    }
+    #[extension(point = TOOL_EXECUTE, order = 5)]
+    async fn run_delegate(exec: &mut ToolExecution) -> Result<(), hookpoint::Error> {
+        let Some(args) = exec.claim("lc_delegate") else {
+            return Ok(());
+        };
+        let parent = current_agent().expect("inside an agent");
+        let mut sub = parent.subordinate("lc-sub-worker").build()?;
+        let h = sub.handle();
+        let reply = sub
+            .send(args["task"].as_str().unwrap_or_default())
+            .await
+            .map_err(|e| hookpoint::Error::msg(e.to_string()))?;
+        SUB.lock().unwrap().push((
+            h.number(),
+            h.log()
+                .entries()
+                .iter()
+                .filter(|e| e.heading == "greeting")
+                .count(),
+            reply.text.clone(),
+        ));
+        exec.ok(reply.text);
+        Ok(())
+    }
+    let model = ScriptedModel::new("m")
+        .reply(ScriptedReply::tool(
+            "delegate",
+            "lc_delegate",
+            json!({"task": "find the file"}),
+        ))
+        .reply(ScriptedReply::respond("found it: src/main.rs"))
+        .reply(ScriptedReply::respond("The subordinate found src/main.rs."));
+    let mut agent = Agent::builder("lc-boss")
+        .model(model)
+        .build()
+        .expect("agent");
+    let reply = rt().block_on(agent.send("where is main?")).expect("send");
+    assert_eq!(reply.text, "The subordinate found src/main.rs.");
+    assert_eq!(
+        SUB.lock().unwrap().as_slice(),
+        [(1, 0, "found it: src/main.rs".to_owned())]
+    );
+    let sub_seen = seen_by("lc-sub-worker");
+    assert!(sub_seen.contains(&"agent_init") && sub_seen.contains(&"monologue_end"));
+    assert!(
+        !sub_seen.contains(&"process_chain_end"),
+        "only the chain's top agent ends it"
+    );
+    assert_eq!(
+        seen_by("lc-boss")
+            .iter()
+            .filter(|p| **p == "process_chain_end")
+            .count(),
+        1
+    );
+}

@@ -64,6 +64,25 @@ impl AgentBuilder {
         }
     }
 
+    /// A builder for a subordinate of `parent` (Agent Zero's `call_subordinate`): number
+    /// `parent + 1` (no greeting, no `process_chain_end`), the same scope, models, secrets,
+    /// global settings, approval callback and trace. Set its profile with
+    /// [`profile`](Self::profile) (and give it a scope with that profile for its layers).
+    pub(crate) fn subordinate_of(parent: &AgentCore, name: String) -> Self {
+        AgentBuilder {
+            number: parent.number + 1,
+            scope: Some(parent.scope.clone()),
+            model: Some(Arc::clone(&parent.model)),
+            utility: Some(Arc::clone(&parent.utility)),
+            secrets: parent.secrets.clone(),
+            settings: (*parent.global).clone(),
+            ask: parent.ask.clone(),
+            tracer: parent.tracer.clone(),
+            points: parent.points,
+            ..Self::new(name)
+        }
+    }
+
     /// The hookpoint scope the agent dispatches in: its override layers (project, profile,
     /// user, plugins), plugin enablement and config. Build it with the agent's profile so the
     /// `agents/<profile>/` layers (and their `settings.json`) apply.

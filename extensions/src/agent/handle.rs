@@ -119,6 +119,13 @@ impl AgentRef {
         &self.core.scope
     }
 
+    /// A builder for a subordinate agent (number + 1; same scope, models, secrets, global
+    /// settings, approval callback and trace): a tool that delegates builds one and sends it
+    /// the subtask. Subordinates are not greeted and do not fire `process_chain_end`.
+    pub fn subordinate(&self, name: impl Into<String>) -> super::AgentBuilder {
+        super::AgentBuilder::subordinate_of(&self.core, name.into())
+    }
+
     /// The agent's current settings.
     pub fn config(&self) -> Arc<AgentConfig> {
         Arc::clone(&lock(&self.core.config))
