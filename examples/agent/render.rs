@@ -8,6 +8,15 @@ use std::sync::Mutex;
 use hookpoint_extensions::trace::{Change, PointTrace};
 use serde_json::{Value, json};
 
+/// Writes one line to stdout; a closed pipe (`| head`) ends output quietly instead of panicking.
+fn emit(line: String) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if writeln!(out, "{line}").is_err() {
+        std::process::exit(0);
+    }
+}
+
 /// `--trace`: how much of the trace to print, and how.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TraceMode {
@@ -109,7 +118,7 @@ impl Renderer {
     pub fn say(&self, kind: &str, text: &str) {
         self.flush();
         if self.json() {
-            println!("{}", json!({"type": kind, "text": text}));
+            emit(json!({"type": kind, "text": text}).to_string());
             return;
         }
         let line = match kind {
@@ -125,7 +134,7 @@ impl Renderer {
             "warn" => format!("  {} {}", self.yellow("!"), text),
             _ => format!("  {} {}", self.dim(&format!("{kind:<9}")), text),
         };
-        println!("{line}");
+        emit(line);
     }
 
     /// Called for every point the agent fires.
@@ -136,7 +145,7 @@ impl Renderer {
             TraceMode::Json => {
                 let mut v = serde_json::to_value(t).unwrap_or_default();
                 v["type"] = json!("point");
-                println!("{v}");
+                emit(v.to_string());
             }
             TraceMode::Text => self.text(t),
         }
@@ -169,7 +178,7 @@ impl Renderer {
                 .iteration
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
                 + 1;
-            println!("  {}", self.dim(&format!("┄ iteration {n}")));
+            emit(format!("  {}", self.dim(&format!("┄ iteration {n}"))));
         }
         if t.extensions.is_empty() && t.error.is_none() {
             return;
@@ -187,17 +196,17 @@ impl Renderer {
                 format!("{name}{}", self.dim(&time))
             })
             .collect();
-        println!(
+        emit(format!(
             "    {} {}  {}",
             self.cyan(&format!("{:<27}", t.point)),
             exts.join(&self.dim(" · ")),
             self.dim(&format!("{:.0}µs", t.micros))
-        );
+        ));
         for line in self.changes(&t.changes) {
-            println!("{line}");
+            emit(line);
         }
         if let Some(e) = &t.error {
-            println!("        {}", self.red(e));
+            emit(format!("        {}", self.red(e)));
         }
     }
 
@@ -267,12 +276,12 @@ impl Renderer {
             return;
         }
         let exts: Vec<String> = f.extensions.into_iter().collect();
-        println!(
+        emit(format!(
             "    {} {} {}  {}",
             self.cyan(&format!("{:<27}", f.point)),
             self.dim(&format!("×{}", f.count)),
             exts.join(", "),
             self.dim(&format!("{:.0}µs", f.micros))
-        );
+        ));
     }
 }
