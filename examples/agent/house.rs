@@ -99,14 +99,39 @@ fn migrate_settings(m: &mut StartupMigration) {
         .push("settings schema is current (v2); nothing to migrate".into());
 }
 
+/// The model endpoint the demo uses, if any (set by `main` before asking for banners).
+pub static ENDPOINT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 #[extension(point = BANNERS, order = 10)]
-fn offline_banner(b: &mut Banners) {
-    b.banners.push(Banner {
-        id: "offline".into(),
-        kind: BannerKind::Info,
-        title: "Offline".into(),
-        text: "a scripted model answers; pass --base-url and --model to use a real endpoint".into(),
-    });
+fn model_banner(b: &mut Banners) {
+    let banner = match ENDPOINT.get() {
+        None => Banner {
+            id: "offline".into(),
+            kind: BannerKind::Info,
+            title: "Offline".into(),
+            text: "a scripted model answers; pass --base-url and --model to use a real endpoint"
+                .into(),
+        },
+        Some(url)
+            if url.starts_with("http://")
+                && !url.contains("127.0.0.1")
+                && !url.contains("localhost") =>
+        {
+            Banner {
+                id: "unencrypted".into(),
+                kind: BannerKind::Warning,
+                title: "Connection is not encrypted".into(),
+                text: format!("{url} is plain HTTP on the network"),
+            }
+        }
+        Some(url) => Banner {
+            id: "endpoint".into(),
+            kind: BannerKind::Info,
+            title: "Model endpoint".into(),
+            text: url.clone(),
+        },
+    };
+    b.banners.push(banner);
 }
 
 static CHECKED: AtomicBool = AtomicBool::new(false);

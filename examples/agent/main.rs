@@ -69,6 +69,7 @@ struct Models {
 fn models(args: &Args) -> Models {
     match (&args.base_url, &args.model) {
         (Some(url), Some(name)) => {
+            let _ = house::ENDPOINT.set(url.clone());
             let mut model = OpenAiModel::new(url, name);
             if let Some(key) = args
                 .api_key
@@ -212,11 +213,11 @@ async fn session(
         Some(d) => SecretStore::from_env_file(d.join("secrets.env"))?,
         None => SecretStore::from_pairs([("DEPLOY_TOKEN", workbench::DEPLOY_TOKEN)]),
     };
+    let models = models(args);
     for b in scope.bind(banners()).await? {
         out.say("banner", &format!("{}: {}", b.title, b.text));
     }
     out.fired_outside(&["banners"]);
-    let models = models(args);
     let mut agent = build_agent(scope, &models, &secrets, out, None)?;
     out.flush();
     for note in startup_notes() {
