@@ -1,98 +1,149 @@
-//! The standard agent lifecycle points of hookpoint, with typed payloads, and the built-in
-//! extensions that ship with them.
+//! # hookpoint-extensions: the agent runtime
 //!
-//! The points follow Agent Zero's lifecycle (`agent_init`, `monologue_start`, `system_prompt`,
-//! `tool_execute_before`, ...). An agent loop dispatches them in this order for one user
-//! message:
+//! An agent (context, history, log, loop) whose whole lifecycle is extensible with hookpoint:
+//! every moment of Agent Zero's backend and of the plugin framework's tool chain is a typed
+//! point, the built-ins are ordinary extensions, and tools are extensions too.
 //!
-//! ```text
-//! agent_init (once, sync)
-//! monologue_start ─┐
-//!   message_loop_start ─┐ (per iteration)
-//!     system_prompt (sync)
-//!     before_model_call
-//!     hist_add_before (sync, per history entry)
-//!     tool_execute_before / tool_execute_after (per tool call)
-//!   message_loop_end ───┘
-//! monologue_end ───┘
-//! ```
-//!
-//! Attach to them with the typed statics, so the compiler checks payload and sync/async:
+//! The smallest complete agent — a tool contributed by two extensions, a scripted model:
 //!
 //! ```
 //! use hookpoint::extension;
-//! use hookpoint_extensions::{SystemPrompt, SYSTEM_PROMPT};
+//! use hookpoint_extensions::{
+//!     Agent, ScriptedModel, ScriptedReply, ToolExecution, ToolRegistry, ToolSpec, TOOL_EXECUTE,
+//!     TOOL_REGISTER,
+//! };
 //!
-//! #[extension(point = SYSTEM_PROMPT, order = 15)]
-//! fn be_brief(prompt: &mut SystemPrompt) {
-//!     prompt.push("Answer in one sentence.");
+//! #[extension(point = TOOL_REGISTER)]
+//! fn register_clock(tools: &mut ToolRegistry) {
+//!     tools.add(ToolSpec::new("clock", "The time in UTC."));
 //! }
 //!
-//! let mut prompt = SystemPrompt::new("demo-agent");
-//! SYSTEM_PROMPT.call(&mut prompt).unwrap();
-//! assert!(prompt.parts.iter().any(|p| p == "Answer in one sentence."));
+//! #[extension(point = TOOL_EXECUTE)]
+//! fn run_clock(exec: &mut ToolExecution) {
+//!     if exec.claim("clock").is_some() {
+//!         exec.ok("12:00");
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let model = ScriptedModel::new("scripted")
+//!     .reply(ScriptedReply::tool("I need the time", "clock", serde_json::json!({})))
+//!     .reply(ScriptedReply::respond("It is noon."));
+//! let mut agent = Agent::builder("ada").model(model).build()?;
+//! let reply = agent.send("What time is it?").await?;
+//! assert_eq!(reply.text, "It is noon.");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
 //! ```
+//!
+//! ## Points and when they fire
+//!
+//! One user message (`agent.send`) fires, in this order (a row with two names is one moment:
+//! one dispatch site fires both, in the order shown, on one payload):
+//!
+//! | moment | points, in order | payload |
+//! |---|---|---|
+//! | process start, before the first agent | `startup_migration` (sync) | [`StartupMigration`] |
+//! | the interface asks for banners ([`banners`]) | `banners` | [`Banners`] |
+//! | agent created ([`AgentBuilder::build`]) | `agent_init` (sync) | [`AgentInit`] |
+//! | a user message reaches the interface | `user_message_ui` | [`UserMessage`] |
+//! | the agent takes up the message | `task.start` → `monologue_start` | [`MonologueStart`] |
+//! | each iteration starts | `message_loop_start` | [`LoopData`] |
+//! | the tool list is assembled | `tool.register` | [`ToolRegistry`] |
+//! | prompts | `message_loop_prompts_before` | [`LoopData`] |
+//! | the system prompt | `system_prompt` | [`SystemPrompt`] |
+//! | the prompt is complete | `message_loop_prompts_after` → `planning.started` | [`LoopData`] |
+//! | before the main model call | `before_main_llm_call` → `chat_model_call_before` | [`LoopData`], [`ChatModelCall`] |
+//! | reasoning / answer streams | `reasoning_stream`, `reasoning_stream_chunk`…, `reasoning_stream_end`; the same for `response_stream*` | [`StreamChunk`] |
+//! | the model answered | `chat_model_call_after` | [`ChatModelResult`] |
+//! | any message enters the history | `hist_add_before` (sync) | [`HistoryAdd`] |
+//! | the model asked for a tool | `tool.select` | [`ToolSelect`] |
+//! | before it runs | `tool.before_call` → (if allowed) `tool_execute_before` | [`ToolCall`] |
+//! | it runs | `tool.execute` | [`ToolExecution`] |
+//! | it failed | `error_format` → `tool.error` | [`ErrorFormat`], [`ToolError`] |
+//! | it ended (any status) | `tool_execute_after` → `tool.after_call` | [`ToolResult`] |
+//! | its result is written (not for the final answer) | `hist_add_tool_result` (sync) → `hist_add_before` | [`ToolResultEntry`] |
+//! | its result may be remembered (not the final answer) | `memory.write` | [`MemoryWrite`] |
+//! | each iteration ends | `message_loop_end` | [`LoopData`] |
+//! | the message is done (always, also on failure) | `monologue_end` → `task.end` | [`MonologueEnd`] |
+//! | the chain is done (main agent) | `process_chain_end` | [`ChainEnd`] |
+//! | the utility model is called ([`AgentRef::call_utility_model`]) | `util_model_call_before`, `util_model_call_after` | [`UtilModelCall`], [`UtilModelResult`] |
+//! | an error of the loop | `_functions/hookpoint_extensions/agent/Agent/handle_exception/start`, `…/end` | [`hookpoint::CallStart`], [`hookpoint::CallEnd`] |
+//! | background tick ([`AgentRef::job_loop_tick`]) | `job_loop` | [`JobLoop`] |
+//! | embedding model changed ([`AgentRef::set_embedding_model`]) | `embedding_model_changed` | [`EmbeddingModelChanged`] |
+//! | web interface socket ([`webui`]) | `webui_ws_connect`, `webui_ws_disconnect`, `webui_ws_event` | [`WsEvent`] |
+//!
+//! Why this order where two names meet: the plugin framework's `task.start` initialises the
+//! task before Agent Zero's per-monologue set-up sees it; `planning.started` rewrites the prompt
+//! after Agent Zero's extras are in; `tool.before_call` decides on the *masked* arguments before
+//! `tool_execute_before` unmasks them, so a denied call never sees a secret; output is masked at
+//! `tool_execute_after` before any `tool.after_call` observer reads it; `task.end` releases
+//! what `task.start` set up, last.
+//!
+//! ## Tools, decisions, the task context
+//!
+//! - A tool is two extensions: one adds its [`ToolSpec`] at `tool.register` (every round, from
+//!   scratch — toggling a plugin or reloading can neither duplicate a tool nor leave a stale
+//!   one), one [`claim`](ToolExecution::claim)s its calls at `tool.execute`.
+//! - `tool.before_call` extensions [`allow`](ToolCall::allow), [`ask`](ToolCall::ask) or
+//!   [`deny`](ToolCall::deny); the most restrictive wins whatever the order, the application
+//!   answers an ask ([`AgentBuilder::on_ask`]), the model sees every denial reason.
+//! - [`TaskContext`]: task facts everyone reads, lessons from `tool.error`, and per-plugin
+//!   state reachable only through the plugin's own [`Namespace`] type.
+//!
+//! ## Map of the crate
+//!
+//! - the points (`points.rs`) and their payloads (`payloads/`): the table above;
+//! - the runtime: [`Agent`], [`AgentBuilder`], [`AgentRef`] / [`current_agent`] (`agent/`);
+//! - models: [`Model`], [`ScriptedModel`], [`OpenAiModel`] with the `http` feature (`model/`);
+//! - the context's parts: [`SecretStore`], [`AgentLog`], [`History`], [`Cache`],
+//!   [`AgentConfig`] and its profile [`settings`](read_settings), [`TaskContext`], decisions
+//!   ([`Decision`], [`Answer`]);
+//! - the built-ins (`builtin/`, each an ordinary extension; listed in the README);
+//! - [`trace`]: what an agent's points did, for tools like the demo's trace;
+//! - [`banners`] and [`webui`]: the interface's points that belong to no agent.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
+mod agent;
 mod builtin;
+mod cache;
+mod config;
+mod context;
+mod decision;
+mod history;
+mod log;
+mod model;
 mod payloads;
+mod points;
+mod secrets;
+mod settings;
+pub mod trace;
+mod ui;
 
+pub use agent::{
+    Agent, AgentBuilder, AgentError, AgentRef, Reply, SavedContext, ToolRequest, current_agent,
+    parse_tool_request, startup_notes,
+};
+pub use builtin::{FALLBACK_GREETING, INITIAL_MESSAGE_TEMPLATE, greeting_template};
+pub use cache::Cache;
+pub use config::AgentConfig;
+pub use context::{Namespace, TaskContext, TaskFacts};
+pub use decision::{Answer, AskFn, AskRequest, Decision, Verdict, decide};
+pub use history::{History, Message, Role};
+pub use log::{AgentLog, LogEntry, LogKind};
+#[cfg(feature = "http")]
+pub use model::OpenAiModel;
+pub use model::{
+    ChatMessage, Completion, Model, ModelError, ModelEvent, ModelRequest, ModelStream,
+    ScriptedModel, ScriptedReply, Usage, complete,
+};
 pub use payloads::*;
-
-use hookpoint::point;
-
-point! {
-    /// Fired once when an agent is created, before it handles any message. Sync.
-    pub static AGENT_INIT: SyncPoint<AgentInit> = "agent_init";
-
-    /// Fired when the agent starts working on a user message (one "monologue"). Async.
-    #[serde]
-    pub static MONOLOGUE_START: AsyncPoint<Monologue> = "monologue_start";
-
-    /// Fired at the start of each iteration of the agent's message loop. Async.
-    #[serde]
-    pub static MESSAGE_LOOP_START: AsyncPoint<LoopIteration> = "message_loop_start";
-
-    /// Assembles the system prompt before each model call. Sync; accepts command hooks.
-    #[serde]
-    pub static SYSTEM_PROMPT: SyncPoint<SystemPrompt> = "system_prompt";
-
-    /// Sees (and may rewrite) the messages about to be sent to the model. Async.
-    #[serde]
-    pub static BEFORE_MODEL_CALL: AsyncPoint<ModelCall> = "before_model_call";
-
-    /// Sees each entry before it is added to the history; may rewrite its text (e.g. mask
-    /// secrets). Sync. The payload borrows the agent's data.
-    pub static HIST_ADD_BEFORE: SyncPoint<HistoryEntry<'_>> = "hist_add_before";
-
-    /// Before a tool runs: may rewrite the tool's arguments, or refuse by returning `Err`. Async.
-    #[serde]
-    pub static TOOL_EXECUTE_BEFORE: AsyncPoint<ToolCall> = "tool_execute_before";
-
-    /// After a tool ran: may rewrite its output. Async.
-    #[serde]
-    pub static TOOL_EXECUTE_AFTER: AsyncPoint<ToolResult> = "tool_execute_after";
-
-    /// Fired at the end of each iteration of the message loop. Async.
-    #[serde]
-    pub static MESSAGE_LOOP_END: AsyncPoint<LoopIteration> = "message_loop_end";
-
-    /// Fired when the agent finished a user message, with its final answer. Async.
-    #[serde]
-    pub static MONOLOGUE_END: AsyncPoint<MonologueEnd> = "monologue_end";
-}
-
-/// The names of the standard points, in lifecycle order.
-pub const STANDARD_POINTS: &[&str] = &[
-    "agent_init",
-    "monologue_start",
-    "message_loop_start",
-    "system_prompt",
-    "before_model_call",
-    "hist_add_before",
-    "tool_execute_before",
-    "tool_execute_after",
-    "message_loop_end",
-    "monologue_end",
-];
+pub use points::*;
+pub use secrets::{SecretStore, SecretsError, placeholder};
+pub use settings::{
+    SettingsError, apply_overrides, merge_overrides, read_settings, settings_candidates,
+};
+pub use trace::{PointTrace, TraceLayer};
+pub use ui::{banners, webui};

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """A command hook (Claude Code's protocol): reads {"point", "extension", "payload"} as JSON on
-stdin, writes {"payload": ...} on stdout to replace the payload. Here: annotates tool output."""
+stdin, writes {"payload": ...} on stdout to replace the payload. Here, on `error_format`: adds a
+hint to errors the model will see."""
 import json
 import sys
 
 hook = json.load(sys.stdin)
 payload = hook["payload"]
-payload["output"] = f"{payload['output']} (checked by {hook['extension']})"
+if "no such table" in payload["message"]:
+    payload["message"] += " (hint from annotate.py: list the tables with sql_schema)"
 json.dump({"payload": payload}, sys.stdout)

@@ -1,0 +1,163 @@
+//! This application's own extensions: its policy before tools run, a reflection that turns a
+//! failed query into a lesson, notes for long results, house rules for the prompt, and small
+//! contributions at the process-level points.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use hookpoint::{Error, extension};
+use hookpoint_extensions::*;
+
+// ---- Policy: tool.before_call ------------------------------------------------------------------
+
+/// Refuses recursive deletes, whatever else says yes.
+#[extension(point = TOOL_BEFORE_CALL, order = 10)]
+fn no_recursive_delete(call: &mut ToolCall) {
+    if call.tool == "shell"
+        && call.args["command"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("rm -rf")
+    {
+        call.deny("recursive delete is not allowed here; move files to .trash/ instead");
+    }
+}
+
+/// Shell commands change the machine: ask the user.
+#[extension(point = TOOL_BEFORE_CALL, order = 20)]
+fn shell_needs_approval(call: &mut ToolCall) {
+    if call.tool == "shell" {
+        call.ask("shell commands change the machine");
+    }
+}
+
+/// The deploy API is on the allow-list.
+#[extension(point = TOOL_BEFORE_CALL, order = 30)]
+fn allow_listed_hosts(call: &mut ToolCall) {
+    if call.tool == "http_get"
+        && call.args["url"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("https://deploy.example/"))
+    {
+        call.allow("deploy.example is on the allow-list");
+    }
+}
+
+// ---- Reflection: tool.error --------------------------------------------------------------------
+
+/// A wrong table name becomes a lesson for the next planning round.
+#[extension(point = TOOL_ERROR, order = 10)]
+fn reflect_on_sql(error: &mut ToolError) {
+    if error.tool == "sql" && error.error.contains("no such table") {
+        error.lesson("The table name was wrong; read the schema first (sql_schema).");
+    }
+}
+
+// ---- Memory: memory.write ----------------------------------------------------------------------
+
+/// Keeps long results as a summary made by the utility model, short ones as they are.
+#[extension(point = MEMORY_WRITE, order = 10)]
+async fn keep_notes(memory: &mut MemoryWrite) -> Result<(), Error> {
+    let Some(agent) = current_agent() else {
+        return Ok(());
+    };
+    if memory.content.chars().count() > 60 {
+        let summary = agent
+            .call_utility_model("Summarize this tool result in one line.", &memory.content)
+            .await
+            .map_err(|e| Error::msg(e.to_string()))?;
+        memory.summary = Some(summary);
+    }
+    memory.stored_by.push("notes".into());
+    Ok(())
+}
+
+// ---- Prompt ------------------------------------------------------------------------------------
+
+/// House rules of this application.
+#[extension(point = SYSTEM_PROMPT, order = 30)]
+fn house_rules(prompt: &mut SystemPrompt) {
+    prompt.push("# House rules\nBe brief. Use the calculator for arithmetic.");
+}
+
+/// A footer the shipped override folder disables (`project/extensions/system_prompt/signature_footer.json`).
+#[extension(point = SYSTEM_PROMPT, order = 90)]
+fn signature_footer(prompt: &mut SystemPrompt) {
+    prompt.push("-- (built with hookpoint)");
+}
+
+/// Trims what the user typed.
+#[extension(point = MONOLOGUE_START, order = 10)]
+fn trim_message(start: &mut MonologueStart) {
+    start.user_message = start.user_message.trim().to_owned();
+}
+
+// ---- Process-level points ----------------------------------------------------------------------
+
+#[extension(point = STARTUP_MIGRATION, order = 10)]
+fn migrate_settings(m: &mut StartupMigration) {
+    m.notes
+        .push("settings schema is current (v2); nothing to migrate".into());
+}
+
+/// The model endpoint the demo uses, if any (set by `main` before asking for banners).
+pub static ENDPOINT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+#[extension(point = BANNERS, order = 10)]
+fn model_banner(b: &mut Banners) {
+    let banner = match ENDPOINT.get() {
+        None => Banner {
+            id: "offline".into(),
+            kind: BannerKind::Info,
+            title: "Offline".into(),
+            text: "a scripted model answers; pass --base-url and --model to use a real endpoint"
+                .into(),
+        },
+        Some(url)
+            if url.starts_with("http://")
+                && !url.contains("127.0.0.1")
+                && !url.contains("localhost") =>
+        {
+            Banner {
+                id: "unencrypted".into(),
+                kind: BannerKind::Warning,
+                title: "Connection is not encrypted".into(),
+                text: format!("{url} is plain HTTP on the network"),
+            }
+        }
+        Some(url) => Banner {
+            id: "endpoint".into(),
+            kind: BannerKind::Info,
+            title: "Model endpoint".into(),
+            text: url.clone(),
+        },
+    };
+    b.banners.push(banner);
+}
+
+static CHECKED: AtomicBool = AtomicBool::new(false);
+
+/// Agent Zero checks for updates when a message reaches the interface; once per run here.
+#[extension(point = USER_MESSAGE_UI, order = 10)]
+fn update_check(msg: &mut UserMessage) {
+    if !CHECKED.swap(true, Ordering::Relaxed) {
+        msg.notes.push("hookpoint 0.1.0 is up to date".into());
+    }
+}
+
+#[extension(point = EMBEDDING_MODEL_CHANGED, order = 10)]
+fn reindex_notes(changed: &mut EmbeddingModelChanged) {
+    if let Some(agent) = current_agent() {
+        agent.log().add(
+            LogKind::Info,
+            "notes",
+            format!("re-indexing notes for {}", changed.new),
+        );
+    }
+}
+
+#[extension(point = WEBUI_WS_EVENT, order = 10)]
+fn pong(event: &mut WsEvent) {
+    if event.event == "ping" {
+        event.reply = Some(serde_json::json!("pong"));
+    }
+}

@@ -1,0 +1,159 @@
+//! The offline session: what the user says, what the scripted model answers, and what the
+//! scripted user answers when the agent asks for approval.
+
+use hookpoint_extensions::{
+    Answer, AskRequest, ModelRequest, ScriptedModel, ScriptedReply, current_agent,
+};
+use serde_json::json;
+
+/// One user turn and the model's replies to it (the scripted model plays them in order).
+pub struct Turn {
+    pub user: String,
+    pub replies: Vec<ScriptedReply>,
+    /// Save the context and continue in a freshly built agent before this turn.
+    pub restore_first: bool,
+}
+
+fn tool(thought: &str, name: &str, args: serde_json::Value) -> ScriptedReply {
+    ScriptedReply::tool(thought, name, args)
+}
+
+pub fn turns() -> Vec<Turn> {
+    vec![
+        Turn {
+            user: "What is 6 * 7?".into(),
+            replies: vec![
+                tool(
+                    "Arithmetic: the calculator is exact.",
+                    "calculator",
+                    json!({"expression": "6 * 7"}),
+                )
+                .with_reasoning("The user wants a product. I should not guess."),
+                ScriptedReply::respond("6 × 7 = 42."),
+            ],
+            restore_first: false,
+        },
+        Turn {
+            user: "Check that the deploy API accepts our token.".into(),
+            replies: vec![
+                ScriptedReply::text("Sure! Let me look at the deploy settings first."),
+                tool(
+                    "The settings are in deploy.env.",
+                    "read_file",
+                    json!({"path": "deploy.env"}),
+                ),
+                tool(
+                    "Call the health endpoint with the token placeholder.",
+                    "http_get",
+                    json!({"url": "https://deploy.example/api/health",
+                           "headers": {"Authorization": "Bearer §§secret(DEPLOY_TOKEN)"}}),
+                ),
+                ScriptedReply::respond(
+                    "The deploy API answers 200 and accepts the token §§secret(DEPLOY_TOKEN); it expires on 2026-12-31.",
+                ),
+            ],
+            restore_first: false,
+        },
+        Turn {
+            user: "Clean up the build folder.".into(),
+            replies: vec![
+                tool("Delete it.", "shell", json!({"command": "rm -rf build/"})),
+                tool(
+                    "Deleting is refused; move it instead.",
+                    "shell",
+                    json!({"command": "mv build .trash/build"}),
+                ),
+                ScriptedReply::respond(
+                    "Moved build/ to .trash/build/ (rm -rf is refused by the project's policy).",
+                ),
+            ],
+            restore_first: false,
+        },
+        Turn {
+            user: "How many orders did we get in March?".into(),
+            replies: vec![
+                tool(
+                    "Count them.",
+                    "sql",
+                    json!({"query": "SELECT count(*) FROM order WHERE month = 3"}),
+                ),
+                tool(
+                    "A lesson says: read the schema first.",
+                    "sql_schema",
+                    json!({}),
+                ),
+                tool(
+                    "The table is `orders`.",
+                    "sql",
+                    json!({"query": "SELECT count(*) FROM orders WHERE month = 3"}),
+                ),
+                ScriptedReply::respond("128 orders in March."),
+            ],
+            restore_first: false,
+        },
+        Turn {
+            user: "My name is Ada. Remember that I prefer metric units.".into(),
+            replies: vec![ScriptedReply::respond(
+                "Noted, Ada: metric units from now on.",
+            )],
+            restore_first: false,
+        },
+        Turn {
+            user: "What is my name?".into(),
+            replies: vec![ScriptedReply::respond(
+                "You are Ada, and you prefer metric units.",
+            )],
+            restore_first: true,
+        },
+        Turn {
+            user: "Run the full test suite.".into(),
+            replies: vec![
+                tool(
+                    "Run the tests.",
+                    "shell",
+                    json!({"command": "cargo test --workspace"}),
+                ),
+                ScriptedReply::respond("(not reached: the user stopped the task)"),
+            ],
+            restore_first: false,
+        },
+    ]
+}
+
+/// The scripted user's answers to approval requests.
+pub async fn answer(req: AskRequest) -> Answer {
+    let command = req.args["command"].as_str().unwrap_or_default();
+    if command.starts_with("cargo test") {
+        if let Some(agent) = current_agent() {
+            agent.intervene("Actually, stop — I'll run the tests myself.");
+        }
+        return Answer::Deny("the user stopped the task".into());
+    }
+    Answer::Allow
+}
+
+/// The utility model: a one-line "summary" (the first line, shortened).
+pub fn utility_model() -> ScriptedModel {
+    ScriptedModel::new("scripted-utility").then(|req: &ModelRequest| {
+        let text = req
+            .messages
+            .last()
+            .map(|m| m.content.as_str())
+            .unwrap_or_default();
+        let line: String = text
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .take(48)
+            .collect();
+        ScriptedReply::text(format!("{line}…"))
+    })
+}
+
+/// The chat model when the user types their own messages: no script for those.
+pub fn unscripted(_: &ModelRequest) -> ScriptedReply {
+    ScriptedReply::respond(
+        "(scripted model) I have no script for that; pass --base-url and --model to use a real model.",
+    )
+}

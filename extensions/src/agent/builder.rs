@@ -1,0 +1,254 @@
+//! Building an agent: what the application sets up, and the points fired on creation.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use hookpoint::Scope;
+
+use super::Agent;
+use super::handle::{AgentCore, AgentRef, CURRENT};
+use super::saved::SavedContext;
+use crate::cache::Cache;
+use crate::config::AgentConfig;
+use crate::decision::{Answer, AskFn, AskRequest};
+use crate::log::AgentLog;
+use crate::model::{Model, ScriptedModel};
+use crate::payloads::{AgentInit, StartupMigration};
+use crate::points::{AGENT_INIT, STARTUP_MIGRATION};
+use crate::secrets::SecretStore;
+use crate::trace::{PointTrace, TraceFn};
+
+/// Sets up an [`Agent`]. Everything is optional except the name: the defaults are the default
+/// hookpoint scope, a [`ScriptedModel`] that answers "Done.", no secrets, default settings.
+///
+/// ```
+/// use hookpoint_extensions::{Agent, AgentConfig, ScriptedModel, SecretStore};
+/// let agent = Agent::builder("ada")
+///     .model(ScriptedModel::new("scripted"))
+///     .settings(AgentConfig { max_iterations: 5, ..AgentConfig::default() })
+///     .secrets(SecretStore::from_pairs([("API_KEY", "sk-123")]))
+///     .build()
+///     .unwrap();
+/// assert_eq!(agent.handle().config().max_iterations, 5);
+/// ```
+pub struct AgentBuilder {
+    name: String,
+    number: u32,
+    scope: Option<Scope>,
+    model: Option<Arc<dyn Model>>,
+    utility: Option<Arc<dyn Model>>,
+    secrets: SecretStore,
+    settings: AgentConfig,
+    restore: Option<SavedContext>,
+    ask: Option<AskFn>,
+    tracer: Option<TraceFn>,
+    profile: Option<String>,
+    points: bool,
+}
+
+impl AgentBuilder {
+    pub(crate) fn new(name: impl Into<String>) -> Self {
+        AgentBuilder {
+            name: name.into(),
+            number: 0,
+            scope: None,
+            model: None,
+            utility: None,
+            secrets: SecretStore::new(),
+            settings: AgentConfig::default(),
+            restore: None,
+            ask: None,
+            tracer: None,
+            profile: None,
+            points: true,
+        }
+    }
+
+    /// A builder for a subordinate of `parent` (Agent Zero's `call_subordinate`): number
+    /// `parent + 1` (no greeting, no `process_chain_end`), the same scope, models, secrets,
+    /// global settings, approval callback and trace. Set its profile with
+    /// [`profile`](Self::profile) (and give it a scope with that profile for its layers).
+    pub(crate) fn subordinate_of(parent: &AgentCore, name: String) -> Self {
+        AgentBuilder {
+            number: parent.number + 1,
+            scope: Some(parent.scope.clone()),
+            model: Some(Arc::clone(&parent.model)),
+            utility: Some(Arc::clone(&parent.utility)),
+            secrets: parent.secrets.clone(),
+            settings: (*parent.global).clone(),
+            ask: parent.ask.clone(),
+            tracer: parent.tracer.clone(),
+            points: parent.points,
+            ..Self::new(name)
+        }
+    }
+
+    /// The hookpoint scope the agent dispatches in: its override layers (project, profile,
+    /// user, plugins), plugin enablement and config. Build it with the agent's profile so the
+    /// `agents/<profile>/` layers (and their `settings.json`) apply.
+    pub fn scope(mut self, scope: Scope) -> Self {
+        self.scope = Some(scope);
+        self
+    }
+
+    /// 0 (the default) for the main agent; 1.. for a subordinate (no greeting).
+    pub fn number(mut self, number: u32) -> Self {
+        self.number = number;
+        self
+    }
+
+    /// The chat model.
+    pub fn model(mut self, model: impl Model + 'static) -> Self {
+        self.model = Some(Arc::new(model));
+        self
+    }
+
+    /// The chat model, shared.
+    pub fn model_arc(mut self, model: Arc<dyn Model>) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// The utility model (default: the chat model).
+    pub fn utility_model(mut self, model: impl Model + 'static) -> Self {
+        self.utility = Some(Arc::new(model));
+        self
+    }
+
+    /// The secrets to mask everywhere and unmask in tool arguments.
+    pub fn secrets(mut self, secrets: SecretStore) -> Self {
+        self.secrets = secrets;
+        self
+    }
+
+    /// The agent's profile (sets `profile` in its settings): the `profile_settings` built-in
+    /// reads `settings.json` from the scope's layers of this profile. Build the scope with the
+    /// same profile.
+    pub fn profile(mut self, profile: impl Into<String>) -> Self {
+        self.profile = Some(profile.into());
+        self
+    }
+
+    /// The global settings (the profile's `settings.json` files overlay them at `agent_init`).
+    pub fn settings(mut self, settings: AgentConfig) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// Continues a saved context: its history, log and settings (no second greeting).
+    pub fn restore(mut self, saved: SavedContext) -> Self {
+        self.restore = Some(saved);
+        self
+    }
+
+    /// The callback that answers [`Decision::Ask`](crate::Decision::Ask).
+    ///
+    /// ```
+    /// use hookpoint_extensions::{Agent, Answer};
+    /// let agent = Agent::builder("ada")
+    ///     .on_ask(|req| async move {
+    ///         if req.tool == "shell" { Answer::Deny("not today".into()) } else { Answer::Allow }
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// ```
+    pub fn on_ask<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(AskRequest) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Answer> + Send + 'static,
+    {
+        self.ask = Some(Arc::new(move |req| Box::pin(f(req))));
+        self
+    }
+
+    /// Sends a [`PointTrace`] for every point the agent fires (see [`trace`](crate::trace)).
+    pub fn trace(mut self, f: impl Fn(&PointTrace) + Send + Sync + 'static) -> Self {
+        self.tracer = Some(Arc::new(f));
+        self
+    }
+
+    /// Fires no point at all: the benchmark's baseline (the same loop with the points compiled
+    /// out). Not for applications: no built-in runs either (no masking, no tools).
+    #[doc(hidden)]
+    pub fn without_points(mut self) -> Self {
+        self.points = false;
+        self
+    }
+
+    /// Builds the agent: fires `startup_migration` (once per process) and `agent_init` (sync;
+    /// the built-ins greet and load the profile's settings).
+    ///
+    /// # Errors
+    /// An extension error of `startup_migration` or `agent_init` that propagates.
+    pub fn build(self) -> Result<Agent, hookpoint::Error> {
+        let scope = self.scope.unwrap_or_else(|| Scope::default_scope().clone());
+        let model = self
+            .model
+            .unwrap_or_else(|| Arc::new(ScriptedModel::new("scripted")));
+        let restored = self.restore.is_some();
+        let saved = self.restore.unwrap_or_default();
+        let mut settings = self.settings;
+        if let Some(p) = self.profile {
+            settings.profile = p;
+        }
+        let settings = Arc::new(settings);
+        let config = saved
+            .config
+            .clone()
+            .map_or_else(|| Arc::clone(&settings), Arc::new);
+        let core = Arc::new(AgentCore {
+            name: self.name,
+            number: self.number,
+            utility: self.utility.unwrap_or_else(|| Arc::clone(&model)),
+            model,
+            history: Mutex::new(saved.history),
+            log: AgentLog::restore(saved.log, self.secrets.clone()),
+            secrets: self.secrets,
+            cache: Cache::default(),
+            global: settings,
+            config: Mutex::new(config),
+            task: Mutex::new(None),
+            intervention: Mutex::new(None),
+            ask: self.ask,
+            tracer: self.tracer,
+            trace_buf: Mutex::default(),
+            points: self.points,
+            next_task: AtomicU64::new(saved.tasks),
+            job_ticks: AtomicU64::new(0),
+            scope,
+        });
+        let handle = AgentRef::from_core(Arc::clone(&core));
+        let scope = core.scope.clone();
+        CURRENT.sync_scope(handle, || scope.enter(|| init(&core, restored)))?;
+        Ok(Agent { core })
+    }
+}
+
+static MIGRATED: OnceLock<Vec<String>> = OnceLock::new();
+
+/// What `startup_migration`'s extensions noted, once it ran (the first agent built runs it).
+pub fn startup_notes() -> &'static [String] {
+    MIGRATED.get().map_or(&[], Vec::as_slice)
+}
+
+/// `startup_migration` once per process, then `agent_init`.
+fn init(core: &AgentCore, restored: bool) -> Result<(), hookpoint::Error> {
+    let mut failed = None;
+    MIGRATED.get_or_init(|| {
+        let mut m = StartupMigration::default();
+        if let Err(e) = core.fire_sync(&STARTUP_MIGRATION, &mut m) {
+            failed = Some(e);
+        }
+        m.notes
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let mut init = AgentInit {
+        name: core.name.clone(),
+        number: core.number,
+        profile: super::handle::lock(&core.config).profile.clone(),
+        restored,
+    };
+    core.fire_sync(&AGENT_INIT, &mut init)
+}

@@ -1,0 +1,293 @@
+//! The shared agent ([`AgentRef`]) that extensions and tools reach while the agent works.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use hookpoint::Scope;
+
+use super::AgentError;
+use crate::cache::Cache;
+use crate::config::AgentConfig;
+use crate::context::TaskContext;
+use crate::decision::AskFn;
+use crate::history::{History, Role};
+use crate::log::AgentLog;
+use crate::model::{ChatMessage, Model, ModelRequest, complete};
+use crate::payloads::{EmbeddingModelChanged, HistoryAdd, JobLoop, UtilModelCall, UtilModelResult};
+use crate::points::{
+    EMBEDDING_MODEL_CHANGED, HIST_ADD_BEFORE, JOB_LOOP, UTIL_MODEL_CALL_AFTER,
+    UTIL_MODEL_CALL_BEFORE,
+};
+use crate::secrets::SecretStore;
+use crate::trace::{ExtensionRun, TraceFn};
+
+tokio::task_local! {
+    /// The agent whose work is being polled (set by `send` and around `agent_init`).
+    pub(crate) static CURRENT: AgentRef;
+}
+
+/// Everything an agent shares with its extensions.
+pub(crate) struct AgentCore {
+    pub(crate) name: String,
+    pub(crate) number: u32,
+    pub(crate) scope: Scope,
+    pub(crate) model: Arc<dyn Model>,
+    pub(crate) utility: Arc<dyn Model>,
+    pub(crate) history: Mutex<History>,
+    pub(crate) log: AgentLog,
+    pub(crate) secrets: SecretStore,
+    pub(crate) cache: Cache,
+    pub(crate) global: Arc<AgentConfig>,
+    pub(crate) config: Mutex<Arc<AgentConfig>>,
+    pub(crate) task: Mutex<Option<TaskContext>>,
+    pub(crate) intervention: Mutex<Option<String>>,
+    pub(crate) ask: Option<AskFn>,
+    pub(crate) tracer: Option<TraceFn>,
+    pub(crate) trace_buf: Mutex<Vec<ExtensionRun>>,
+    /// False only in the benchmark's baseline: no point fires.
+    pub(crate) points: bool,
+    pub(crate) next_task: AtomicU64,
+    pub(crate) job_ticks: AtomicU64,
+}
+
+impl AgentCore {
+    pub(crate) fn hist_add(&self, role: Role, content: String) -> Result<u64, hookpoint::Error> {
+        let mut add = HistoryAdd { role, content };
+        self.fire_sync(&HIST_ADD_BEFORE, &mut add)?;
+        Ok(lock(&self.history).push(add.role, add.content))
+    }
+
+    pub(crate) fn task_context(&self) -> Option<TaskContext> {
+        lock(&self.task).clone()
+    }
+
+    /// Raises a pending intervention as an error (the loop checks before and after each model
+    /// call and before each tool runs).
+    pub(crate) fn check_intervention(&self) -> Result<(), AgentError> {
+        match lock(&self.intervention).take() {
+            Some(message) => Err(AgentError::Intervention(message)),
+            None => Ok(()),
+        }
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The agent doing the current work, for extensions and tools: `None` outside an agent's
+/// `send` or `agent_init` (e.g. a point dispatched by hand).
+///
+/// ```
+/// use hookpoint::extension;
+/// use hookpoint_extensions::{LogKind, MONOLOGUE_START, MonologueStart, current_agent};
+///
+/// #[extension(point = MONOLOGUE_START, order = 90)]
+/// fn note_start(start: &mut MonologueStart) {
+///     if let Some(agent) = current_agent() {
+///         agent.log().add(LogKind::Info, "started", &start.user_message);
+///     }
+/// }
+/// ```
+pub fn current_agent() -> Option<AgentRef> {
+    CURRENT.try_with(AgentRef::clone).ok()
+}
+
+/// A shared handle on an agent: what extensions and tools may read and do. Cloning is cheap.
+#[derive(Clone)]
+pub struct AgentRef {
+    pub(crate) core: Arc<AgentCore>,
+}
+
+impl AgentRef {
+    pub(crate) fn from_core(core: Arc<AgentCore>) -> Self {
+        AgentRef { core }
+    }
+
+    /// The agent's name.
+    pub fn name(&self) -> &str {
+        &self.core.name
+    }
+
+    /// 0 for the main agent, 1.. for subordinates.
+    pub fn number(&self) -> u32 {
+        self.core.number
+    }
+
+    /// The hookpoint scope the agent dispatches in (its layers, plugin state and config).
+    pub fn scope(&self) -> &Scope {
+        &self.core.scope
+    }
+
+    /// A builder for a subordinate agent (number + 1; same scope, models, secrets, global
+    /// settings, approval callback and trace): a tool that delegates builds one and sends it
+    /// the subtask. Subordinates are not greeted and do not fire `process_chain_end`.
+    pub fn subordinate(&self, name: impl Into<String>) -> super::AgentBuilder {
+        super::AgentBuilder::subordinate_of(&self.core, name.into())
+    }
+
+    /// The agent's current settings.
+    pub fn config(&self) -> Arc<AgentConfig> {
+        Arc::clone(&lock(&self.core.config))
+    }
+
+    /// The global settings the agent was built with (before its profile's overrides).
+    pub fn global_config(&self) -> Arc<AgentConfig> {
+        Arc::clone(&self.core.global)
+    }
+
+    /// Replaces the agent's settings in one step.
+    pub fn set_config(&self, config: AgentConfig) {
+        *lock(&self.core.config) = Arc::new(config);
+    }
+
+    /// The log (masked on write).
+    pub fn log(&self) -> &AgentLog {
+        &self.core.log
+    }
+
+    /// The agent's secrets (names are public; values only through masking and unmasking).
+    pub fn secrets(&self) -> &SecretStore {
+        &self.core.secrets
+    }
+
+    /// The agent's cache (trimmed by `job_loop`).
+    pub fn cache(&self) -> &Cache {
+        &self.core.cache
+    }
+
+    /// The context of the task the agent works on, if it works on one.
+    pub fn task(&self) -> Option<TaskContext> {
+        self.core.task_context()
+    }
+
+    /// A copy of the history.
+    pub fn history(&self) -> History {
+        lock(&self.core.history).clone()
+    }
+
+    /// Adds a message to the history after `hist_add_before` (sync); returns its id.
+    ///
+    /// # Errors
+    /// An extension error of `hist_add_before`; nothing is added then.
+    pub fn hist_add(
+        &self,
+        role: Role,
+        content: impl Into<String>,
+    ) -> Result<u64, hookpoint::Error> {
+        let content = content.into();
+        let scope = self.core.scope.clone();
+        CURRENT.sync_scope(self.clone(), || {
+            scope.enter(|| self.core.hist_add(role, content))
+        })
+    }
+
+    /// Asks the utility model (not streamed): fires `util_model_call_before` (the built-in masks
+    /// secrets in both texts) and `util_model_call_after` (with the response and usage).
+    ///
+    /// # Errors
+    /// [`AgentError::Model`] or an extension error.
+    pub async fn call_utility_model(
+        &self,
+        system: &str,
+        message: &str,
+    ) -> Result<String, AgentError> {
+        let scope = self.core.scope.clone();
+        CURRENT
+            .scope(self.clone(), scope.bind(self.utility_call(system, message)))
+            .await
+    }
+
+    async fn utility_call(&self, system: &str, message: &str) -> Result<String, AgentError> {
+        let model = Arc::clone(&self.core.utility);
+        let mut call = UtilModelCall {
+            model: model.name().to_owned(),
+            system: system.to_owned(),
+            message: message.to_owned(),
+        };
+        self.core.fire(&UTIL_MODEL_CALL_BEFORE, &mut call).await?;
+        let request = ModelRequest {
+            messages: vec![
+                ChatMessage::new("system", &call.system),
+                ChatMessage::new("user", &call.message),
+            ],
+        };
+        let done = complete(model.as_ref(), request)
+            .await
+            .map_err(|source| AgentError::Model {
+                model: model.name().to_owned(),
+                source,
+            })?;
+        let mut result = UtilModelResult {
+            model: call.model,
+            system: call.system,
+            message: call.message,
+            response: done.content,
+            usage: done.usage,
+        };
+        self.core.fire(&UTIL_MODEL_CALL_AFTER, &mut result).await?;
+        Ok(result.response)
+    }
+
+    /// One tick of the background maintenance loop: fires `job_loop` (the built-in
+    /// `trim_cache` drops cache entries unused for 300 s). Call it from a timer, e.g. every
+    /// minute.
+    ///
+    /// # Errors
+    /// An extension error of `job_loop`.
+    pub async fn job_loop_tick(&self) -> Result<JobLoop, hookpoint::Error> {
+        let mut tick = JobLoop {
+            tick: self.core.job_ticks.fetch_add(1, Ordering::Relaxed) + 1,
+            max_idle_secs: Cache::MAX_IDLE.as_secs(),
+            trimmed: 0,
+        };
+        let me = self.clone();
+        let scope = self.core.scope.clone();
+        CURRENT
+            .scope(me, scope.bind(self.core.fire(&JOB_LOOP, &mut tick)))
+            .await?;
+        Ok(tick)
+    }
+
+    /// Changes the embedding model setting; fires `embedding_model_changed` when it differs.
+    ///
+    /// # Errors
+    /// An extension error of `embedding_model_changed` (the setting is changed already).
+    pub async fn set_embedding_model(&self, model: &str) -> Result<(), hookpoint::Error> {
+        let config = self.config();
+        if config.embedding_model == model {
+            return Ok(());
+        }
+        let mut changed = EmbeddingModelChanged {
+            old: config.embedding_model.clone(),
+            new: model.to_owned(),
+        };
+        self.set_config(AgentConfig {
+            embedding_model: model.to_owned(),
+            ..(*config).clone()
+        });
+        let scope = self.core.scope.clone();
+        CURRENT
+            .scope(
+                self.clone(),
+                scope.bind(self.core.fire(&EMBEDDING_MODEL_CHANGED, &mut changed)),
+            )
+            .await
+    }
+
+    /// Asks the agent to stop: at its next step (before a model call, after it, before a tool
+    /// runs) the loop raises [`AgentError::Intervention`], which the `handle_intervention`
+    /// built-in turns into a clean stop. The message is added to the history.
+    pub fn intervene(&self, message: impl Into<String>) {
+        *lock(&self.core.intervention) = Some(message.into());
+    }
+}
+
+impl std::fmt::Debug for AgentRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentRef")
+            .field("name", &self.core.name)
+            .field("number", &self.core.number)
+            .finish_non_exhaustive()
+    }
+}

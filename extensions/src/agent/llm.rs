@@ -1,0 +1,149 @@
+//! Calling the chat model: `chat_model_call_before`, the two streams (start, each chunk, end),
+//! `chat_model_call_after`.
+
+use std::time::Instant;
+
+use futures_util::StreamExt;
+use hookpoint::Error;
+
+use super::AgentError;
+use super::handle::AgentCore;
+use crate::log::LogKind;
+use crate::model::{ChatMessage, ModelEvent, ModelRequest, Usage};
+use crate::payloads::{ChatModelCall, ChatModelResult, StreamChunk, StreamKind};
+use crate::points::{
+    CHAT_MODEL_CALL_AFTER, CHAT_MODEL_CALL_BEFORE, REASONING_STREAM, REASONING_STREAM_CHUNK,
+    REASONING_STREAM_END, RESPONSE_STREAM, RESPONSE_STREAM_CHUNK, RESPONSE_STREAM_END,
+};
+
+/// One stream of a call: its payload (carried from chunk to chunk) and whether it started.
+struct Stream {
+    payload: StreamChunk,
+    started: bool,
+    ended: bool,
+}
+
+#[derive(Clone, Copy)]
+enum Moment {
+    Start,
+    Chunk,
+    End,
+}
+
+impl Stream {
+    fn new(stream: StreamKind) -> Self {
+        Stream {
+            payload: StreamChunk {
+                stream,
+                ..StreamChunk::default()
+            },
+            started: false,
+            ended: false,
+        }
+    }
+
+    async fn fire(&mut self, core: &AgentCore, moment: Moment) -> Result<(), Error> {
+        let p = &mut self.payload;
+        match (p.stream, moment) {
+            (StreamKind::Reasoning, Moment::Start) => core.fire(&REASONING_STREAM, p).await,
+            (StreamKind::Reasoning, Moment::Chunk) => core.fire(&REASONING_STREAM_CHUNK, p).await,
+            (StreamKind::Reasoning, Moment::End) => core.fire(&REASONING_STREAM_END, p).await,
+            (StreamKind::Response, Moment::Start) => core.fire(&RESPONSE_STREAM, p).await,
+            (StreamKind::Response, Moment::Chunk) => core.fire(&RESPONSE_STREAM_CHUNK, p).await,
+            (StreamKind::Response, Moment::End) => core.fire(&RESPONSE_STREAM_END, p).await,
+        }
+    }
+
+    /// Fires the start point once, then the chunk point; what the extensions leave in `chunk`
+    /// is shown.
+    async fn chunk(&mut self, core: &AgentCore, text: String) -> Result<(), Error> {
+        if !self.started {
+            self.started = true;
+            self.payload.chunk.clear();
+            self.fire(core, Moment::Start).await?;
+            self.show();
+        }
+        self.payload.chunk = text;
+        self.fire(core, Moment::Chunk).await?;
+        self.show();
+        Ok(())
+    }
+
+    /// Fires the end point once (if the stream started): extensions flush what they held.
+    async fn end(&mut self, core: &AgentCore) -> Result<(), Error> {
+        if self.started && !self.ended {
+            self.ended = true;
+            self.payload.chunk.clear();
+            self.fire(core, Moment::End).await?;
+            self.show();
+            self.payload.held.clear();
+        }
+        Ok(())
+    }
+
+    fn show(&mut self) {
+        let chunk = std::mem::take(&mut self.payload.chunk);
+        self.payload.full.push_str(&chunk);
+    }
+}
+
+impl AgentCore {
+    /// Calls the chat model with `messages`; returns the raw answer (for parsing; the history
+    /// masks it). The log shows the masked stream live.
+    pub(crate) async fn call_chat_model(
+        &self,
+        messages: Vec<ChatMessage>,
+        usage: &mut Usage,
+    ) -> Result<String, AgentError> {
+        let mut call = ChatModelCall {
+            model: self.model.name().to_owned(),
+            messages,
+        };
+        self.fire(&CHAT_MODEL_CALL_BEFORE, &mut call).await?;
+        let started = Instant::now();
+        let mut events = self.model.stream(ModelRequest {
+            messages: call.messages,
+        });
+        let (mut reasoning, mut response) = (
+            Stream::new(StreamKind::Reasoning),
+            Stream::new(StreamKind::Response),
+        );
+        let (mut raw, mut call_usage) = (String::new(), Usage::default());
+        let entry = self
+            .log
+            .push(LogKind::Agent, "agent reply", "", false, None);
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(ModelEvent::Reasoning(t)) => reasoning.chunk(self, t).await?,
+                Ok(ModelEvent::Content(t)) => {
+                    // The reasoning is over once the answer starts.
+                    reasoning.end(self).await?;
+                    raw.push_str(&t);
+                    response.chunk(self, t).await?;
+                    self.log.update(entry, &response.payload.full, false);
+                }
+                Ok(ModelEvent::Usage(u)) => call_usage.add(u),
+                Err(source) => {
+                    self.log.update(entry, &response.payload.full, true);
+                    return Err(AgentError::Model {
+                        model: call.model,
+                        source,
+                    });
+                }
+            }
+        }
+        reasoning.end(self).await?;
+        response.end(self).await?;
+        self.log.update(entry, &response.payload.full, true);
+        usage.add(call_usage);
+        let mut result = ChatModelResult {
+            model: call.model,
+            response: response.payload.full,
+            reasoning: reasoning.payload.full,
+            usage: call_usage,
+            duration_ms: started.elapsed().as_millis() as u64,
+        };
+        self.fire(&CHAT_MODEL_CALL_AFTER, &mut result).await?;
+        Ok(raw)
+    }
+}

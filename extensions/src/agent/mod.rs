@@ -1,0 +1,144 @@
+//! The agent: a context (history, log, settings, secrets, cache), a model, and the loop that
+//! dispatches every point at its moment.
+//!
+//! - [`builder`]: [`AgentBuilder`] — what an application sets up; `build` fires
+//!   `startup_migration` (once per process) and `agent_init`.
+//! - [`handle`]: [`AgentRef`] — the shared agent that extensions reach with
+//!   [`current_agent`] (history, log, task context, utility model...).
+//! - [`fire`]: one dispatch helper (scope, trace, the points-off switch of the benchmark).
+//! - [`monologue`]: `send` → one monologue → its loop iterations.
+//! - [`prompt`], [`llm`], [`tools`], [`reply`]: the steps of one iteration.
+//! - [`saved`]: a context saved and restored.
+
+mod builder;
+mod fire;
+mod handle;
+mod llm;
+mod monologue;
+mod prompt;
+mod reply;
+mod saved;
+mod tools;
+
+use std::sync::Arc;
+
+use hookpoint::extensible;
+use serde::Serialize;
+
+pub use builder::{AgentBuilder, startup_notes};
+pub use handle::{AgentRef, current_agent};
+pub use reply::{ToolRequest, parse_tool_request};
+pub use saved::SavedContext;
+
+use crate::model::{ModelError, Usage};
+use crate::payloads::StopReason;
+
+pub(crate) use fire::lock_trace;
+pub(crate) use handle::{AgentCore, CURRENT};
+
+/// Why `send` failed. The history keeps everything that was added before the failure.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The chat or utility model failed (timeout, HTTP error, malformed answer).
+    #[error("model `{model}` failed: {source}")]
+    Model {
+        /// The model's name.
+        model: String,
+        /// Why.
+        #[source]
+        source: ModelError,
+    },
+    /// An extension failed and its point propagates errors.
+    #[error(transparent)]
+    Hook(#[from] hookpoint::Error),
+    /// The user intervened; the built-in `handle_intervention` turns this into a clean stop.
+    #[error("the user intervened: {0}")]
+    Intervention(String),
+}
+
+/// What `send` returns: the answer and how the monologue ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reply {
+    /// The agent's answer (empty when it stopped without one).
+    pub text: String,
+    /// Why the monologue ended.
+    pub stop: StopReason,
+    /// Loop iterations it took.
+    pub iterations: u32,
+    /// Tokens used by the chat model for this message.
+    pub usage: Usage,
+}
+
+/// An agent. Build one with [`Agent::builder`], drive it with [`send`](Agent::send).
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use hookpoint_extensions::{Agent, ScriptedModel, ScriptedReply};
+/// let model = ScriptedModel::new("demo").reply(ScriptedReply::respond("Hi!"));
+/// let mut agent = Agent::builder("doc-agent").model(model).build().unwrap();
+/// let reply = agent.send("hello").await.unwrap();
+/// assert_eq!(reply.text, "Hi!");
+/// # });
+/// ```
+pub struct Agent {
+    core: Arc<AgentCore>,
+}
+
+#[extensible]
+impl Agent {
+    /// Handles an error of the loop. Extensible: extensions on
+    /// `_functions/hookpoint_extensions/agent/Agent/handle_exception/end` may clear the error
+    /// (the built-in `handle_intervention`, order 40, turns an intervention into a clean stop).
+    /// Without them the error is returned as it came.
+    ///
+    /// # Errors
+    /// `err`, unless an extension cleared or replaced it.
+    #[extensible]
+    pub async fn handle_exception(&mut self, err: AgentError) -> Result<(), AgentError> {
+        Err(err)
+    }
+}
+
+impl Agent {
+    /// A builder for an agent called `name` (the main agent, number 0).
+    pub fn builder(name: impl Into<String>) -> AgentBuilder {
+        AgentBuilder::new(name)
+    }
+
+    /// The shared handle extensions get: name, history, log, task context, utility model.
+    pub fn handle(&self) -> AgentRef {
+        AgentRef::from_core(Arc::clone(&self.core))
+    }
+
+    /// Works on one user message until the agent answers, is stopped, or fails; fires
+    /// `user_message_ui`, `task.start`, `monologue_start`, the loop's points, `monologue_end`,
+    /// `task.end` and `process_chain_end`.
+    ///
+    /// # Errors
+    /// [`AgentError`]: a model failure (timeout, HTTP, malformed answer) or an extension error
+    /// that propagates. The history keeps everything added before it, `monologue_end` and
+    /// `task.end` still fire, and the log has an error entry.
+    pub async fn send(&mut self, message: impl Into<String>) -> Result<Reply, AgentError> {
+        let handle = self.handle();
+        let scope = self.core.scope.clone();
+        let message = message.into();
+        CURRENT
+            .scope(handle, scope.bind(self.monologue(message)))
+            .await
+    }
+
+    /// Saves the context (history, log, settings) to restore it later with
+    /// [`AgentBuilder::restore`].
+    pub fn save(&self) -> SavedContext {
+        SavedContext::of(&self.core)
+    }
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("name", &self.core.name)
+            .field("number", &self.core.number)
+            .finish_non_exhaustive()
+    }
+}

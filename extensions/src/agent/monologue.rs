@@ -1,0 +1,233 @@
+//! One user message: `user_message_ui`, `task.start`, `monologue_start`, the loop, then always
+//! `monologue_end`, `task.end` and (main agent) `process_chain_end`.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::handle::{AgentCore, lock};
+use super::reply::parse_tool_request;
+use super::{Agent, AgentError, Reply};
+use crate::context::{TaskContext, TaskFacts};
+use crate::history::Role;
+use crate::log::LogKind;
+use crate::model::Usage;
+use crate::payloads::{ChainEnd, LoopData, MonologueEnd, MonologueStart, StopReason, UserMessage};
+use crate::points::{
+    BEFORE_MAIN_LLM_CALL, MESSAGE_LOOP_END, MESSAGE_LOOP_PROMPTS_AFTER,
+    MESSAGE_LOOP_PROMPTS_BEFORE, MESSAGE_LOOP_START, MONOLOGUE_END, MONOLOGUE_START,
+    PLANNING_STARTED, PROCESS_CHAIN_END, TASK_END, TASK_START, USER_MESSAGE_UI,
+};
+
+/// What Agent Zero tells a model whose reply was not a tool request.
+pub(crate) const MISFORMAT_NOTE: &str = "Your last reply was not a valid tool request. Reply with one JSON object: {\"thoughts\": [...], \"headline\": \"...\", \"tool_name\": \"...\", \"tool_args\": {...}}.";
+
+/// What one monologue accumulates.
+#[derive(Default)]
+struct Tally {
+    response: String,
+    iterations: u32,
+    usage: Usage,
+}
+
+impl Agent {
+    pub(super) async fn monologue(&mut self, message: String) -> Result<Reply, AgentError> {
+        let core = Arc::clone(&self.core);
+        core.trace_buf
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        let mut ui = UserMessage {
+            agent: core.name.clone(),
+            text: message,
+            notes: Vec::new(),
+        };
+        core.fire(&USER_MESSAGE_UI, &mut ui).await?;
+        for note in &ui.notes {
+            core.log.add(LogKind::Info, "note", note);
+        }
+        let task_id = core.next_task.fetch_add(1, Ordering::Relaxed) + 1;
+        *lock(&core.task) = Some(TaskContext::new(TaskFacts {
+            task_id,
+            agent: core.name.clone(),
+            agent_number: core.number,
+            profile: lock(&core.config).profile.clone(),
+            user_message: ui.text.clone(),
+        }));
+        let mut start = MonologueStart {
+            task_id,
+            agent: core.name.clone(),
+            user_message: ui.text,
+        };
+        let mut tally = Tally::default();
+        let (stop, error) = match work(&core, &mut start, &mut tally).await {
+            Ok(stop) => (stop, None),
+            Err(e) => self.recover(e).await,
+        };
+        let ended = finish(&core, start, &mut tally, stop.clone(), error.as_ref()).await;
+        *lock(&core.task) = None;
+        if let Some(e) = error {
+            return Err(e);
+        }
+        ended?;
+        Ok(Reply {
+            text: tally.response,
+            stop,
+            iterations: tally.iterations,
+            usage: tally.usage,
+        })
+    }
+
+    /// Logs the error (through `error_format`), keeps an intervention's message in the history,
+    /// then lets `handle_exception`'s extensions decide: cleared → a clean stop.
+    async fn recover(&mut self, err: AgentError) -> (StopReason, Option<AgentError>) {
+        let core = Arc::clone(&self.core);
+        let intervened = match &err {
+            AgentError::Intervention(m) => {
+                core.log.add(LogKind::Info, "intervention", m);
+                if let Err(e) = core.hist_add(Role::User, m.clone()) {
+                    return (StopReason::Failed, Some(e.into()));
+                }
+                true
+            }
+            other => {
+                let text = core
+                    .format_error("agent", other.to_string())
+                    .await
+                    .unwrap_or_else(|_| core.secrets.mask(&other.to_string()).into_owned());
+                core.log.add(LogKind::Error, "error", text);
+                false
+            }
+        };
+        match self.handle_exception(err).await {
+            Ok(()) if intervened => (StopReason::Intervened, None),
+            Ok(()) => (StopReason::StoppedByExtension, None),
+            Err(e) => (StopReason::Failed, Some(e)),
+        }
+    }
+}
+
+/// `task.start`, `monologue_start`, the user message into the history, then the loop.
+async fn work(
+    core: &AgentCore,
+    start: &mut MonologueStart,
+    tally: &mut Tally,
+) -> Result<StopReason, AgentError> {
+    core.fire(&TASK_START, start).await?;
+    core.fire(&MONOLOGUE_START, start).await?;
+    let id = core.hist_add(Role::User, start.user_message.clone())?;
+    core.log
+        .push(LogKind::User, "user", &start.user_message, true, Some(id));
+    let mut ld = LoopData {
+        user_message: start.user_message.clone(),
+        ..LoopData::default()
+    };
+    let max = lock(&core.config).max_iterations.max(1);
+    loop {
+        core.check_intervention()?;
+        if let Some(task) = core.task_context() {
+            task.set_iteration(ld.iteration);
+        }
+        tally.iterations = ld.iteration + 1;
+        if let Some(stop) = iteration(core, &mut ld, tally, start.task_id).await? {
+            return Ok(stop);
+        }
+        ld.iteration += 1;
+        if ld.iteration >= max {
+            core.log.add(
+                LogKind::Warning,
+                "iteration limit",
+                format!("stopped after {max} iterations without an answer (max_iterations)"),
+            );
+            return Ok(StopReason::IterationLimit);
+        }
+    }
+}
+
+/// One iteration: prompts, model call, the tool it asks for.
+async fn iteration(
+    core: &AgentCore,
+    ld: &mut LoopData,
+    tally: &mut Tally,
+    task_id: u64,
+) -> Result<Option<StopReason>, AgentError> {
+    ld.extras_temporary.clear();
+    ld.lessons = core.task_context().map(|t| t.lessons()).unwrap_or_default();
+    core.fire(&MESSAGE_LOOP_START, ld).await?;
+    if ld.stop {
+        return Ok(Some(StopReason::StoppedByExtension));
+    }
+    let tools = core.tool_list().await?;
+    core.fire(&MESSAGE_LOOP_PROMPTS_BEFORE, ld).await?;
+    ld.system = core.system_prompt(&tools).await?;
+    core.fire(&MESSAGE_LOOP_PROMPTS_AFTER, ld).await?;
+    core.fire(&PLANNING_STARTED, ld).await?;
+    core.fire(&BEFORE_MAIN_LLM_CALL, ld).await?;
+    let reply = core
+        .call_chat_model(core.messages(ld), &mut tally.usage)
+        .await?;
+    core.check_intervention()?;
+    ld.last_response = reply.clone();
+    core.hist_add(Role::Assistant, reply.clone())?;
+    let mut answered = false;
+    match parse_tool_request(&reply) {
+        Ok(request) => {
+            let result = core.run_tool(request, &tools, task_id).await?;
+            if result.break_loop {
+                tally.response = result.output;
+                answered = true;
+            }
+        }
+        Err(why) => {
+            core.log
+                .add(LogKind::Warning, "reply is not a tool request", &why);
+            core.hist_add(Role::User, format!("{MISFORMAT_NOTE} ({why})"))?;
+        }
+    }
+    core.fire(&MESSAGE_LOOP_END, ld).await?;
+    Ok(if answered {
+        Some(StopReason::Responded)
+    } else if ld.stop {
+        Some(StopReason::StoppedByExtension)
+    } else {
+        None
+    })
+}
+
+/// `monologue_end`, `task.end`, and `process_chain_end` for the main agent — whatever happened.
+async fn finish(
+    core: &AgentCore,
+    start: MonologueStart,
+    tally: &mut Tally,
+    stop: StopReason,
+    error: Option<&AgentError>,
+) -> Result<(), AgentError> {
+    let error = error.map(|e| core.secrets.mask(&e.to_string()).into_owned());
+    let mut end = MonologueEnd {
+        task_id: start.task_id,
+        agent: start.agent,
+        user_message: start.user_message,
+        response: std::mem::take(&mut tally.response),
+        iterations: tally.iterations,
+        stop,
+        error,
+        usage: tally.usage,
+    };
+    let ended = async {
+        core.fire(&MONOLOGUE_END, &mut end).await?;
+        core.fire(&TASK_END, &mut end).await
+    }
+    .await;
+    tally.response = end.response.clone();
+    if !tally.response.is_empty() {
+        core.log.add(LogKind::Response, "response", &tally.response);
+    }
+    ended?;
+    if core.number == 0 {
+        let mut chain = ChainEnd {
+            agent: end.agent,
+            response: end.response,
+        };
+        core.fire(&PROCESS_CHAIN_END, &mut chain).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,298 @@
+//! The tool chain of one tool request: `tool.select` → checks → `tool.before_call` (decide) →
+//! `tool_execute_before` (unmask) → `tool.execute` → on failure `error_format`, `tool.error` →
+//! `tool_execute_after` → `tool.after_call` → `hist_add_tool_result` → history → `memory.write`.
+
+use std::panic::AssertUnwindSafe;
+
+use futures_util::FutureExt;
+use serde_json::Value;
+
+use super::AgentError;
+use super::handle::AgentCore;
+use super::reply::ToolRequest;
+use crate::decision::{Answer, AskRequest, Decision, Verdict, decide};
+use crate::history::Role;
+use crate::log::LogKind;
+use crate::payloads::{
+    ErrorFormat, MemoryWrite, ToolCall, ToolError, ToolExecution, ToolResult, ToolResultEntry,
+    ToolSelect, ToolSpec, ToolStatus,
+};
+use crate::points::{
+    ERROR_FORMAT, HIST_ADD_TOOL_RESULT, MEMORY_WRITE, TOOL_AFTER_CALL, TOOL_BEFORE_CALL,
+    TOOL_ERROR, TOOL_EXECUTE, TOOL_EXECUTE_AFTER, TOOL_EXECUTE_BEFORE, TOOL_SELECT,
+};
+
+/// How a call came out before the after-call points.
+struct Outcome {
+    status: ToolStatus,
+    output: String,
+    break_loop: bool,
+}
+
+impl Outcome {
+    fn refused(status: ToolStatus, output: String) -> Self {
+        Outcome {
+            status,
+            output,
+            break_loop: false,
+        }
+    }
+}
+
+/// A call that passed `tool.before_call`, or why it will not run.
+enum Gate {
+    Run(ToolCall),
+    Refused(ToolStatus, String),
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}
+
+fn reasons(verdicts: &[Verdict], at_least: Decision) -> String {
+    let r: Vec<&str> = verdicts
+        .iter()
+        .filter(|v| v.decision >= at_least)
+        .map(|v| v.reason.as_str())
+        .collect();
+    r.join("; ")
+}
+
+impl AgentCore {
+    /// Runs one tool request through the chain; returns the result the model will see.
+    pub(crate) async fn run_tool(
+        &self,
+        request: ToolRequest,
+        tools: &[ToolSpec],
+        task_id: u64,
+    ) -> Result<ToolResult, AgentError> {
+        let mut select = ToolSelect {
+            tool: request.tool_name,
+            args: request.tool_args,
+            thoughts: request.thoughts,
+            available: tools.iter().map(|t| t.name.clone()).collect(),
+        };
+        self.fire(&TOOL_SELECT, &mut select).await?;
+        let mut masked_args = select.args.clone();
+        self.secrets.mask_json(&mut masked_args);
+        let outcome = match self.gate(select.tool.clone(), select.args, tools).await? {
+            Gate::Refused(status, why) => Outcome::refused(status, why),
+            Gate::Run(call) => {
+                masked_args = call.args.clone();
+                self.secrets.mask_json(&mut masked_args);
+                self.execute(call).await?
+            }
+        };
+        let output = match outcome.status {
+            ToolStatus::Ok | ToolStatus::Denied => outcome.output,
+            status => {
+                self.tool_failed(&select.tool, &masked_args, status, outcome.output)
+                    .await?
+            }
+        };
+        let mut result = ToolResult {
+            tool: select.tool,
+            args: masked_args,
+            status: outcome.status,
+            output,
+            break_loop: outcome.break_loop,
+        };
+        self.fire(&TOOL_EXECUTE_AFTER, &mut result).await?;
+        self.fire(&TOOL_AFTER_CALL, &mut result).await?;
+        self.record_result(&result, task_id).await?;
+        Ok(result)
+    }
+
+    /// Unknown tool, bad arguments, then `tool.before_call` and, if asked, the application.
+    async fn gate(
+        &self,
+        tool: String,
+        args: Value,
+        tools: &[ToolSpec],
+    ) -> Result<Gate, AgentError> {
+        let Some(spec) = tools.iter().find(|t| t.name == tool) else {
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+            return Ok(Gate::Refused(
+                ToolStatus::Unknown,
+                format!("unknown tool `{tool}`; the tools are: {}", names.join(", ")),
+            ));
+        };
+        if let Err(why) = spec.check_args(&args) {
+            return Ok(Gate::Refused(ToolStatus::BadArguments, why));
+        }
+        let mut call = ToolCall::new(tool, args);
+        let ledger = call.ledger_handle();
+        self.fire(&TOOL_BEFORE_CALL, &mut call).await?;
+        let verdicts = call.merged_verdicts(ledger());
+        let name = call.tool.clone();
+        let denied = |why: String| {
+            Gate::Refused(
+                ToolStatus::Denied,
+                format!("Tool call `{name}` was denied: {why}"),
+            )
+        };
+        Ok(match decide(&verdicts) {
+            Decision::Allow => Gate::Run(call),
+            Decision::Deny => denied(reasons(&verdicts, Decision::Deny)),
+            Decision::Ask => match self.ask(&call, verdicts).await {
+                Answer::Allow => Gate::Run(call),
+                Answer::Deny(why) => denied(why),
+            },
+        })
+    }
+
+    async fn ask(&self, call: &ToolCall, verdicts: Vec<Verdict>) -> Answer {
+        let why = reasons(&verdicts, Decision::Ask);
+        let mut args = call.args.clone();
+        self.secrets.mask_json(&mut args);
+        let answer = match &self.ask {
+            None => Answer::Deny(format!(
+                "approval needed ({why}) but no one is there to ask"
+            )),
+            Some(ask) => {
+                ask(AskRequest {
+                    agent: self.name.clone(),
+                    tool: call.tool.clone(),
+                    args,
+                    verdicts,
+                })
+                .await
+            }
+        };
+        let said = match &answer {
+            Answer::Allow => "allowed".to_owned(),
+            Answer::Deny(r) => format!("denied: {r}"),
+        };
+        self.log.add(
+            LogKind::Info,
+            format!("asked about `{}`", call.tool),
+            format!("{why} → {said}"),
+        );
+        answer
+    }
+
+    /// `tool_execute_before` (unmask), then `tool.execute`, isolating a panicking tool.
+    async fn execute(&self, mut call: ToolCall) -> Result<Outcome, AgentError> {
+        self.check_intervention()?;
+        self.fire(&TOOL_EXECUTE_BEFORE, &mut call).await?;
+        let mut exec = ToolExecution::new(call.tool, call.args);
+        let run = AssertUnwindSafe(self.fire(&TOOL_EXECUTE, &mut exec))
+            .catch_unwind()
+            .await;
+        let failed = |why: String| Outcome::refused(ToolStatus::Failed, why);
+        Ok(match run {
+            Err(panic) => failed(format!(
+                "tool `{}` panicked: {}",
+                exec.tool,
+                panic_message(panic.as_ref())
+            )),
+            Ok(Err(e)) => failed(e.message().to_owned() + &source_text(&e)),
+            Ok(Ok(())) => match exec.outcome() {
+                Some(Ok((output, break_loop))) => Outcome {
+                    status: ToolStatus::Ok,
+                    output: output.to_owned(),
+                    break_loop,
+                },
+                Some(Err(e)) => failed(e.to_owned()),
+                None if exec.is_claimed() => failed(format!(
+                    "tool `{}` was claimed but gave no result",
+                    exec.tool
+                )),
+                None => Outcome::refused(
+                    ToolStatus::Unknown,
+                    format!(
+                        "tool `{}` is registered but no extension executed it",
+                        exec.tool
+                    ),
+                ),
+            },
+        })
+    }
+
+    /// `error_format` then `tool.error` (lessons go to the task context); the error text the
+    /// model will see.
+    async fn tool_failed(
+        &self,
+        tool: &str,
+        args: &Value,
+        status: ToolStatus,
+        error: String,
+    ) -> Result<String, AgentError> {
+        let message = self.format_error(&format!("tool:{tool}"), error).await?;
+        let mut failure = ToolError {
+            tool: tool.to_owned(),
+            args: args.clone(),
+            status,
+            error: message,
+            lessons: Vec::new(),
+        };
+        self.fire(&TOOL_ERROR, &mut failure).await?;
+        if let Some(task) = self.task_context() {
+            task.add_lessons(failure.lessons.iter().cloned());
+        }
+        self.log.add(
+            LogKind::Warning,
+            format!("tool `{tool}` failed"),
+            &failure.error,
+        );
+        Ok(failure.error)
+    }
+
+    /// An error text through `error_format` (the built-in masks secrets).
+    pub(crate) async fn format_error(
+        &self,
+        source: &str,
+        message: String,
+    ) -> Result<String, AgentError> {
+        let mut f = ErrorFormat {
+            source: source.to_owned(),
+            message,
+        };
+        self.fire(&ERROR_FORMAT, &mut f).await?;
+        Ok(f.message)
+    }
+
+    /// `hist_add_tool_result`, the history, the log, then `memory.write` — except for a result
+    /// that ends the monologue (the answer is already in the history as the model's request,
+    /// as Agent Zero's `response` tool adds nothing).
+    async fn record_result(&self, result: &ToolResult, task_id: u64) -> Result<(), AgentError> {
+        if result.break_loop {
+            return Ok(());
+        }
+        let mut entry = ToolResultEntry {
+            tool: result.tool.clone(),
+            output: result.output.clone(),
+        };
+        self.fire_sync(&HIST_ADD_TOOL_RESULT, &mut entry)?;
+        let content = serde_json::json!({"tool_name": entry.tool, "tool_result": entry.output});
+        let id = self.hist_add(Role::Tool, content.to_string())?;
+        let status = serde_json::to_value(result.status).unwrap_or_default();
+        self.log.push(
+            LogKind::Tool,
+            &format!("{} ({})", result.tool, status.as_str().unwrap_or("?")),
+            &result.output,
+            true,
+            Some(id),
+        );
+        let mut memory = MemoryWrite {
+            task_id,
+            tool: result.tool.clone(),
+            content: result.output.clone(),
+            summary: None,
+            stored_by: Vec::new(),
+        };
+        self.fire(&MEMORY_WRITE, &mut memory).await?;
+        Ok(())
+    }
+}
+
+fn source_text(e: &hookpoint::Error) -> String {
+    match std::error::Error::source(e) {
+        Some(s) if !e.message().is_empty() => format!(": {s}"),
+        Some(s) => s.to_string(),
+        None => String::new(),
+    }
+}

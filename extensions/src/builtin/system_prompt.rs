@@ -1,0 +1,101 @@
+//! The system prompt's sections in Agent Zero's numbering (`_10_main_prompt` ...
+//! `_14_project_prompt`), and `planning.started`'s lessons.
+
+use hookpoint::extension;
+
+use crate::agent::current_agent;
+use crate::payloads::{LoopData, SystemPrompt};
+use crate::points::{PLANNING_STARTED, SYSTEM_PROMPT};
+
+/// The role, and the reply protocol.
+#[extension(point = SYSTEM_PROMPT, order = 10)]
+fn main_prompt(prompt: &mut SystemPrompt) {
+    let role = current_agent()
+        .map(|a| a.config().role.clone())
+        .unwrap_or_default();
+    prompt.push(format!(
+        "# Role\nYou are {}. {role}\n\n# Communication\nReply with exactly one JSON object: \
+         {{\"thoughts\": [\"...\"], \"headline\": \"...\", \"tool_name\": \"...\", \"tool_args\": {{...}}}}. \
+         Use the `response` tool for your final answer.",
+        prompt.agent_name
+    ));
+}
+
+/// The tools of this round, each with its argument schema.
+#[extension(point = SYSTEM_PROMPT, order = 11)]
+fn tools_prompt(prompt: &mut SystemPrompt) {
+    if prompt.tools.is_empty() {
+        return;
+    }
+    let mut text = String::from("# Tools");
+    for t in &prompt.tools {
+        text.push_str(&format!(
+            "\n## {}\n{}\nArguments (JSON Schema): {}",
+            t.name, t.description, t.parameters
+        ));
+    }
+    prompt.push(text);
+}
+
+/// The MCP servers of the agent's settings, if any.
+#[extension(point = SYSTEM_PROMPT, order = 12)]
+fn mcp_prompt(prompt: &mut SystemPrompt) {
+    let Some(agent) = current_agent() else { return };
+    let config = agent.config();
+    if config.mcp_servers.is_empty() {
+        return;
+    }
+    let names: Vec<&str> = config.mcp_servers.keys().map(String::as_str).collect();
+    prompt.push(format!("# MCP servers\nConnected: {}.", names.join(", ")));
+}
+
+/// The secrets' placeholders (names only, never values).
+#[extension(point = SYSTEM_PROMPT, order = 13)]
+fn secrets_prompt(prompt: &mut SystemPrompt) {
+    let Some(agent) = current_agent() else { return };
+    let names = agent.secrets().names();
+    if names.is_empty() {
+        return;
+    }
+    let list: Vec<String> = names
+        .iter()
+        .map(|n| format!("- {}", crate::secrets::placeholder(n)))
+        .collect();
+    prompt.push(format!(
+        "# Secrets\nWrite these placeholders in tool arguments; the real values are put in when the tool runs and are never shown to you:\n{}",
+        list.join("\n")
+    ));
+}
+
+/// The agent's skills, if any.
+#[extension(point = SYSTEM_PROMPT, order = 13)]
+fn skills_prompt(prompt: &mut SystemPrompt) {
+    let Some(agent) = current_agent() else { return };
+    let config = agent.config();
+    if !config.skills.is_empty() {
+        prompt.push(format!("# Skills\n{}", config.skills.join(", ")));
+    }
+}
+
+/// The project's instructions, if any.
+#[extension(point = SYSTEM_PROMPT, order = 14)]
+fn project_prompt(prompt: &mut SystemPrompt) {
+    let Some(agent) = current_agent() else { return };
+    let config = agent.config();
+    if !config.project_instructions.is_empty() {
+        prompt.push(format!("# Project\n{}", config.project_instructions));
+    }
+}
+
+/// The lessons `tool.error` extensions wrote in this task, so the next round avoids the mistake.
+#[extension(point = PLANNING_STARTED, order = 10)]
+fn lessons_prompt(ld: &mut LoopData) {
+    if ld.lessons.is_empty() {
+        return;
+    }
+    let list: Vec<String> = ld.lessons.iter().map(|l| format!("- {l}")).collect();
+    ld.system.push(format!(
+        "# Lessons from earlier attempts in this task\n{}",
+        list.join("\n")
+    ));
+}

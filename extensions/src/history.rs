@@ -1,0 +1,66 @@
+//! The conversation history the model sees.
+
+use serde::{Deserialize, Serialize};
+
+/// Who wrote a history message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The user, or the framework speaking for the user (a correction note).
+    User,
+    /// The model (Agent Zero's "ai" messages): a tool request as JSON.
+    Assistant,
+    /// A tool result, sent to the model as a user message `{"tool_name", "tool_result"}`.
+    Tool,
+}
+
+impl Role {
+    /// The role's name in OpenAI chat messages (`user` or `assistant`).
+    pub fn chat_role(self) -> &'static str {
+        match self {
+            Role::Assistant => "assistant",
+            Role::User | Role::Tool => "user",
+        }
+    }
+}
+
+/// One message of the history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Unique within the history, increasing.
+    pub id: u64,
+    /// Who wrote it.
+    pub role: Role,
+    /// Its text, masked by `hist_add_before`.
+    pub content: String,
+}
+
+/// The messages of one agent context, oldest first. Messages are only ever appended.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct History {
+    messages: Vec<Message>,
+}
+
+impl History {
+    /// Appends a message; returns its id.
+    pub fn push(&mut self, role: Role, content: String) -> u64 {
+        let id = self.messages.last().map_or(0, |m| m.id + 1);
+        self.messages.push(Message { id, role, content });
+        id
+    }
+
+    /// The messages, oldest first.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// How many messages there are.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+}

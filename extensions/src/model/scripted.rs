@@ -1,0 +1,218 @@
+//! An offline model that plays back scripted replies, streamed in chunks.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use super::{Model, ModelError, ModelEvent, ModelRequest, ModelStream, Usage};
+
+/// One scripted reply: its reasoning and answer chunks, or an error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptedReply {
+    /// Reasoning chunks, streamed before the answer.
+    pub reasoning: Vec<String>,
+    /// Answer chunks, streamed in order.
+    pub content: Vec<String>,
+    /// When set, the stream fails with this error after the chunks.
+    pub error: Option<ModelError>,
+}
+
+/// Splits `text` into chunks of about `size` characters (on char boundaries).
+fn split(text: &str, size: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    chars
+        .chunks(size.max(1))
+        .map(|c| c.iter().collect())
+        .collect()
+}
+
+impl ScriptedReply {
+    /// A raw answer, streamed in chunks of 24 characters.
+    pub fn text(text: impl AsRef<str>) -> Self {
+        ScriptedReply {
+            reasoning: Vec::new(),
+            content: split(text.as_ref(), 24),
+            error: None,
+        }
+    }
+
+    /// An answer streamed exactly in these chunks (to test chunk boundaries).
+    pub fn chunks<S: Into<String>>(chunks: impl IntoIterator<Item = S>) -> Self {
+        ScriptedReply {
+            reasoning: Vec::new(),
+            content: chunks.into_iter().map(Into::into).collect(),
+            error: None,
+        }
+    }
+
+    /// A tool request in Agent Zero's format:
+    /// `{"thoughts": [..], "headline": .., "tool_name": .., "tool_args": ..}`.
+    ///
+    /// ```
+    /// use hookpoint_extensions::ScriptedReply;
+    /// let r = ScriptedReply::tool("I need arithmetic", "calculator", serde_json::json!({"expression": "6 * 7"}));
+    /// assert!(r.content.concat().contains("\"tool_name\":\"calculator\""));
+    /// ```
+    pub fn tool(thought: &str, tool_name: &str, args: serde_json::Value) -> Self {
+        let json = serde_json::json!({
+            "thoughts": [thought],
+            "headline": thought,
+            "tool_name": tool_name,
+            "tool_args": args,
+        });
+        Self::text(json.to_string())
+    }
+
+    /// A final answer: the `response` tool with `text`.
+    pub fn respond(text: &str) -> Self {
+        Self::tool(
+            "I can answer now",
+            "response",
+            serde_json::json!({ "text": text }),
+        )
+    }
+
+    /// A stream that fails with `error` (after any chunks already set).
+    pub fn fail(error: ModelError) -> Self {
+        ScriptedReply {
+            reasoning: Vec::new(),
+            content: Vec::new(),
+            error: Some(error),
+        }
+    }
+
+    /// Adds reasoning, streamed before the answer in chunks of 24 characters.
+    pub fn with_reasoning(mut self, reasoning: &str) -> Self {
+        self.reasoning = split(reasoning, 24);
+        self
+    }
+}
+
+type ReplyFn = dyn Fn(&ModelRequest) -> ScriptedReply + Send + Sync;
+
+/// An offline model: plays back queued replies, then asks a function (or answers "Done.").
+/// It records every request it gets, and estimates usage at four characters per token.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use hookpoint_extensions::{ModelRequest, ScriptedModel, ScriptedReply, complete};
+/// let model = ScriptedModel::new("demo").reply(ScriptedReply::text("hi there"));
+/// let done = complete(&model, ModelRequest::default()).await.unwrap();
+/// assert_eq!(done.content, "hi there");
+/// assert_eq!(model.requests().len(), 1);
+/// # });
+/// ```
+pub struct ScriptedModel {
+    name: String,
+    queue: Mutex<VecDeque<ScriptedReply>>,
+    then: Option<Box<ReplyFn>>,
+    requests: Arc<Mutex<Vec<ModelRequest>>>,
+}
+
+impl ScriptedModel {
+    /// A model called `name` with no replies queued.
+    pub fn new(name: impl Into<String>) -> Self {
+        ScriptedModel {
+            name: name.into(),
+            queue: Mutex::default(),
+            then: None,
+            requests: Arc::default(),
+        }
+    }
+
+    /// Queues a reply (builder style).
+    pub fn reply(self, reply: ScriptedReply) -> Self {
+        self.push(reply);
+        self
+    }
+
+    /// Queues a reply.
+    pub fn push(&self, reply: ScriptedReply) {
+        self.queue
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_back(reply);
+    }
+
+    /// Answers with `f` once the queue is empty.
+    pub fn then(
+        mut self,
+        f: impl Fn(&ModelRequest) -> ScriptedReply + Send + Sync + 'static,
+    ) -> Self {
+        self.then = Some(Box::new(f));
+        self
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<ModelRequest> {
+        self.requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn next_reply(&self, request: &ModelRequest) -> ScriptedReply {
+        let queued = self
+            .queue
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop_front();
+        queued.unwrap_or_else(|| match &self.then {
+            Some(f) => f(request),
+            None => ScriptedReply::respond("Done."),
+        })
+    }
+}
+
+fn estimate_tokens(chars: usize) -> u64 {
+    chars.div_ceil(4) as u64
+}
+
+impl Model for ScriptedModel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn stream(&self, request: ModelRequest) -> ModelStream {
+        let reply = self.next_reply(&request);
+        let prompt_chars: usize = request.messages.iter().map(|m| m.content.len()).sum();
+        self.requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(request);
+        let reply_chars: usize = reply
+            .reasoning
+            .iter()
+            .chain(&reply.content)
+            .map(String::len)
+            .sum();
+        let mut events: Vec<Result<ModelEvent, ModelError>> = Vec::new();
+        events.extend(
+            reply
+                .reasoning
+                .into_iter()
+                .map(|c| Ok(ModelEvent::Reasoning(c))),
+        );
+        events.extend(
+            reply
+                .content
+                .into_iter()
+                .map(|c| Ok(ModelEvent::Content(c))),
+        );
+        match reply.error {
+            Some(e) => events.push(Err(e)),
+            None => events.push(Ok(ModelEvent::Usage(Usage {
+                prompt_tokens: estimate_tokens(prompt_chars),
+                completion_tokens: estimate_tokens(reply_chars),
+            }))),
+        }
+        Box::pin(futures_util::stream::iter(events))
+    }
+}
+
+impl std::fmt::Debug for ScriptedModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptedModel")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,117 @@
+//! Payloads of the agent's lifecycle: creation, a monologue, its loop iterations, its end.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::Usage;
+
+/// `agent_init` (sync): in the agent's constructor, once per agent (main and subordinates),
+/// also for an agent restored from a saved context. Read-only facts; extensions act through
+/// [`AgentRef`](crate::AgentRef) (`current_agent()`): the built-ins greet (order 10) and load the
+/// profile's settings (order 15).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentInit {
+    /// The agent's name.
+    pub name: String,
+    /// 0 for the main agent, 1.. for subordinates.
+    pub number: u32,
+    /// The agent's profile (`""` for none).
+    pub profile: String,
+    /// True when the agent continues a saved context.
+    pub restored: bool,
+}
+
+/// `task.start`, then `monologue_start`: the agent starts working on one user message. The
+/// task context exists already ([`AgentRef::task`](crate::AgentRef::task)). Extensions may
+/// rewrite `user_message` (what enters the history).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MonologueStart {
+    /// The task's id (increasing per agent). Read.
+    pub task_id: u64,
+    /// The agent's name. Read.
+    pub agent: String,
+    /// The user message. Rewritable.
+    pub user_message: String,
+}
+
+/// Agent Zero's loop data, carried through one monologue: `message_loop_start`,
+/// `message_loop_prompts_before`, `message_loop_prompts_after` with `planning.started`,
+/// `before_main_llm_call`, `message_loop_end`.
+///
+/// - `system`: the system prompt's sections, filled by `system_prompt` before
+///   `message_loop_prompts_after`; extensions there may add, rewrite or reorder sections (the
+///   plugin framework's "rewrite the prompt, inject domain rules").
+/// - `extras_persistent` (kept across iterations) and `extras_temporary` (cleared after each
+///   iteration): named texts appended to the system prompt (recalled memories, the time...).
+/// - `lessons`: what `tool.error` extensions learned in this task so far. Read.
+/// - `stop`: set to end the monologue after this step (clean stop, reason `stopped_by_extension`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoopData {
+    /// 0-based iteration within the monologue. Read.
+    pub iteration: u32,
+    /// The user message of this monologue. Read.
+    pub user_message: String,
+    /// The model's previous reply in this monologue (raw). Read.
+    pub last_response: String,
+    /// System prompt sections, in order. Rewritable from `message_loop_prompts_after` on.
+    pub system: Vec<String>,
+    /// Named extras kept across iterations. Rewritable.
+    pub extras_persistent: BTreeMap<String, String>,
+    /// Named extras for this iteration only. Rewritable.
+    pub extras_temporary: BTreeMap<String, String>,
+    /// Lessons of this task so far. Read.
+    pub lessons: Vec<String>,
+    /// Set to stop the monologue cleanly.
+    pub stop: bool,
+}
+
+/// Why a monologue ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// A tool (the `response` tool) answered the user.
+    #[default]
+    Responded,
+    /// The user intervened; the intervention is in the history.
+    Intervened,
+    /// `max_iterations` was reached.
+    IterationLimit,
+    /// An extension set `LoopData::stop`.
+    StoppedByExtension,
+    /// The monologue failed (`error` says why); the history is intact.
+    Failed,
+}
+
+/// `monologue_end`, then `task.end`: the agent finished a user message — also when it failed or
+/// was stopped. Extensions may rewrite `response` (what `send` returns); the rest is read-only
+/// (the memory plugin memorizes here; observers report `usage`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MonologueEnd {
+    /// The task's id.
+    pub task_id: u64,
+    /// The agent's name.
+    pub agent: String,
+    /// The user message.
+    pub user_message: String,
+    /// The agent's answer (empty when it did not answer). Rewritable.
+    pub response: String,
+    /// Loop iterations it took.
+    pub iterations: u32,
+    /// Why it ended.
+    pub stop: StopReason,
+    /// The error, when it failed (masked).
+    pub error: Option<String>,
+    /// Tokens used by this task's chat-model calls.
+    pub usage: Usage,
+}
+
+/// `process_chain_end`: the whole chain (the agent and any subordinates it called) finished a
+/// user message. Read-only; extensions handle queued messages, notify the user.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChainEnd {
+    /// The top agent's name.
+    pub agent: String,
+    /// Its answer.
+    pub response: String,
+}

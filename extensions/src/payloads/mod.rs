@@ -1,0 +1,24 @@
+//! The typed payloads of the points, one file per part of the lifecycle. Each payload's doc says
+//! what an extension may read and what it may change (and what the runtime does with a change).
+
+mod agent;
+mod history;
+mod model;
+mod process;
+mod prompt;
+mod tools;
+
+pub use agent::{AgentInit, ChainEnd, LoopData, MonologueEnd, MonologueStart, StopReason};
+pub use history::{HistoryAdd, ToolResultEntry};
+pub use model::{
+    ChatModelCall, ChatModelResult, StreamChunk, StreamKind, UtilModelCall, UtilModelResult,
+};
+pub use process::{
+    Banner, BannerKind, Banners, EmbeddingModelChanged, ErrorFormat, JobLoop, StartupMigration,
+    UserMessage, WsEvent,
+};
+pub use prompt::SystemPrompt;
+pub use tools::{
+    MemoryWrite, ToolCall, ToolError, ToolExecution, ToolRegistry, ToolResult, ToolSelect,
+    ToolSpec, ToolStatus,
+};

@@ -1,0 +1,92 @@
+//! Payloads around model calls and their streams.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{ChatMessage, Usage};
+
+/// `chat_model_call_before`: just before the chat model is called (after
+/// `before_main_llm_call`). Extensions may rewrite `messages` (e.g. trim, translate).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatModelCall {
+    /// The model's name. Read.
+    pub model: String,
+    /// The messages, the system prompt first. Rewritable.
+    pub messages: Vec<ChatMessage>,
+}
+
+/// `chat_model_call_after`: the chat model answered. Read-only facts for observers (count
+/// tokens, time calls) — `response` and `reasoning` are what the streams showed (masked).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatModelResult {
+    /// The model's name.
+    pub model: String,
+    /// The answer as shown (masked).
+    pub response: String,
+    /// The reasoning as shown (masked).
+    pub reasoning: String,
+    /// Tokens of this call.
+    pub usage: Usage,
+    /// Wall time of the call, in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// `util_model_call_before`: before a call to the utility (small) model. Extensions may rewrite
+/// `system` and `message` (the built-in masks secrets).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UtilModelCall {
+    /// The utility model's name. Read.
+    pub model: String,
+    /// Its system prompt. Rewritable.
+    pub system: String,
+    /// Its message. Rewritable.
+    pub message: String,
+}
+
+/// `util_model_call_after`: the utility model answered. Extensions may rewrite `response` (what
+/// the caller gets); `usage` is for observers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UtilModelResult {
+    /// The model's name. Read.
+    pub model: String,
+    /// The system prompt sent (masked). Read.
+    pub system: String,
+    /// The message sent (masked). Read.
+    pub message: String,
+    /// The answer. Rewritable.
+    pub response: String,
+    /// Tokens of this call. Read.
+    pub usage: Usage,
+}
+
+/// Which stream a [`StreamChunk`] belongs to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamKind {
+    /// The model's reasoning.
+    Reasoning,
+    /// The model's answer.
+    #[default]
+    Response,
+}
+
+/// `reasoning_stream` / `response_stream` (a stream starts: `chunk` empty),
+/// `reasoning_stream_chunk` / `response_stream_chunk` (each chunk), `reasoning_stream_end` /
+/// `response_stream_end` (the end: `chunk` empty, extensions flush what they held).
+///
+/// - `chunk`: the new text. Rewritable: what the extensions leave is what is shown and appended
+///   to `full`.
+/// - `full`: the text shown so far, before this chunk. Read.
+/// - `held`: text an extension held back to decide later (the secrets masker holds a tail that
+///   may be the start of a secret). Carried from chunk to chunk; whatever is still held after
+///   `*_stream_end` is dropped, so flush it into `chunk` there.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamChunk {
+    /// Reasoning or response. Read.
+    pub stream: StreamKind,
+    /// The new text. Rewritable.
+    pub chunk: String,
+    /// The text shown so far. Read.
+    pub full: String,
+    /// Text held back by extensions, carried to the next chunk.
+    pub held: String,
+}

@@ -1,0 +1,419 @@
+//! Payloads of the tool chain: register, select, decide, execute, report, learn, remember.
+
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::decision::{Decision, Verdict, decide};
+
+/// A tool as the model sees it: name, description and the JSON Schema of its arguments.
+///
+/// ```
+/// use hookpoint_extensions::ToolSpec;
+/// let spec = ToolSpec::new("calculator", "Evaluates `a op b`.")
+///     .arg("expression", "string", "e.g. `6 * 7`", true);
+/// assert!(spec.check_args(&serde_json::json!({"expression": "1 + 1"})).is_ok());
+/// assert!(spec.check_args(&serde_json::json!({})).is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls it by.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments (an object schema).
+    pub parameters: Value,
+}
+
+impl ToolSpec {
+    /// A tool without arguments (`{"type": "object", "properties": {}}`).
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            parameters: serde_json::json!({"type": "object", "properties": {}, "required": []}),
+        }
+    }
+
+    /// Adds an argument: its JSON type (`string`, `number`, `integer`, `boolean`, `object`,
+    /// `array`), description, and whether it is required.
+    pub fn arg(mut self, name: &str, json_type: &str, description: &str, required: bool) -> Self {
+        self.parameters["properties"][name] =
+            serde_json::json!({"type": json_type, "description": description});
+        if required && let Some(r) = self.parameters["required"].as_array_mut() {
+            r.push(Value::String(name.to_owned()));
+        }
+        self
+    }
+
+    /// Replaces the whole argument schema.
+    pub fn schema(mut self, parameters: Value) -> Self {
+        self.parameters = parameters;
+        self
+    }
+
+    /// Checks `args` against the schema's top level: an object, with every `required`
+    /// property, each declared property of its declared type. (Nested schemas are not checked.)
+    ///
+    /// # Errors
+    /// What is wrong, in words for the model.
+    pub fn check_args(&self, args: &Value) -> Result<(), String> {
+        let Some(obj) = args.as_object() else {
+            return Err(format!(
+                "`{}` takes a JSON object of arguments, got {args}",
+                self.name
+            ));
+        };
+        for r in self.parameters["required"].as_array().into_iter().flatten() {
+            if let Some(r) = r.as_str().filter(|r| !obj.contains_key(*r)) {
+                return Err(format!("`{}` needs the argument `{r}`", self.name));
+            }
+        }
+        let props = self.parameters["properties"].as_object();
+        for (k, v) in obj {
+            let Some(want) = props
+                .and_then(|p| p.get(k))
+                .and_then(|p| p["type"].as_str())
+            else {
+                continue;
+            };
+            let ok = match want {
+                "string" => v.is_string(),
+                "number" => v.is_number(),
+                "integer" => v.is_i64() || v.is_u64(),
+                "boolean" => v.is_boolean(),
+                "object" => v.is_object(),
+                "array" => v.is_array(),
+                _ => true,
+            };
+            if !ok {
+                return Err(format!(
+                    "`{}`: argument `{k}` must be a {want}, got {v}",
+                    self.name
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `tool.register`: the list of tools the model sees is assembled here, every round, from
+/// scratch. A tool extension adds its [`ToolSpec`]; a name added twice keeps the first and the
+/// runtime logs the conflict. Extensions may also remove a tool (a policy that hides one).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolRegistry {
+    tools: Vec<ToolSpec>,
+    conflicts: Vec<String>,
+}
+
+impl ToolRegistry {
+    /// Adds a tool; false (and a recorded conflict) if one with that name is already there.
+    pub fn add(&mut self, spec: ToolSpec) -> bool {
+        if self.get(&spec.name).is_some() {
+            self.conflicts.push(spec.name);
+            return false;
+        }
+        self.tools.push(spec);
+        true
+    }
+
+    /// Removes the tool called `name`; true if it was there.
+    pub fn remove(&mut self, name: &str) -> bool {
+        let before = self.tools.len();
+        self.tools.retain(|t| t.name != name);
+        before != self.tools.len()
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// Every tool, in the order added.
+    pub fn tools(&self) -> &[ToolSpec] {
+        &self.tools
+    }
+
+    /// Names added more than once this round.
+    pub fn conflicts(&self) -> &[String] {
+        &self.conflicts
+    }
+
+    pub(crate) fn into_parts(self) -> (Vec<ToolSpec>, Vec<String>) {
+        (self.tools, self.conflicts)
+    }
+}
+
+/// `tool.select`: the model asked for a tool; a strategy extension may choose another tool or
+/// rewrite the arguments. `available` is this round's tool list. Read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolSelect {
+    /// The tool to call. Rewritable.
+    pub tool: String,
+    /// Its arguments (placeholders, not secrets). Rewritable.
+    pub args: Value,
+    /// The model's thoughts. Read.
+    pub thoughts: Vec<String>,
+    /// The tools the model may call. Read.
+    pub available: Vec<String>,
+}
+
+/// Every verdict given through the methods, whatever happens to the payload (a command hook
+/// replaces it whole): the runtime reads this too, so a later extension cannot drop a verdict.
+#[derive(Clone, Default)]
+struct Ledger(Arc<Mutex<Vec<Verdict>>>);
+
+impl Ledger {
+    fn push(&self, v: Verdict) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(v);
+    }
+    fn all(&self) -> Vec<Verdict> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// `tool.before_call`, then (if the call is allowed) `tool_execute_before`: a tool is about to
+/// run.
+///
+/// At `tool.before_call` extensions decide: [`allow`](Self::allow), [`ask`](Self::ask) or
+/// [`deny`](Self::deny), each with a reason. The most restrictive verdict wins whatever the
+/// order (deny > ask > allow); every reason is kept and a denied call never runs — the model
+/// gets the reasons as the tool result. Extensions may rewrite `args`.
+///
+/// At `tool_execute_before` the call is allowed; extensions prepare the arguments (the built-in
+/// replaces secret placeholders by their values here, just before execution). Verdicts given
+/// there are ignored.
+#[derive(Clone, Default, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The tool. Read.
+    pub tool: String,
+    /// Its arguments. Rewritable.
+    pub args: Value,
+    verdicts: Vec<Verdict>,
+    #[serde(skip)]
+    ledger: Ledger,
+}
+
+impl ToolCall {
+    /// A call of `tool` with `args` and no verdict yet.
+    pub fn new(tool: impl Into<String>, args: Value) -> Self {
+        ToolCall {
+            tool: tool.into(),
+            args,
+            ..Self::default()
+        }
+    }
+
+    fn verdict(&mut self, decision: Decision, reason: String) {
+        let v = Verdict { decision, reason };
+        self.ledger.push(v.clone());
+        self.verdicts.push(v);
+    }
+
+    /// Votes to run the tool, with a reason (shown in traces).
+    pub fn allow(&mut self, reason: impl Into<String>) {
+        self.verdict(Decision::Allow, reason.into());
+    }
+
+    /// Asks the application before running the tool.
+    pub fn ask(&mut self, reason: impl Into<String>) {
+        self.verdict(Decision::Ask, reason.into());
+    }
+
+    /// Refuses the call; the reason goes to the model.
+    pub fn deny(&mut self, reason: impl Into<String>) {
+        self.verdict(Decision::Deny, reason.into());
+    }
+
+    /// The verdicts so far, in the order given.
+    pub fn verdicts(&self) -> &[Verdict] {
+        &self.verdicts
+    }
+
+    /// The most restrictive verdict so far (`Allow` when none).
+    pub fn decision(&self) -> Decision {
+        decide(&self.verdicts)
+    }
+
+    /// A handle on this call's ledger, taken before dispatch.
+    pub(crate) fn ledger_handle(&self) -> impl Fn() -> Vec<Verdict> + use<> {
+        let ledger = self.ledger.clone();
+        move || ledger.all()
+    }
+
+    /// Every verdict: the payload's and those the ledger saw, without repeats, in order.
+    pub(crate) fn merged_verdicts(&self, ledger: Vec<Verdict>) -> Vec<Verdict> {
+        let mut all = ledger;
+        for v in &self.verdicts {
+            if !all.contains(v) {
+                all.push(v.clone());
+            }
+        }
+        all
+    }
+}
+
+impl std::fmt::Debug for ToolCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCall")
+            .field("tool", &self.tool)
+            .field("args", &self.args)
+            .field("verdicts", &self.verdicts)
+            .finish()
+    }
+}
+
+impl PartialEq for ToolCall {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.tool, &self.args, &self.verdicts) == (&other.tool, &other.args, &other.verdicts)
+    }
+}
+
+/// `tool.execute`: the extension that registered the tool runs it. The runtime has no list of
+/// tools and no `match` on names: each tool extension [`claim`](Self::claim)s the calls of its
+/// own tool and answers with [`ok`](Self::ok), [`finish`](Self::finish) or
+/// [`fail`](Self::fail) (returning `Err` from the extension is a failure too). A call nobody
+/// claims is an unknown tool.
+///
+/// `args` hold secret values here (unmasked by `tool_execute_before`): never log them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolExecution {
+    /// The tool. Read.
+    pub tool: String,
+    /// Its arguments, unmasked. Read.
+    pub args: Value,
+    claimed: bool,
+    output: Option<String>,
+    error: Option<String>,
+    break_loop: bool,
+}
+
+impl ToolExecution {
+    /// A call of `tool` with `args`, unanswered.
+    pub fn new(tool: impl Into<String>, args: Value) -> Self {
+        ToolExecution {
+            tool: tool.into(),
+            args,
+            ..Self::default()
+        }
+    }
+
+    /// The arguments, if this call is for `tool` and no one claimed it yet; the call is then
+    /// yours to answer.
+    pub fn claim(&mut self, tool: &str) -> Option<Value> {
+        if self.tool != tool || self.claimed {
+            return None;
+        }
+        self.claimed = true;
+        Some(self.args.clone())
+    }
+
+    /// Answers with `output`; the loop goes on.
+    pub fn ok(&mut self, output: impl Into<String>) {
+        self.output = Some(output.into());
+    }
+
+    /// Answers with `output` and ends the monologue with it as the agent's answer (the
+    /// `response` tool does this).
+    pub fn finish(&mut self, output: impl Into<String>) {
+        self.output = Some(output.into());
+        self.break_loop = true;
+    }
+
+    /// Answers with an error; `tool.error` runs and the model sees the message.
+    pub fn fail(&mut self, error: impl Into<String>) {
+        self.error = Some(error.into());
+    }
+
+    /// True once someone claimed the call.
+    pub fn is_claimed(&self) -> bool {
+        self.claimed
+    }
+
+    pub(crate) fn outcome(&self) -> Option<Result<(&str, bool), &str>> {
+        match (&self.error, &self.output) {
+            (Some(e), _) => Some(Err(e)),
+            (None, Some(o)) => Some(Ok((o, self.break_loop))),
+            (None, None) => None,
+        }
+    }
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    /// It ran and answered.
+    #[default]
+    Ok,
+    /// It ran and failed (an error, or a panic).
+    Failed,
+    /// `tool.before_call` (or the application, asked) refused it; it did not run.
+    Denied,
+    /// No tool of that name is registered, or nobody claimed the call.
+    Unknown,
+    /// Its arguments do not fit its schema; it did not run.
+    BadArguments,
+}
+
+/// `tool_execute_after`, then `tool.after_call`: a tool call ended — whatever the status
+/// (a denied or unknown call too, so observers count them).
+///
+/// Extensions may rewrite `output` (what the model sees); the built-in masks secrets at
+/// `tool_execute_after`, so `tool.after_call` extensions see masked output. `args` are masked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The tool. Read.
+    pub tool: String,
+    /// Its arguments (masked). Read.
+    pub args: Value,
+    /// How the call ended. Read.
+    pub status: ToolStatus,
+    /// What the model will see. Rewritable.
+    pub output: String,
+    /// True when the result ends the monologue (the `response` tool). Read.
+    pub break_loop: bool,
+}
+
+/// `tool.error`: a tool call failed (error, panic, unknown tool, bad arguments). Extensions may
+/// rewrite `error` (what the model sees) and write a [`lesson`](Self::lesson) into the task
+/// context, which every later `planning.started` of the task sees (`LoopData::lessons`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolError {
+    /// The tool. Read.
+    pub tool: String,
+    /// Its arguments (masked). Read.
+    pub args: Value,
+    /// How it failed. Read.
+    pub status: ToolStatus,
+    /// The error as the model will see it (masked by `error_format`). Rewritable.
+    pub error: String,
+    /// Lessons to add to the task context. Append with [`lesson`](Self::lesson).
+    pub lessons: Vec<String>,
+}
+
+impl ToolError {
+    /// Adds a lesson for the next planning rounds ("the table name was wrong; read the schema
+    /// first").
+    pub fn lesson(&mut self, text: impl Into<String>) {
+        self.lessons.push(text.into());
+    }
+}
+
+/// `memory.write`: a tool result is ready to be remembered. A memory extension decides: keep
+/// the full `content`, or set a `summary`; each extension that stored it adds its name to
+/// `stored_by` (shown in the trace).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryWrite {
+    /// The task's id. Read.
+    pub task_id: u64,
+    /// The tool whose result this is. Read.
+    pub tool: String,
+    /// The result (masked). Read.
+    pub content: String,
+    /// A shorter form, if an extension made one. Set.
+    pub summary: Option<String>,
+    /// Who stored it. Append.
+    pub stored_by: Vec<String>,
+}

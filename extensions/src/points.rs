@@ -1,0 +1,248 @@
+//! Every point of the agent runtime, typed: Agent Zero's backend points under their own names
+//! (sync exactly where Agent Zero calls them sync), the three model-call points its users asked
+//! for, and the plugin framework's tool chain (dotted names).
+//!
+//! Attach with `#[extension(point = STATIC)]`: the compiler checks the payload and that async
+//! extensions only attach to async points. Every point accepts command hooks (`#[serde]`).
+//! The crate docs' table gives the moment of each point and the order when one moment fires
+//! two names.
+
+use hookpoint::point;
+
+use crate::payloads::*;
+
+point! {
+    // ---- Process and user interface ---------------------------------------------------------
+
+    /// Once per process, before the first agent is built. Sync.
+    #[serde]
+    pub static STARTUP_MIGRATION: SyncPoint<StartupMigration> = "startup_migration";
+
+    /// The user interface asks for start-up banners ([`banners`](crate::banners)).
+    #[serde]
+    pub static BANNERS: AsyncPoint<Banners> = "banners";
+
+    /// A user message reached the user interface, before the agent works on it.
+    #[serde]
+    pub static USER_MESSAGE_UI: AsyncPoint<UserMessage> = "user_message_ui";
+
+    /// Periodic background maintenance ([`AgentRef::job_loop_tick`](crate::AgentRef::job_loop_tick)).
+    #[serde]
+    pub static JOB_LOOP: AsyncPoint<JobLoop> = "job_loop";
+
+    /// The embedding model setting changed.
+    #[serde]
+    pub static EMBEDDING_MODEL_CHANGED: AsyncPoint<EmbeddingModelChanged> = "embedding_model_changed";
+
+    /// A web interface client connected ([`webui`](crate::webui)).
+    #[serde]
+    pub static WEBUI_WS_CONNECT: AsyncPoint<WsEvent> = "webui_ws_connect";
+
+    /// A web interface client disconnected.
+    #[serde]
+    pub static WEBUI_WS_DISCONNECT: AsyncPoint<WsEvent> = "webui_ws_disconnect";
+
+    /// A web interface client sent an event.
+    #[serde]
+    pub static WEBUI_WS_EVENT: AsyncPoint<WsEvent> = "webui_ws_event";
+
+    /// An error is formatted for the model or the user.
+    #[serde]
+    pub static ERROR_FORMAT: AsyncPoint<ErrorFormat> = "error_format";
+
+    // ---- The agent and its monologue --------------------------------------------------------
+
+    /// In the agent's constructor, once per agent (main and subordinates). Sync.
+    #[serde]
+    pub static AGENT_INIT: SyncPoint<AgentInit> = "agent_init";
+
+    /// The plugin framework's task start: fires first when a user message is taken up.
+    #[serde]
+    pub static TASK_START: AsyncPoint<MonologueStart> = "task.start";
+
+    /// The agent starts working on one user message (after `task.start`).
+    #[serde]
+    pub static MONOLOGUE_START: AsyncPoint<MonologueStart> = "monologue_start";
+
+    /// Start of each loop iteration.
+    #[serde]
+    pub static MESSAGE_LOOP_START: AsyncPoint<LoopData> = "message_loop_start";
+
+    /// Before this iteration's prompts are built.
+    #[serde]
+    pub static MESSAGE_LOOP_PROMPTS_BEFORE: AsyncPoint<LoopData> = "message_loop_prompts_before";
+
+    /// The system prompt is assembled (a list of sections).
+    #[serde]
+    pub static SYSTEM_PROMPT: AsyncPoint<SystemPrompt> = "system_prompt";
+
+    /// After the prompts are built: extras for the prompt.
+    #[serde]
+    pub static MESSAGE_LOOP_PROMPTS_AFTER: AsyncPoint<LoopData> = "message_loop_prompts_after";
+
+    /// The plugin framework's planning round (after `message_loop_prompts_after`): rewrite the
+    /// prompt, inject domain rules and lessons.
+    #[serde]
+    pub static PLANNING_STARTED: AsyncPoint<LoopData> = "planning.started";
+
+    /// Just before the main model call.
+    #[serde]
+    pub static BEFORE_MAIN_LLM_CALL: AsyncPoint<LoopData> = "before_main_llm_call";
+
+    /// End of each loop iteration.
+    #[serde]
+    pub static MESSAGE_LOOP_END: AsyncPoint<LoopData> = "message_loop_end";
+
+    /// The agent finished a user message (also when it failed or was stopped).
+    #[serde]
+    pub static MONOLOGUE_END: AsyncPoint<MonologueEnd> = "monologue_end";
+
+    /// The plugin framework's task end (after `monologue_end`): release resources, report usage.
+    #[serde]
+    pub static TASK_END: AsyncPoint<MonologueEnd> = "task.end";
+
+    /// The whole chain (with subordinates) finished a user message.
+    #[serde]
+    pub static PROCESS_CHAIN_END: AsyncPoint<ChainEnd> = "process_chain_end";
+
+    // ---- Models and streams -----------------------------------------------------------------
+
+    /// Before the chat model is called: the request's messages.
+    #[serde]
+    pub static CHAT_MODEL_CALL_BEFORE: AsyncPoint<ChatModelCall> = "chat_model_call_before";
+
+    /// The chat model answered: response and token usage.
+    #[serde]
+    pub static CHAT_MODEL_CALL_AFTER: AsyncPoint<ChatModelResult> = "chat_model_call_after";
+
+    /// Before a call to the utility model.
+    #[serde]
+    pub static UTIL_MODEL_CALL_BEFORE: AsyncPoint<UtilModelCall> = "util_model_call_before";
+
+    /// The utility model answered: response and token usage.
+    #[serde]
+    pub static UTIL_MODEL_CALL_AFTER: AsyncPoint<UtilModelResult> = "util_model_call_after";
+
+    /// The model's reasoning stream starts.
+    #[serde]
+    pub static REASONING_STREAM: AsyncPoint<StreamChunk> = "reasoning_stream";
+
+    /// Each chunk of the reasoning stream.
+    #[serde]
+    pub static REASONING_STREAM_CHUNK: AsyncPoint<StreamChunk> = "reasoning_stream_chunk";
+
+    /// The reasoning stream ended.
+    #[serde]
+    pub static REASONING_STREAM_END: AsyncPoint<StreamChunk> = "reasoning_stream_end";
+
+    /// The model's answer stream starts.
+    #[serde]
+    pub static RESPONSE_STREAM: AsyncPoint<StreamChunk> = "response_stream";
+
+    /// Each chunk of the answer stream.
+    #[serde]
+    pub static RESPONSE_STREAM_CHUNK: AsyncPoint<StreamChunk> = "response_stream_chunk";
+
+    /// The answer stream ended.
+    #[serde]
+    pub static RESPONSE_STREAM_END: AsyncPoint<StreamChunk> = "response_stream_end";
+
+    // ---- History ----------------------------------------------------------------------------
+
+    /// Before any message enters the history. Sync.
+    #[serde]
+    pub static HIST_ADD_BEFORE: SyncPoint<HistoryAdd> = "hist_add_before";
+
+    /// A tool result is written to the history. Sync.
+    #[serde]
+    pub static HIST_ADD_TOOL_RESULT: SyncPoint<ToolResultEntry> = "hist_add_tool_result";
+
+    // ---- Tools ------------------------------------------------------------------------------
+
+    /// Tools contribute themselves, every round.
+    #[serde]
+    pub static TOOL_REGISTER: AsyncPoint<ToolRegistry> = "tool.register";
+
+    /// A strategy chooses the tool for the model's request.
+    #[serde]
+    pub static TOOL_SELECT: AsyncPoint<ToolSelect> = "tool.select";
+
+    /// Allow, ask or deny a tool call; may rewrite its arguments.
+    #[serde]
+    pub static TOOL_BEFORE_CALL: AsyncPoint<ToolCall> = "tool.before_call";
+
+    /// An allowed tool call is about to run (after `tool.before_call`): unmask its arguments.
+    #[serde]
+    pub static TOOL_EXECUTE_BEFORE: AsyncPoint<ToolCall> = "tool_execute_before";
+
+    /// The extension that registered the tool runs it.
+    #[serde]
+    pub static TOOL_EXECUTE: AsyncPoint<ToolExecution> = "tool.execute";
+
+    /// A tool call ended: mask its output.
+    #[serde]
+    pub static TOOL_EXECUTE_AFTER: AsyncPoint<ToolResult> = "tool_execute_after";
+
+    /// A tool call ended (after `tool_execute_after`): clean results, count errors.
+    #[serde]
+    pub static TOOL_AFTER_CALL: AsyncPoint<ToolResult> = "tool.after_call";
+
+    /// A tool call failed: rewrite the error, write a lesson.
+    #[serde]
+    pub static TOOL_ERROR: AsyncPoint<ToolError> = "tool.error";
+
+    /// A tool result is ready to be remembered.
+    #[serde]
+    pub static MEMORY_WRITE: AsyncPoint<MemoryWrite> = "memory.write";
+}
+
+/// The agent's `handle_exception` end point, where the built-in `handle_intervention` turns an
+/// intervention into a clean stop (Agent Zero's `_functions/.../handle_exception/end`).
+pub const HANDLE_EXCEPTION_END: &str = crate::agent::Agent::HANDLE_EXCEPTION_END.name();
+
+/// Every point name of the runtime, grouped as in the crate docs' table.
+pub const POINTS: &[&str] = &[
+    "startup_migration",
+    "banners",
+    "agent_init",
+    "user_message_ui",
+    "task.start",
+    "monologue_start",
+    "message_loop_start",
+    "tool.register",
+    "message_loop_prompts_before",
+    "system_prompt",
+    "message_loop_prompts_after",
+    "planning.started",
+    "before_main_llm_call",
+    "chat_model_call_before",
+    "reasoning_stream",
+    "reasoning_stream_chunk",
+    "reasoning_stream_end",
+    "response_stream",
+    "response_stream_chunk",
+    "response_stream_end",
+    "chat_model_call_after",
+    "hist_add_before",
+    "tool.select",
+    "tool.before_call",
+    "tool_execute_before",
+    "tool.execute",
+    "tool.error",
+    "error_format",
+    "tool_execute_after",
+    "tool.after_call",
+    "hist_add_tool_result",
+    "memory.write",
+    "message_loop_end",
+    "monologue_end",
+    "task.end",
+    "process_chain_end",
+    "util_model_call_before",
+    "util_model_call_after",
+    "job_loop",
+    "embedding_model_changed",
+    "webui_ws_connect",
+    "webui_ws_disconnect",
+    "webui_ws_event",
+];

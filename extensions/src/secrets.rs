@@ -1,0 +1,309 @@
+//! Secrets: values the agent may use but never shows.
+//!
+//! Agent Zero's convention: the model sees a secret only as its placeholder `§§secret(NAME)`
+//! (the system prompt lists the names). Text that leaves the agent's hands — history, tool
+//! output, utility-model input, both streams, the log, the trace — has every secret value
+//! replaced by its placeholder ([`SecretStore::mask`]); tool arguments have placeholders replaced
+//! by the values just before the tool runs ([`SecretStore::unmask_json`]).
+
+use std::borrow::Cow;
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+/// The secrets of an agent, shared cheaply (`Clone` is an `Arc`).
+///
+/// Empty values are ignored (masking "" would rewrite every text). `Debug` shows names only.
+///
+/// ```
+/// use hookpoint_extensions::SecretStore;
+/// let secrets = SecretStore::from_pairs([("API_KEY", "sk-live-123456")]);
+/// assert_eq!(secrets.mask("key=sk-live-123456"), "key=§§secret(API_KEY)");
+/// assert_eq!(secrets.unmask("key=§§secret(API_KEY)"), "key=sk-live-123456");
+/// ```
+#[derive(Clone, Default)]
+pub struct SecretStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    names: Vec<String>,
+    values: Vec<String>,
+    placeholders: Vec<String>,
+    masker: Option<AhoCorasick>,
+    unmasker: Option<AhoCorasick>,
+}
+
+/// A secrets file could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read secrets from {path}: {source}")]
+pub struct SecretsError {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// Why.
+    #[source]
+    pub source: dotenvy::Error,
+}
+
+/// The placeholder the model sees for the secret `name`: `§§secret(name)`.
+pub fn placeholder(name: &str) -> String {
+    format!("§§secret({name})")
+}
+
+impl SecretStore {
+    /// No secrets: masking and unmasking return the text unchanged.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Secrets from `(name, value)` pairs; a later pair with the same name wins.
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        let mut names: Vec<String> = Vec::new();
+        let mut values: Vec<String> = Vec::new();
+        for (k, v) in pairs {
+            let (k, v) = (k.into(), v.into());
+            if v.is_empty() {
+                continue;
+            }
+            match names.iter().position(|n| *n == k) {
+                Some(i) => values[i] = v,
+                None => {
+                    names.push(k);
+                    values.push(v);
+                }
+            }
+        }
+        let placeholders: Vec<String> = names.iter().map(|n| placeholder(n)).collect();
+        let build = |pats: &[String]| {
+            (!pats.is_empty()).then(|| {
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .build(pats)
+                    .expect("literal patterns always build")
+            })
+        };
+        SecretStore {
+            inner: Arc::new(Inner {
+                masker: build(&values),
+                unmasker: build(&placeholders),
+                names,
+                values,
+                placeholders,
+            }),
+        }
+    }
+
+    /// Secrets from a dotenv file (`NAME=value` lines, `#` comments, quotes), as Agent Zero keeps
+    /// them in `usr/secrets.env`. Parsed with `dotenvy`.
+    ///
+    /// # Errors
+    /// [`SecretsError`] when the file cannot be read or a line cannot be parsed.
+    pub fn from_env_file(path: impl AsRef<Path>) -> Result<Self, SecretsError> {
+        let path = path.as_ref();
+        let err = |source| SecretsError {
+            path: path.to_owned(),
+            source,
+        };
+        let pairs = dotenvy::from_path_iter(path)
+            .map_err(err)?
+            .collect::<Result<Vec<(String, String)>, _>>()
+            .map_err(err)?;
+        Ok(Self::from_pairs(pairs))
+    }
+
+    /// The secrets' names, in the order they were given.
+    pub fn names(&self) -> &[String] {
+        &self.inner.names
+    }
+
+    /// True when there are no secrets.
+    pub fn is_empty(&self) -> bool {
+        self.inner.names.is_empty()
+    }
+
+    /// `text` with every secret value replaced by its placeholder (the longest match wins).
+    pub fn mask<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        match &self.inner.masker {
+            Some(ac) if ac.is_match(text) => {
+                Cow::Owned(ac.replace_all(text, &self.inner.placeholders))
+            }
+            _ => Cow::Borrowed(text),
+        }
+    }
+
+    /// `text` with every placeholder replaced by its secret value.
+    pub fn unmask<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        match &self.inner.unmasker {
+            Some(ac) if ac.is_match(text) => Cow::Owned(ac.replace_all(text, &self.inner.values)),
+            _ => Cow::Borrowed(text),
+        }
+    }
+
+    /// Masks `text` in place; true when something changed.
+    pub fn mask_in_place(&self, text: &mut String) -> bool {
+        match self.mask(text) {
+            Cow::Owned(masked) => {
+                *text = masked;
+                true
+            }
+            Cow::Borrowed(_) => false,
+        }
+    }
+
+    /// True when `text` contains a secret value.
+    pub fn reveals_secret(&self, text: &str) -> bool {
+        self.inner
+            .masker
+            .as_ref()
+            .is_some_and(|ac| ac.is_match(text))
+    }
+
+    /// Masks every string (keys too) inside a JSON value.
+    pub fn mask_json(&self, value: &mut serde_json::Value) {
+        self.map_json(value, &|s| self.mask(s).into_owned());
+    }
+
+    /// Replaces placeholders by values in every string (keys too) inside a JSON value.
+    pub fn unmask_json(&self, value: &mut serde_json::Value) {
+        self.map_json(value, &|s| self.unmask(s).into_owned());
+    }
+
+    fn map_json(&self, value: &mut serde_json::Value, f: &dyn Fn(&str) -> String) {
+        use serde_json::Value;
+        if self.is_empty() {
+            return;
+        }
+        match value {
+            Value::String(s) => *s = f(s),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.map_json(v, f)),
+            Value::Object(map) => {
+                let old = std::mem::take(map);
+                for (k, mut v) in old {
+                    self.map_json(&mut v, f);
+                    map.insert(f(&k), v);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Masks one chunk of a stream whose secrets may be split across chunks.
+    ///
+    /// `held` is text an earlier chunk held back; `chunk` is the new text. Afterwards `chunk` is
+    /// what may be shown now (masked) and `held` is the tail that could still become a secret
+    /// (the longest suffix that is a proper prefix of a secret value). Call
+    /// [`flush_stream`](Self::flush_stream) at the end of the stream.
+    ///
+    /// ```
+    /// use hookpoint_extensions::SecretStore;
+    /// let secrets = SecretStore::from_pairs([("TOKEN", "abc123")]);
+    /// let (mut held, mut shown) = (String::new(), String::new());
+    /// for part in ["token: ab", "c123 ok"] {
+    ///     let mut chunk = part.to_owned();
+    ///     secrets.mask_stream(&mut held, &mut chunk);
+    ///     shown.push_str(&chunk);
+    /// }
+    /// shown.push_str(&secrets.flush_stream(&mut held));
+    /// assert_eq!(shown, "token: §§secret(TOKEN) ok");
+    /// ```
+    pub fn mask_stream(&self, held: &mut String, chunk: &mut String) {
+        if self.is_empty() {
+            return;
+        }
+        let mut raw = std::mem::take(held);
+        raw.push_str(chunk);
+        // Hold back a tail that may still grow into a secret, and never split a whole secret.
+        let mut split = raw.len() - self.partial_suffix_len(&raw);
+        if let Some(ac) = &self.inner.masker {
+            for m in ac.find_iter(&raw) {
+                if m.start() < split && m.end() > split {
+                    split = m.start();
+                }
+            }
+        }
+        *chunk = self.mask(&raw[..split]).into_owned();
+        *held = raw[split..].to_owned();
+    }
+
+    /// The text a stream held back, masked; `held` is emptied.
+    pub fn flush_stream(&self, held: &mut String) -> String {
+        let rest = std::mem::take(held);
+        self.mask(&rest).into_owned()
+    }
+
+    /// Length in bytes of the longest suffix of `text` that is a proper, non-empty prefix of a
+    /// secret value (0 when none).
+    fn partial_suffix_len(&self, text: &str) -> usize {
+        let mut best = 0;
+        for value in &self.inner.values {
+            let max = value.len().saturating_sub(1).min(text.len());
+            for len in (best + 1..=max).rev() {
+                let start = text.len() - len;
+                if text.is_char_boundary(start) && value.starts_with(&text[start..]) {
+                    best = len;
+                    break;
+                }
+            }
+        }
+        best
+    }
+}
+
+impl fmt::Debug for SecretStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SecretStore")
+            .field("names", &self.inner.names)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> SecretStore {
+        SecretStore::from_pairs([("A", "secret-alpha"), ("B", "secret-alphabet")])
+    }
+
+    #[test]
+    fn the_longest_secret_wins_when_one_is_a_prefix_of_another() {
+        assert_eq!(store().mask("x secret-alphabet y"), "x §§secret(B) y");
+    }
+
+    #[test]
+    fn a_secret_split_over_three_chunks_is_never_shown() {
+        let s = store();
+        let (mut held, mut shown) = (String::new(), Vec::new());
+        for part in ["go secr", "et-al", "pha!"] {
+            let mut chunk = part.to_owned();
+            s.mask_stream(&mut held, &mut chunk);
+            shown.push(chunk);
+        }
+        shown.push(s.flush_stream(&mut held));
+        assert!(
+            shown
+                .iter()
+                .all(|c| !c.contains("secr") || c.contains("§§")),
+            "{shown:?}"
+        );
+        assert_eq!(shown.concat(), "go §§secret(A)!");
+    }
+
+    #[test]
+    fn unmask_json_rewrites_nested_strings() {
+        let s = store();
+        let mut v = serde_json::json!({"h": ["Bearer §§secret(A)"], "n": 1});
+        s.unmask_json(&mut v);
+        assert_eq!(v, serde_json::json!({"h": ["Bearer secret-alpha"], "n": 1}));
+    }
+
+    #[test]
+    fn debug_never_shows_values() {
+        assert!(!format!("{:?}", store()).contains("secret-alpha"));
+    }
+}
