@@ -148,6 +148,7 @@ pub mod __private {
     pub use linkme;
     pub use linkme::distributed_slice;
 
+    pub use crate::__hookpoint_plugin_check as plugin_check;
     pub use crate::__hookpoint_plugin_hook as plugin_hook;
     pub use crate::call::{call_site_async, call_site_sync};
     pub use crate::error::Error;
@@ -157,12 +158,19 @@ pub mod __private {
     };
     pub use crate::registry::{Cx, HOOKPOINT_PLG_V0, JsonCodec, PluginEntry};
     pub use crate::scope::scope_of;
+    pub use serde_json;
 
     /// Whether `v` deserializes into `C`, for [`plugin!`](crate::plugin!).
     pub fn check_config<C: serde::de::DeserializeOwned>(
         v: serde_json::Value,
     ) -> Result<(), serde_json::Error> {
         serde_json::from_value::<C>(v).map(drop)
+    }
+
+    /// A plugin's config from its merged JSON, for [`plugin!`](crate::plugin!)'s self-check.
+    pub fn from_json<C: serde::de::DeserializeOwned>(v: &serde_json::Value) -> Result<C, Error> {
+        <C as serde::Deserialize>::deserialize(v)
+            .map_err(|e| Error::msg(format!("config does not match its type: {e}")))
     }
 
     /// `serde_json::to_value`, for [`plugin!`](crate::plugin!).

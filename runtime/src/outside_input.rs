@@ -116,6 +116,7 @@ static TEST_PLUGIN: PluginEntry = PluginEntry {
     check_config: |v| serde_json::from_value::<TestConfig>(v).map(drop),
     install: None,
     uninstall: None,
+    check: None,
     file: file!(),
     line: line!(),
 };

@@ -18,7 +18,7 @@ pub use entry::{
     PointParts, SyncFn, TypedPoint,
 };
 pub use plugin::{HOOKPOINT_PLG_V0, PluginEntry};
-pub(crate) use plugin::{default_configs, find as find_plugin};
+pub(crate) use plugin::{default_configs, find as find_plugin, unhealthy};
 pub use policy::{ErrorPolicy, PointKind};
 
 /// Every `#[extension]` in the binary. The name is distinctive and versioned: linkme derives the

@@ -22,6 +22,8 @@ pub struct PluginEntry {
     pub check_config: fn(serde_json::Value) -> Result<(), serde_json::Error>,
     pub install: Option<PluginHook>,
     pub uninstall: Option<PluginHook>,
+    /// The plugin's self-check of its merged config (`check:` in [`plugin!`](crate::plugin!)).
+    pub check: Option<fn(&serde_json::Value) -> Result<(), Error>>,
     pub file: &'static str,
     pub line: u32,
 }
@@ -40,7 +42,15 @@ pub static HOOKPOINT_PLG_V0: [PluginEntry];
 ///   (higher layer wins). Read it with [`Scope::plugin_config`](crate::Scope::plugin_config).
 /// - `install` / `uninstall` (optional): `fn(&Scope) -> Result<(), hookpoint::Error>`, called once
 ///   when the plugin is enabled / disabled at run time on a scope.
+/// - `check` (optional): `fn(&Config) -> Result<(), hookpoint::Error>`, the plugin's self-check of
+///   its merged config (is the database there, is the folder writable, do the rules parse). It
+///   runs whenever the scope's snapshot is built: at start, on every reload, when the plugin is
+///   enabled. While it fails the plugin is *unhealthy*: its extensions do not run (introspection
+///   shows them inactive with the reason), [`Scope::plugins`](crate::Scope::plugins) reports
+///   the reason, and so does the reload status. It becomes healthy again as soon as a reload
+///   passes the check. A panicking check counts as failing.
 ///
+/// The arguments come in this order; `install`, `uninstall` and `check` may each be left out.
 /// Plugins start enabled: linking the crate installs it, so `install` is not called at start-up.
 ///
 /// ```
@@ -58,10 +68,19 @@ pub static HOOKPOINT_PLG_V0: [PluginEntry];
 ///     description: "Greets the user.",
 ///     config: GreeterConfig,
 ///     install: install,
+///     check: check,
+/// }
+///
+/// fn check(config: &GreeterConfig) -> Result<(), hookpoint::Error> {
+///     if config.greeting.len() > 80 {
+///         return Err(hookpoint::Error::msg("the greeting is longer than 80 characters"));
+///     }
+///     Ok(())
 /// }
 ///
 /// let plugins = hookpoint::Scope::default_scope().plugins();
-/// assert!(plugins.iter().any(|p| p.name == "greeter" && p.enabled));
+/// let greeter = plugins.iter().find(|p| p.name == "greeter").unwrap();
+/// assert!(greeter.enabled && greeter.unhealthy.is_none());
 /// ```
 #[macro_export]
 macro_rules! plugin {
@@ -71,6 +90,7 @@ macro_rules! plugin {
         config: $config:ty
         $(, install: $install:path)?
         $(, uninstall: $uninstall:path)?
+        $(, check: $check:path)?
         $(,)?
     ) => {
         const _: () = {
@@ -84,10 +104,30 @@ macro_rules! plugin {
                 check_config: $crate::__private::check_config::<$config>,
                 install: $crate::__private::plugin_hook!($($install)?),
                 uninstall: $crate::__private::plugin_hook!($($uninstall)?),
+                check: $crate::__private::plugin_check!($config; $($check)?),
                 file: ::core::file!(),
                 line: ::core::line!(),
             };
         };
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __hookpoint_plugin_check {
+    ($config:ty;) => {
+        $crate::__private::None
+    };
+    ($config:ty; $f:path) => {
+        $crate::__private::Some({
+            fn __hookpoint_plugin_check(
+                value: &$crate::__private::serde_json::Value,
+            ) -> $crate::__private::Result<(), $crate::Error> {
+                let config: $config = $crate::__private::from_json(value)?;
+                $f(&config)
+            }
+            __hookpoint_plugin_check
+        })
     };
 }
 
@@ -121,6 +161,35 @@ pub(crate) fn find(name: &str) -> Result<&'static PluginEntry, Error> {
             ),
         )
     })
+}
+
+/// The plugins whose self-check fails on their merged config, with the reason. Only plugins
+/// `enabled` accepts are checked; a panicking check fails.
+pub(crate) fn unhealthy(
+    configs: &std::collections::HashMap<String, serde_json::Value>,
+    enabled: impl Fn(&str) -> bool,
+) -> BTreeMap<&'static str, String> {
+    let mut out = BTreeMap::new();
+    for p in HOOKPOINT_PLG_V0.iter().filter(|p| enabled(p.name)) {
+        let (Some(check), Some(config)) = (p.check, configs.get(p.name)) else {
+            continue;
+        };
+        let outcome = std::panic::catch_unwind(|| check(config));
+        let reason = match outcome {
+            Ok(Ok(())) => continue,
+            Ok(Err(e)) => e.to_string(),
+            Err(panic) => format!(
+                "its check panicked: {}",
+                panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default()
+            ),
+        };
+        out.insert(p.name, reason);
+    }
+    out
 }
 
 /// Default configs of all plugins, by name.

@@ -25,6 +25,9 @@ pub struct PluginInfo {
     pub enabled: bool,
     /// How many compiled-in extensions it carries.
     pub extensions: usize,
+    /// Why its self-check fails (`check:` in [`plugin!`](crate::plugin!)), while it does: its
+    /// extensions do not run. `None` when healthy (or disabled, or without a check).
+    pub unhealthy: Option<String>,
 }
 
 /// Per-scope plugin state: which plugins are disabled, and typed state values.
@@ -47,6 +50,7 @@ impl Scope {
 
     /// Every linked plugin, sorted by name, with whether it is enabled in this scope.
     pub fn plugins(&self) -> Vec<PluginInfo> {
+        let snap = self.snapshot();
         let disabled = locks::lock(&self.0.plugins.disabled);
         let mut out: Vec<PluginInfo> = HOOKPOINT_PLG_V0
             .iter()
@@ -59,6 +63,7 @@ impl Scope {
                     .iter()
                     .filter(|e| e.crate_name == p.crate_name)
                     .count(),
+                unhealthy: snap.unhealthy_plugins.get(p.name).cloned(),
             })
             .collect();
         out.sort_by_key(|p| p.name);

@@ -133,6 +133,7 @@ pub(crate) fn assemble(
         #[cfg(feature = "fs")]
         commands,
         plugin_configs,
+        unhealthy_plugins: Default::default(),
     }
 }
 

@@ -13,6 +13,8 @@ pub(crate) struct BuildInput<'a> {
     /// Package name -> plugin name, for disabled plugins.
     pub(crate) disabled_crates: &'a HashMap<&'static str, &'static str>,
     pub(crate) plugin_configs: HashMap<String, serde_json::Value>,
+    /// Enabled plugins whose self-check fails, with the reason: their extensions do not run.
+    pub(crate) unhealthy: BTreeMap<&'static str, String>,
     /// Override files, command hooks and refused files (with `fs`).
     #[cfg(feature = "fs")]
     pub(crate) layers: super::overrides::LayerInput<'a>,
@@ -22,7 +24,7 @@ pub(crate) struct BuildInput<'a> {
 /// and warnings (overrides that match no extension).
 pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<String>) {
     let table = input.table;
-    let points = compiled_candidates(table, input.disabled_crates);
+    let points = compiled_candidates(table, &excluded_crates(&input));
     #[cfg(feature = "fs")]
     let (points, warnings, commands) = input.layers.apply(table, points);
     #[cfg(not(feature = "fs"))]
@@ -39,20 +41,42 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
             (point, list)
         })
         .collect();
-    let snap = assemble(
+    let mut snap = assemble(
         generation,
         lists,
         #[cfg(feature = "fs")]
         commands,
         input.plugin_configs,
     );
+    snap.unhealthy_plugins = input
+        .unhealthy
+        .into_iter()
+        .map(|(name, why)| (name.to_owned(), why))
+        .collect();
     (snap, warnings)
 }
 
-/// The compiled-in candidates per point, minus those of disabled plugins (shown as inactive).
+/// Package name -> why its extensions do not run: its plugin is disabled or unhealthy.
+fn excluded_crates(input: &BuildInput<'_>) -> HashMap<&'static str, String> {
+    let mut out: HashMap<&'static str, String> = input
+        .disabled_crates
+        .iter()
+        .map(|(krate, plugin)| (*krate, format!("plugin `{plugin}` is disabled")))
+        .collect();
+    for p in crate::registry::HOOKPOINT_PLG_V0.iter() {
+        if let Some(why) = input.unhealthy.get(p.name) {
+            out.entry(p.crate_name)
+                .or_insert_with(|| format!("plugin `{}` is unhealthy: {why}", p.name));
+        }
+    }
+    out
+}
+
+/// The compiled-in candidates per point, minus those of disabled or unhealthy plugins (shown
+/// as inactive with why).
 fn compiled_candidates(
     table: &CompiledTable,
-    disabled_crates: &HashMap<&'static str, &'static str>,
+    excluded: &HashMap<&'static str, String>,
 ) -> BTreeMap<String, PointCandidates> {
     let mut points: BTreeMap<String, PointCandidates> = BTreeMap::new();
     for (point, cands) in &table.by_point {
@@ -61,13 +85,13 @@ fn compiled_candidates(
             .extend(table.inactive.get(point).cloned().unwrap_or_default());
         for c in cands {
             if let Origin::Compiled { crate_name, .. } = &c.meta.origin
-                && let Some(plugin) = disabled_crates.get(crate_name)
+                && let Some(why) = excluded.get(crate_name)
             {
                 slot.inactive.push(Inactive {
                     name: c.meta.name.clone(),
                     origin: c.meta.origin.clone(),
                     layer: Layer::Compiled,
-                    why: format!("plugin `{plugin}` is disabled"),
+                    why: why.clone(),
                 });
                 continue;
             }
@@ -83,14 +107,18 @@ pub(crate) fn compiled_snapshot(
     disabled_crates: &HashMap<&'static str, &'static str>,
     generation: u64,
 ) -> Snapshot {
+    let plugin_configs: HashMap<String, serde_json::Value> = crate::registry::default_configs()
+        .into_iter()
+        .filter_map(|(k, v)| v.ok().map(|v| (k.to_owned(), v)))
+        .collect();
+    let disabled: Vec<&str> = disabled_crates.values().copied().collect();
+    let unhealthy = crate::registry::unhealthy(&plugin_configs, |p| !disabled.contains(&p));
     build(
         BuildInput {
             table,
             disabled_crates,
-            plugin_configs: crate::registry::default_configs()
-                .into_iter()
-                .filter_map(|(k, v)| v.ok().map(|v| (k.to_owned(), v)))
-                .collect(),
+            plugin_configs,
+            unhealthy,
             #[cfg(feature = "fs")]
             layers: Default::default(),
         },

@@ -187,6 +187,8 @@ pub struct Snapshot {
     pub(crate) commands: Vec<crate::command::CommandSpec>,
     /// Merged plugin configs by plugin name.
     pub(crate) plugin_configs: HashMap<String, serde_json::Value>,
+    /// Enabled plugins whose self-check failed on these configs, with the reason.
+    pub(crate) unhealthy_plugins: std::collections::BTreeMap<String, String>,
 }
 
 impl Snapshot {

@@ -55,11 +55,18 @@ impl LoadState {
         let plugin_configs = self
             .configs
             .merge_all(&layers, &mut problems, &mut warnings);
+        let unhealthy = crate::registry::unhealthy(&plugin_configs, |p| !disabled.contains(p));
+        for (plugin, why) in &unhealthy {
+            warnings.push(format!(
+                "plugin `{plugin}` is unhealthy (its extensions do not run): {why}"
+            ));
+        }
         let (snap, merge_warnings) = snapshot::build(
             BuildInput {
                 table: input.table,
                 disabled_crates: input.disabled,
                 plugin_configs,
+                unhealthy,
                 layers: LayerInput {
                     overrides: &defs.defs,
                     refused: &defs.refused,

@@ -1,0 +1,97 @@
+//! A plugin's self-check (`check:` in `plugin!`) runs on every snapshot build: while it fails the
+//! plugin is unhealthy, its extensions do not run, and status, `plugins()` and introspection say
+//! why; a reload that passes the check brings it back.
+
+use hookpoint::{ScopeBuilder, extension, point};
+use hookpoint_tests::write;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CheckedConfig {
+    pub database: String,
+}
+
+fn check(config: &CheckedConfig) -> Result<(), hookpoint::Error> {
+    if config.database.ends_with(".db") || config.database.is_empty() {
+        Ok(())
+    } else {
+        Err(hookpoint::Error::msg(format!(
+            "`database` must name a .db file, got `{}`",
+            config.database
+        )))
+    }
+}
+
+hookpoint::plugin! {
+    name: "checked",
+    description: "A plugin whose config is checked.",
+    config: CheckedConfig,
+    check: check,
+}
+
+point! {
+    pub static HEALTH: SyncPoint<Vec<&'static str>> = "health_point";
+}
+
+#[extension(point = HEALTH)]
+fn from_checked(v: &mut Vec<&'static str>) {
+    v.push("checked");
+}
+
+#[test]
+fn a_failing_check_keeps_the_plugin_out_of_dispatch_until_a_reload_fixes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("plugins/checked/config.json");
+    write(&config, r#"{"database": "notes.txt"}"#, 0o644);
+    let scope = ScopeBuilder::new("health")
+        .user(dir.path())
+        .watch(false)
+        .build()
+        .unwrap();
+
+    let mut v = Vec::new();
+    HEALTH.call_in(&scope, &mut v).unwrap();
+    assert!(v.is_empty(), "an unhealthy plugin's extension ran");
+    let info = scope
+        .plugins()
+        .into_iter()
+        .find(|p| p.name == "checked")
+        .unwrap();
+    let why = info.unhealthy.expect("reported unhealthy");
+    assert!(why.contains("must name a .db file"), "{why}");
+    assert!(
+        scope
+            .status()
+            .warnings
+            .iter()
+            .any(|w| w.contains("`checked` is unhealthy")),
+        "{:?}",
+        scope.status().warnings
+    );
+    let point = scope
+        .introspect()
+        .into_iter()
+        .find(|p| p.name == "health_point")
+        .unwrap();
+    assert!(point.inactive.iter().any(|i| i.why.contains("unhealthy")));
+
+    write(&config, r#"{"database": "notes.db"}"#, 0o644);
+    scope.reload();
+    let mut v = Vec::new();
+    HEALTH.call_in(&scope, &mut v).unwrap();
+    assert_eq!(v, ["checked"]);
+    let info = scope
+        .plugins()
+        .into_iter()
+        .find(|p| p.name == "checked")
+        .unwrap();
+    assert!(info.unhealthy.is_none());
+}
+
+#[test]
+fn the_default_config_passes_its_check_in_the_default_scope() {
+    let mut v = Vec::new();
+    HEALTH.call(&mut v).unwrap();
+    assert_eq!(v, ["checked"]);
+}
