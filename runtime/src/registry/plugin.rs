@@ -11,6 +11,10 @@ use crate::error::{Error, ErrorKind};
 /// thunk that receives the scope erased and hands it back typed.
 pub type PluginHook = fn(&(dyn Any + Send + Sync)) -> Result<(), Error>;
 
+/// A plugin's self-check of its merged config (JSON), as [`plugin!`](crate::plugin!) wraps the
+/// user's `fn(&Config) -> Result<(), Error>`.
+pub type PluginCheck = fn(&serde_json::Value) -> Result<(), Error>;
+
 /// A plugin declaration, as [`plugin!`](crate::plugin!) writes it. Not constructed by hand.
 #[doc(hidden)]
 pub struct PluginEntry {
@@ -23,7 +27,7 @@ pub struct PluginEntry {
     pub install: Option<PluginHook>,
     pub uninstall: Option<PluginHook>,
     /// The plugin's self-check of its merged config (`check:` in [`plugin!`](crate::plugin!)).
-    pub check: Option<fn(&serde_json::Value) -> Result<(), Error>>,
+    pub check: Option<PluginCheck>,
     pub file: &'static str,
     pub line: u32,
 }
