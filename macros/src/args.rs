@@ -143,6 +143,71 @@ pub(crate) fn lit_i32(cx: &mut Ctxt, a: &Arg) -> Option<i32> {
     }
 }
 
+/// `key = "name"` or `key = ["a", "b"]`: names of other extensions of the same point.
+pub(crate) fn names(cx: &mut Ctxt, a: &Arg) -> Vec<syn::LitStr> {
+    let help = format!(
+        "`{0}` takes an extension name or a list of them, e.g. `{0} = \"recall\"` or `{0} = [\"a\", \"b\"]`",
+        a.key
+    );
+    let one = |cx: &mut Ctxt, e: &Expr| match e {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) if !s.value().is_empty() => Some(s.clone()),
+        other => {
+            cx.error_spanned_by(other, &help);
+            None
+        }
+    };
+    match &a.value {
+        Some(Expr::Array(list)) => list.elems.iter().filter_map(|e| one(cx, e)).collect(),
+        Some(e) => one(cx, e).into_iter().collect(),
+        None => {
+            cx.error_spanned_by(&a.key, &help);
+            Vec::new()
+        }
+    }
+}
+
+/// `key = path`.
+pub(crate) fn path(cx: &mut Ctxt, a: &Arg, what: &str) -> Option<syn::Path> {
+    match &a.value {
+        Some(Expr::Path(p)) if p.qself.is_none() => Some(p.path.clone()),
+        Some(other) => {
+            cx.error_spanned_by(other, format!("`{}` takes {what}", a.key));
+            None
+        }
+        None => {
+            cx.error_spanned_by(&a.key, format!("`{}` takes {what}", a.key));
+            None
+        }
+    }
+}
+
+/// A positive integer literal.
+pub(crate) fn lit_u64(cx: &mut Ctxt, a: &Arg, msg: &str) -> Option<u64> {
+    match &a.value {
+        Some(Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        })) => match i.base10_parse::<u64>() {
+            Ok(n) if n > 0 && n <= u64::from(u32::MAX) => Some(n),
+            _ => {
+                cx.error_spanned_by(i, msg);
+                None
+            }
+        },
+        Some(other) => {
+            cx.error_spanned_by(other, msg);
+            None
+        }
+        None => {
+            cx.error_spanned_by(&a.key, msg);
+            None
+        }
+    }
+}
+
 /// `flag` or `flag = true|false`.
 pub(crate) fn flag(cx: &mut Ctxt, a: &Arg) -> bool {
     match &a.value {

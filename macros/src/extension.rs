@@ -27,9 +27,38 @@ struct ExtensionSpec {
     takes_cx: bool,
     payload: Type,
     is_async: bool,
+    after: Vec<syn::LitStr>,
+    before: Vec<syn::LitStr>,
+    when: Option<syn::Path>,
+    timeout_ms: Option<u64>,
 }
 
-const KNOWN: &[&str] = &["point", "order", "name", "replace", "on_error", "crate"];
+/// The arguments as parsed, before the handler's signature is known.
+struct Options {
+    point: Option<PointArg>,
+    name: String,
+    order: i32,
+    replace: bool,
+    log_errors: bool,
+    krate: syn::Path,
+    after: Vec<syn::LitStr>,
+    before: Vec<syn::LitStr>,
+    when: Option<syn::Path>,
+    timeout_ms: Option<(u64, Span)>,
+}
+
+const KNOWN: &[&str] = &[
+    "point",
+    "order",
+    "name",
+    "replace",
+    "on_error",
+    "after",
+    "before",
+    "when",
+    "timeout_ms",
+    "crate",
+];
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut cx = Ctxt::default();
@@ -56,78 +85,138 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 fn parse_spec(cx: &mut Ctxt, raw: &[args::Arg], func: &ItemFn) -> Option<ExtensionSpec> {
-    let mut point = None;
-    let mut name = syn::ext::IdentExt::unraw(&func.sig.ident).to_string();
-    let mut order = 0;
-    let mut replace = false;
-    let mut log_errors = false;
-    let mut krate = args::default_crate();
+    let mut o = Options {
+        point: None,
+        name: syn::ext::IdentExt::unraw(&func.sig.ident).to_string(),
+        order: 0,
+        replace: false,
+        log_errors: false,
+        krate: args::default_crate(),
+        after: Vec::new(),
+        before: Vec::new(),
+        when: None,
+        timeout_ms: None,
+    };
     for a in check_keys(cx, raw, KNOWN) {
-        match a.key.to_string().as_str() {
-            "point" => match &a.value {
-                Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) => {
-                    if s.value().is_empty() {
-                        cx.error_spanned_by(s, "the point name is empty");
-                    }
-                    point = Some(PointArg::Name(s.clone()));
-                }
-                Some(Expr::Path(p)) if p.qself.is_none() => point = Some(PointArg::Typed(p.path.clone())),
-                Some(other) => cx.error_spanned_by(
-                    other,
-                    "`point` takes a string literal (`point = \"system_prompt\"`) or a path to a typed point (`point = SYSTEM_PROMPT`)",
-                ),
-                None => cx.error_spanned_by(&a.key, "`point` needs a value: `point = \"system_prompt\"`"),
-            },
-            "order" => {
-                if let Some(n) = args::lit_i32(cx, a) {
-                    order = n;
-                }
-            }
-            "name" => {
-                if let Some(s) = args::lit_str(cx, a, "the extension's name, e.g. `name = \"memorize\"`") {
-                    if s.value().is_empty() {
-                        cx.error_spanned_by(&s, "the extension name is empty");
-                    }
-                    name = s.value();
-                }
-            }
-            "replace" => replace = args::flag(cx, a),
-            "on_error" => {
-                if let Some(s) = args::lit_str(cx, a, "`on_error = \"propagate\"` (default) or `on_error = \"log\"`") {
-                    match s.value().as_str() {
-                        "propagate" => log_errors = false,
-                        "log" => log_errors = true,
-                        _ => cx.error_spanned_by(&s, "`on_error` is \"propagate\" (default) or \"log\""),
-                    }
-                }
-            }
-            "crate" => {
-                if let Some(p) = args::crate_path(cx, a) {
-                    krate = p;
-                }
-            }
-            _ => {}
-        }
+        apply_arg(cx, a, &mut o);
     }
-    if point.is_none() && !raw.iter().any(|a| a.key == "point") {
+    if o.point.is_none() && !raw.iter().any(|a| a.key == "point") {
         cx.error_at(
             args::call_site(),
             "missing `point`: write `#[extension(point = \"system_prompt\")]` or `#[extension(point = SYSTEM_PROMPT)]`",
         );
     }
+    if let (Some((_, span)), None) = (o.timeout_ms, func.sig.asyncness) {
+        cx.error_at(
+            span,
+            "`timeout_ms` is the time budget of an `async` extension (a sync one cannot be interrupted); make the fn `async` or remove `timeout_ms`",
+        );
+    }
     let shape = check_signature(cx, func);
     let (takes_cx, payload) = shape?;
     Some(ExtensionSpec {
-        point: point?,
-        name,
-        order,
-        replace,
-        log_errors,
-        krate,
+        point: o.point?,
+        name: o.name,
+        order: o.order,
+        replace: o.replace,
+        log_errors: o.log_errors,
+        krate: o.krate,
         takes_cx,
         payload,
         is_async: func.sig.asyncness.is_some(),
+        after: o.after,
+        before: o.before,
+        when: o.when,
+        timeout_ms: o.timeout_ms.map(|(ms, _)| ms),
     })
+}
+
+/// Records one argument in `o`, reporting a bad value.
+fn apply_arg(cx: &mut Ctxt, a: &args::Arg, o: &mut Options) {
+    match a.key.to_string().as_str() {
+        "point" => o.point = point_arg(cx, a),
+        "order" => {
+            if let Some(n) = args::lit_i32(cx, a) {
+                o.order = n;
+            }
+        }
+        "name" => {
+            if let Some(s) =
+                args::lit_str(cx, a, "the extension's name, e.g. `name = \"memorize\"`")
+            {
+                if s.value().is_empty() {
+                    cx.error_spanned_by(&s, "the extension name is empty");
+                }
+                o.name = s.value();
+            }
+        }
+        "replace" => o.replace = args::flag(cx, a),
+        "on_error" => {
+            if let Some(s) = args::lit_str(
+                cx,
+                a,
+                "`on_error = \"propagate\"` (default) or `on_error = \"log\"`",
+            ) {
+                match s.value().as_str() {
+                    "propagate" => o.log_errors = false,
+                    "log" => o.log_errors = true,
+                    _ => {
+                        cx.error_spanned_by(&s, "`on_error` is \"propagate\" (default) or \"log\"")
+                    }
+                }
+            }
+        }
+        "after" => o.after = args::names(cx, a),
+        "before" => o.before = args::names(cx, a),
+        "when" => {
+            o.when = args::path(
+                cx,
+                a,
+                "a predicate fn over the payload, e.g. `when = is_sql` with `fn is_sql(call: &ToolCall) -> bool`",
+            )
+        }
+        "timeout_ms" => {
+            o.timeout_ms = args::lit_u64(
+                cx,
+                a,
+                "`timeout_ms` takes a positive integer of milliseconds, e.g. `timeout_ms = 500`",
+            )
+            .map(|n| (n, a.key.span()))
+        }
+        "crate" => {
+            if let Some(p) = args::crate_path(cx, a) {
+                o.krate = p;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `point = "name"` or `point = PATH`.
+fn point_arg(cx: &mut Ctxt, a: &args::Arg) -> Option<PointArg> {
+    match &a.value {
+        Some(Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        })) => {
+            if s.value().is_empty() {
+                cx.error_spanned_by(s, "the point name is empty");
+            }
+            Some(PointArg::Name(s.clone()))
+        }
+        Some(Expr::Path(p)) if p.qself.is_none() => Some(PointArg::Typed(p.path.clone())),
+        Some(other) => {
+            cx.error_spanned_by(
+                other,
+                "`point` takes a string literal (`point = \"system_prompt\"`) or a path to a typed point (`point = SYSTEM_PROMPT`)",
+            );
+            None
+        }
+        None => {
+            cx.error_spanned_by(&a.key, "`point` needs a value: `point = \"system_prompt\"`");
+            None
+        }
+    }
 }
 
 /// Checks the handler's shape; returns (takes `&Cx`, payload type `P` of `&mut P`).
@@ -363,7 +452,7 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
         let conv = quote! { #conv #into_result(#callee #args) };
         quote! {
             #[inline(always)]
-            unsafe fn __hookpoint_thunk(payload: *mut (), cx: &#p::Cx<'_>) -> #p::Result<(), #p::Error> {
+            unsafe fn __hookpoint_thunk(payload: *mut (), cx: &#p::Cx<'_>) -> #p::Result<#p::Flow, #p::Error> {
                 let _ = cx;
                 // SAFETY: the caller passes the payload whose key this extension's record carries.
                 let payload = unsafe { &mut *(payload as *mut _) };
@@ -398,6 +487,13 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
         quote!(#p::Handler::Sync(__hookpoint_thunk))
     };
     let file_line = quote_spanned! {fn_span=> file: ::core::file!(), line: ::core::line!(), };
+    let after = &spec.after;
+    let before = &spec.before;
+    let (when_thunk, when) = when_thunk(spec, &p);
+    let timeout = match spec.timeout_ms {
+        Some(ms) => quote!(#p::Some(#p::Duration::from_millis(#ms))),
+        None => quote!(#p::None),
+    };
     quote! {
         #func
 
@@ -405,6 +501,7 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
         const _: () = {
             #thunk
             #bare_thunk
+            #when_thunk
 
             #[#p::distributed_slice(#p::HOOKPOINT_EXT_V0)]
             #[linkme(crate = #p::linkme)]
@@ -423,9 +520,33 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
                 bare: #bare,
                 replace: #replace,
                 policy: #p::ErrorPolicy::#policy,
+                after: &[#(#after),*],
+                before: &[#(#before),*],
+                when: #when,
+                timeout: #timeout,
             }) };
         };
     }
+}
+
+/// The `when` predicate's thunk and its registry value. The payload is cast to the handler's
+/// own payload type, so a predicate over another type is a compile error on `when`.
+fn when_thunk(spec: &ExtensionSpec, p: &TokenStream) -> (TokenStream, TokenStream) {
+    let Some(when) = &spec.when else {
+        return (quote!(), quote!(#p::None));
+    };
+    let payload = &spec.payload;
+    let call = respan(quote!(#when(payload)), when.span());
+    (
+        quote! {
+            unsafe fn __hookpoint_when(payload: *const ()) -> bool {
+                // SAFETY: the caller passes the payload whose key this extension's record carries.
+                let payload: &#payload = unsafe { &*(payload as *const #payload) };
+                #call
+            }
+        },
+        quote!(#p::Some(__hookpoint_when)),
+    )
 }
 
 /// Sets every token's location to `span` (keeping call-site hygiene), so that rustc reports an

@@ -4,11 +4,11 @@ use std::any::TypeId;
 use std::collections::HashMap;
 
 use crate::error::Error;
-use crate::registry::{Cx, ErrorPolicy, ExtensionEntry, ExtensionParts, Handler, PointOf};
+use crate::registry::{Cx, ErrorPolicy, ExtensionEntry, ExtensionParts, Flow, Handler, PointOf};
 use crate::snapshot::{self, CompiledTable};
 
-fn noop(_: *mut (), _: &Cx<'_>) -> Result<(), Error> {
-    Ok(())
+fn noop(_: *mut (), _: &Cx<'_>) -> Result<Flow, Error> {
+    Ok(Flow::Continue)
 }
 
 /// `n` synthetic compiled-in extensions spread over `points` points (entries are leaked once).
@@ -39,6 +39,10 @@ impl SyntheticRegistry {
                     bare: None,
                     replace: false,
                     policy: ErrorPolicy::Propagate,
+                    after: &[],
+                    before: &[],
+                    when: None,
+                    timeout: None,
                 };
                 // SAFETY: `noop` never dereferences the payload pointer.
                 let e: &'static ExtensionEntry =

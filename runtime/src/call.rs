@@ -23,6 +23,7 @@ fn call_of<'a, P: 'static>(id: u32, point: &'a str, payload: &mut P) -> Call<'a>
             codec: None,
         },
         payload: SendPtr(payload as *mut P as *mut ()),
+        stopped: None,
     }
 }
 

@@ -20,8 +20,13 @@ pub enum ErrorKind {
     DepthLimit,
     /// Two compiled-in extensions share one (point, name) and neither declares `replace`.
     Duplicate,
+    /// Ordering constraints (`after`, `before`) name an extension the point does not have, or
+    /// form a cycle (reported by [`validate`](fn@crate::validate)).
+    Ordering,
     /// A command hook failed (could not start, timed out, killed, non-zero exit, bad output).
     Command,
+    /// An async extension ran past its time budget (`timeout_ms`) and was cancelled.
+    Timeout,
     /// A filesystem override file is invalid (bad JSON, unknown key, refused file...).
     Override,
     /// A plugin operation failed (unknown plugin, install/uninstall error, bad config).

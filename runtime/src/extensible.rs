@@ -263,6 +263,7 @@ fn call_of<'a, P>(
             codec: None,
         },
         payload: SendPtr(payload as *mut P as *mut ()),
+        stopped: None,
     }
 }
 

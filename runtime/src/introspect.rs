@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::registry::PointKind;
 use crate::scope::{COMPILED, Scope};
 use crate::site;
-use crate::snapshot::{PointList, Run};
+use crate::snapshot::{Matcher, PointList, Run};
 
 /// One point as a scope sees it.
 #[derive(Debug, Clone, Serialize)]
@@ -31,6 +31,9 @@ pub struct PointInfo {
     pub extensions: Vec<ExtensionInfo>,
     /// Extensions that exist but do not run here, and why.
     pub inactive: Vec<InactiveInfo>,
+    /// When the ordering constraints of its extensions form a cycle: the cycle (`a, b, a`);
+    /// those extensions keep their numeric order.
+    pub ordering_cycle: Vec<String>,
 }
 
 /// One active extension.
@@ -50,6 +53,14 @@ pub struct ExtensionInfo {
     pub on_error: &'static str,
     /// What this definition replaced or changed, if anything.
     pub note: Option<String>,
+    /// Extensions of this point it runs after (`after`).
+    pub after: Vec<String>,
+    /// Extensions of this point it runs before (`before`).
+    pub before: Vec<String>,
+    /// The condition it runs under: `when <predicate>` or a manifest's `match {...}`.
+    pub condition: Option<String>,
+    /// Its time budget in milliseconds (async extensions), if any.
+    pub timeout_ms: Option<u64>,
 }
 
 /// One extension that does not run.
@@ -104,6 +115,9 @@ impl Scope {
                 declared_at: declared.map(|d| format!("{}, {}:{}", d.crate_name, d.file, d.line)),
                 extensions,
                 inactive,
+                ordering_cycle: list
+                    .map(|l| l.ordering_cycle.iter().map(|n| n.to_string()).collect())
+                    .unwrap_or_default(),
             });
         }
         out
@@ -129,6 +143,16 @@ fn describe(l: &PointList) -> (Vec<ExtensionInfo>, Vec<InactiveInfo>) {
             },
             on_error: m.policy.as_str(),
             note: m.note.clone(),
+            after: m.after.iter().map(|n| n.to_string()).collect(),
+            before: m.before.iter().map(|n| n.to_string()).collect(),
+            condition: m.matcher.as_ref().map(|c| match c {
+                Matcher::Typed(_) => "when: a predicate over the payload".to_owned(),
+                #[cfg(feature = "fs")]
+                Matcher::Json(j) => format!("match: {}", j.source()),
+            }),
+            timeout_ms: m
+                .timeout
+                .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         })
         .collect();
     let inactive = l

@@ -76,6 +76,9 @@ mod fs;
 pub mod introspect;
 mod link;
 mod locks;
+#[cfg(feature = "fs")]
+mod matcher;
+pub mod observe;
 #[cfg(all(test, feature = "fs"))]
 mod outside_input;
 mod point;
@@ -93,11 +96,11 @@ pub use dispatch::MAX_DEPTH;
 pub use error::{Error, ErrorKind, Origin};
 pub use extensible::{CallEnd, CallStart};
 #[cfg(feature = "fs")]
-pub use fs::{FileProblem, LayerRoot, ReloadEvent};
+pub use fs::{FileProblem, LayerKind, LayerRoot, ReloadEvent};
 pub use introspect::introspect;
 pub use link::{assert_crates_linked, assert_linked, linked_crates};
-pub use point::{AsyncKind, AsyncPoint, FnPoint, PointSpec, SyncKind, SyncPoint};
-pub use registry::{Cx, ErrorPolicy, PointKind};
+pub use point::{AsyncKind, AsyncPoint, FnPoint, Outcome, PointSpec, SyncKind, SyncPoint};
+pub use registry::{Cx, ErrorPolicy, Flow, PointKind};
 pub use scope::{Bound, PluginInfo, Scope, ScopeBuilder};
 #[cfg(feature = "fs")]
 pub use scope::{command_hooks_enabled, set_command_hooks_enabled};
@@ -158,7 +161,8 @@ pub mod __private {
     };
     pub use crate::registry::{Cx, HOOKPOINT_PLG_V0, JsonCodec, PluginEntry};
     pub use crate::scope::scope_of;
-    pub use serde_json;
+    /// The JSON value type, for [`plugin!`](crate::plugin!).
+    pub type JsonValue = serde_json::Value;
 
     /// Whether `v` deserializes into `C`, for [`plugin!`](crate::plugin!).
     pub fn check_config<C: serde::de::DeserializeOwned>(
@@ -180,6 +184,7 @@ pub mod __private {
         serde_json::to_value(v)
     }
     pub use crate::point::{AcceptsAsync, TypedTarget};
+    pub use crate::registry::Flow;
     pub use crate::registry::{
         BoxFuture, ErrorPolicy, ExtensionEntry, ExtensionParts, HOOKPOINT_EXT_V0, HOOKPOINT_PTS_V0,
         Handler, PointEntry, PointKind, PointOf, PointParts, TypedPoint,
@@ -189,25 +194,42 @@ pub mod __private {
     pub use std::boxed::Box;
     pub use std::option::Option::{self, None, Some};
     pub use std::result::Result::{self, Err, Ok};
+    pub use std::time::Duration;
 
-    /// What an extension fn may return: `()` or `Result<(), E>` with `E: Into<hookpoint::Error>`.
+    /// What an extension fn may return: `()`, [`Flow`](crate::Flow), `Result<(), E>` or
+    /// `Result<Flow, E>` with `E: Into<hookpoint::Error>`.
     #[diagnostic::on_unimplemented(
-        message = "an extension must return `()` or `Result<(), E>` with `E: Into<hookpoint::Error>`, not `{Self}`",
+        message = "an extension must return `()`, `Flow`, `Result<(), E>` or `Result<Flow, E>` with `E: Into<hookpoint::Error>`, not `{Self}`",
         label = "unsupported return type",
         note = "convert other errors with `hookpoint::Error::new(e)` or implement `From<YourError> for hookpoint::Error`"
     )]
     pub trait ExtensionReturn {
-        fn into_result(self) -> Result<(), Error>;
+        fn into_result(self) -> Result<crate::Flow, Error>;
     }
     impl ExtensionReturn for () {
         #[inline(always)]
-        fn into_result(self) -> Result<(), Error> {
-            Ok(())
+        fn into_result(self) -> Result<crate::Flow, Error> {
+            Ok(crate::Flow::Continue)
+        }
+    }
+    impl ExtensionReturn for crate::Flow {
+        #[inline(always)]
+        fn into_result(self) -> Result<crate::Flow, Error> {
+            Ok(self)
         }
     }
     impl<E: Into<Error>> ExtensionReturn for Result<(), E> {
         #[inline(always)]
-        fn into_result(self) -> Result<(), Error> {
+        fn into_result(self) -> Result<crate::Flow, Error> {
+            match self {
+                Ok(()) => Ok(crate::Flow::Continue),
+                Err(e) => Err(e.into()),
+            }
+        }
+    }
+    impl<E: Into<Error>> ExtensionReturn for Result<crate::Flow, E> {
+        #[inline(always)]
+        fn into_result(self) -> Result<crate::Flow, Error> {
             self.map_err(Into::into)
         }
     }

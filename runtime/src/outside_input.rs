@@ -186,11 +186,13 @@ proptest! {
     #[test]
     fn hook_output_is_a_payload_or_bad_output(bytes in outside_bytes()) {
         match crate::command::parse_hook_output(PathBuf::from("hook"), &bytes) {
-            Ok(HookOutput::Unchanged) => {}
-            Ok(HookOutput::Replace(_)) => {
+            Ok(HookOutput { payload: None, stop: false, .. }) => {}
+            Ok(out) => {
                 let v: Value = serde_json::from_slice(&bytes).unwrap();
-                let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-                prop_assert_eq!(keys, vec!["payload"]);
+                let object = v.as_object().unwrap();
+                prop_assert!(object.keys().all(|k| ["payload", "continue", "stopReason"].contains(&k.as_str())));
+                prop_assert_eq!(out.payload.as_ref(), object.get("payload"));
+                prop_assert_eq!(out.stop, object.get("continue") == Some(&Value::Bool(false)));
             }
             Err(e) => prop_assert!(!e.to_string().is_empty()),
         }

@@ -7,7 +7,7 @@
 use std::any::TypeId;
 use std::marker::PhantomData;
 
-use crate::dispatch::{Call, Erased, SendPtr};
+use crate::dispatch::{Call, Erased, SendPtr, StopSlot};
 use crate::error::Error;
 use crate::registry::{JsonCodec, PointKind, TypedPoint};
 use crate::scope::Scope;
@@ -67,6 +67,28 @@ fn call_of<'a, S: PointSpec>(site: &'a PointSite, payload: &mut S::Payload<'_>) 
         point: site.name(),
         want: erased::<S>(),
         payload: SendPtr(payload as *mut S::Payload<'_> as *mut ()),
+        stopped: None,
+    }
+}
+
+/// What a dispatch did, beyond succeeding: whether an extension stopped the chain with
+/// [`Flow::Stop`](crate::Flow::Stop), and which. Returned by [`SyncPoint::dispatch`] and
+/// [`AsyncPoint::dispatch`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    stopped_by: Option<String>,
+}
+
+impl Outcome {
+    fn from_slot(slot: StopSlot) -> Self {
+        Outcome {
+            stopped_by: slot.into_inner().map(|name| name.to_string()),
+        }
+    }
+
+    /// The extension that stopped the chain, if one did (later extensions did not run).
+    pub fn stopped_by(&self) -> Option<&str> {
+        self.stopped_by.as_deref()
     }
 }
 
@@ -146,6 +168,57 @@ impl<S: PointSpec> SyncPoint<S> {
     ) -> Result<(), Error> {
         scope.dispatch_sync(call_of::<S>(&self.site, payload), None)
     }
+
+    /// Like [`call`](Self::call), and tells whether an extension stopped the chain
+    /// ([`Flow::Stop`](crate::Flow::Stop)) and which.
+    ///
+    /// # Errors
+    /// As [`call`](Self::call).
+    ///
+    /// ```
+    /// use hookpoint::Flow;
+    /// hookpoint::point! {
+    ///     pub static ANSWER: SyncPoint<Option<u32>> = "doc_answer";
+    /// }
+    /// #[hookpoint::extension(point = ANSWER, order = 1)]
+    /// fn cached(answer: &mut Option<u32>) -> Flow {
+    ///     *answer = Some(42);
+    ///     Flow::Stop
+    /// }
+    /// #[hookpoint::extension(point = ANSWER, order = 2)]
+    /// fn expensive(answer: &mut Option<u32>) {
+    ///     *answer = Some(0);
+    /// }
+    /// let mut answer = None;
+    /// let outcome = ANSWER.dispatch(&mut answer).unwrap();
+    /// assert_eq!((answer, outcome.stopped_by()), (Some(42), Some("cached")));
+    /// ```
+    pub fn dispatch(&'static self, payload: &mut S::Payload<'_>) -> Result<Outcome, Error> {
+        if self.site.is_empty_everywhere() {
+            return Ok(Outcome::default());
+        }
+        let slot = StopSlot::new();
+        let mut call = call_of::<S>(&self.site, payload);
+        call.stopped = Some(&slot);
+        Scope::dispatch_current(call, None)?;
+        Ok(Outcome::from_slot(slot))
+    }
+
+    /// Like [`dispatch`](Self::dispatch), on an explicit scope.
+    ///
+    /// # Errors
+    /// As [`call`](Self::call).
+    pub fn dispatch_in(
+        &'static self,
+        scope: &Scope,
+        payload: &mut S::Payload<'_>,
+    ) -> Result<Outcome, Error> {
+        let slot = StopSlot::new();
+        let mut call = call_of::<S>(&self.site, payload);
+        call.stopped = Some(&slot);
+        scope.dispatch_sync(call, None)?;
+        Ok(Outcome::from_slot(slot))
+    }
 }
 
 impl<S: PointSpec> AsyncPoint<S> {
@@ -213,6 +286,37 @@ impl<S: PointSpec> AsyncPoint<S> {
         scope
             .dispatch_async(call_of::<S>(&self.site, payload), None)
             .await
+    }
+
+    /// Like [`call`](Self::call), and tells whether an extension stopped the chain
+    /// ([`Flow::Stop`](crate::Flow::Stop)) and which.
+    ///
+    /// # Errors
+    /// As [`call`](Self::call).
+    pub async fn dispatch(&'static self, payload: &mut S::Payload<'_>) -> Result<Outcome, Error>
+    where
+        for<'a> S::Payload<'a>: Send,
+    {
+        self.dispatch_in(&Scope::current(), payload).await
+    }
+
+    /// Like [`dispatch`](Self::dispatch), on an explicit scope.
+    ///
+    /// # Errors
+    /// As [`call`](Self::call).
+    pub async fn dispatch_in(
+        &'static self,
+        scope: &Scope,
+        payload: &mut S::Payload<'_>,
+    ) -> Result<Outcome, Error>
+    where
+        for<'a> S::Payload<'a>: Send,
+    {
+        let slot = StopSlot::new();
+        let mut call = call_of::<S>(&self.site, payload);
+        call.stopped = Some(&slot);
+        scope.dispatch_async(call, None).await?;
+        Ok(Outcome::from_slot(slot))
     }
 }
 

@@ -1,8 +1,12 @@
-//! `EXTENSIONS_LOG=N`: every N dispatches, log each point's call count (the variable Agent Zero
-//! users know). Unset or 0: no counting cost beyond one check that also covers tracing.
+//! Whether dispatch is observed, and `EXTENSIONS_LOG=N`: every N dispatches, log each point's
+//! call count (the variable Agent Zero users know).
+//!
+//! Dispatch takes its observed path (timing, events, counting) when a tracing subscriber wants
+//! `debug` from hookpoint, or when one of the switches here is on: `EXTENSIONS_LOG`, a
+//! registered observer, a slow-extension threshold. All off: one check, no counting cost.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex};
 
 use crate::locks;
@@ -12,12 +16,37 @@ static EVERY: LazyLock<u64> = LazyLock::new(|| {
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
         .unwrap_or(0);
-    COUNTING.store(every > 0, Ordering::Relaxed);
+    switch(Switch::Counting, every > 0);
     every
 });
 
-/// `EVERY > 0`, readable without the `LazyLock` check; set when the default scope is built.
-static COUNTING: AtomicBool = AtomicBool::new(false);
+/// One bit per reason to observe dispatch (see [`Switch`]).
+static SWITCHES: AtomicU8 = AtomicU8::new(0);
+
+/// A reason to take the observed path.
+#[derive(Clone, Copy)]
+pub(crate) enum Switch {
+    /// `EXTENSIONS_LOG` is set.
+    Counting = 1,
+    /// At least one observer is registered.
+    Observers = 2,
+    /// A slow-extension threshold is set.
+    SlowThreshold = 4,
+}
+
+/// Turns one reason to observe on or off.
+pub(crate) fn switch(which: Switch, on: bool) {
+    if on {
+        SWITCHES.fetch_or(which as u8, Ordering::Relaxed);
+    } else {
+        SWITCHES.fetch_and(!(which as u8), Ordering::Relaxed);
+    }
+}
+
+/// Whether `which` is on.
+pub(crate) fn is_on(which: Switch) -> bool {
+    SWITCHES.load(Ordering::Relaxed) & which as u8 != 0
+}
 
 /// Reads `EXTENSIONS_LOG` (called once when the default scope is built).
 pub(crate) fn init() {
@@ -28,10 +57,10 @@ static TOTAL: AtomicU64 = AtomicU64::new(0);
 static COUNTS: Mutex<BTreeMap<String, u64>> = Mutex::new(BTreeMap::new());
 
 /// True when dispatch should take the observed path: a tracing subscriber wants `debug` events
-/// from hookpoint, or `EXTENSIONS_LOG` is set.
+/// from hookpoint, or a switch is on.
 #[inline]
 pub(crate) fn observing() -> bool {
-    tracing::level_enabled!(tracing::Level::DEBUG) || COUNTING.load(Ordering::Relaxed)
+    tracing::level_enabled!(tracing::Level::DEBUG) || SWITCHES.load(Ordering::Relaxed) != 0
 }
 
 /// Counts one dispatch of `point` and logs the table every N dispatches.

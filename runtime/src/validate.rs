@@ -59,7 +59,9 @@ impl std::error::Error for Report {}
 ///   undeclared point;
 /// - an `async` extension on a point declared sync (a `SyncPoint` or a sync `#[extensible]` fn);
 /// - an extension on a `_functions/...` point that no `#[extensible]` fn creates (a typo, or code
-///   that moved), with the nearest known point.
+///   that moved), with the nearest known point;
+/// - ordering constraints (`after`, `before`) that name an extension the point does not have, or
+///   that form a cycle (the cycle is named: `a → b → a`).
 ///
 /// Call it at start-up or in a test; dispatch also refuses these points when they are reached.
 ///
@@ -139,6 +141,9 @@ pub fn validate() -> Result<(), Report> {
             }
         }
     }
+    for (point, cands) in &table.by_point {
+        ordering_problems(point, cands, &mut problems);
+    }
     problems.sort_by(|a, b| {
         (&a.point, &a.extension, a.kind as u8).cmp(&(&b.point, &b.extension, b.kind as u8))
     });
@@ -146,5 +151,48 @@ pub fn validate() -> Result<(), Report> {
         Ok(())
     } else {
         Err(Report { problems })
+    }
+}
+
+/// Constraints naming an extension the point does not have, and cycles.
+fn ordering_problems(
+    point: &str,
+    cands: &[crate::snapshot::Candidate],
+    problems: &mut Vec<Problem>,
+) {
+    for c in cands {
+        for (rel, targets) in [("after", &c.meta.after), ("before", &c.meta.before)] {
+            for t in targets
+                .iter()
+                .filter(|t| !cands.iter().any(|o| o.meta.name == **t))
+            {
+                problems.push(Problem {
+                    kind: ErrorKind::Ordering,
+                    point: point.to_owned(),
+                    extension: c.meta.name.to_string(),
+                    origin: c.meta.origin.clone(),
+                    message: format!(
+                        "runs {rel} `{t}`, but no compiled-in extension of this point is named `{t}` (the constraint is ignored)"
+                    ),
+                });
+            }
+        }
+    }
+    let mut ordered = cands.to_vec();
+    if let Some(cycle) = crate::snapshot::ordering::apply(&mut ordered) {
+        let first = cands.iter().find(|c| c.meta.name == cycle[0]);
+        let names: Vec<&str> = cycle.iter().map(|n| &**n).collect();
+        if let Some(first) = first {
+            problems.push(Problem {
+                kind: ErrorKind::Ordering,
+                point: point.to_owned(),
+                extension: first.meta.name.to_string(),
+                origin: first.meta.origin.clone(),
+                message: format!(
+                    "the ordering constraints form a cycle: {}; those extensions keep their numeric order",
+                    names.join(" → ")
+                ),
+            });
+        }
     }
 }

@@ -1,9 +1,9 @@
 //! An extension record pairs a handler with the key of the payload it casts to; building one by
 //! hand requires `unsafe`, as `#[extension]`'s generated code does.
-use hookpoint::__private::{ErrorPolicy, ExtensionEntry, ExtensionParts, Handler, PointOf};
+use hookpoint::__private::{ErrorPolicy, ExtensionEntry, ExtensionParts, Flow, Handler, PointOf};
 
-fn handler(_: *mut (), _: &hookpoint::Cx<'_>) -> Result<(), hookpoint::Error> {
-    Ok(())
+fn handler(_: *mut (), _: &hookpoint::Cx<'_>) -> Result<Flow, hookpoint::Error> {
+    Ok(Flow::Continue)
 }
 
 static LYING: ExtensionEntry = ExtensionEntry::new(ExtensionParts {
@@ -20,6 +20,10 @@ static LYING: ExtensionEntry = ExtensionEntry::new(ExtensionParts {
     bare: None,
     replace: false,
     policy: ErrorPolicy::Propagate,
+    after: &[],
+    before: &[],
+    when: None,
+    timeout: None,
 });
 
 fn main() {

@@ -144,15 +144,37 @@ impl CommandSpec {
 
 /// What a hook that exited with status 0 asked for.
 ///
-/// Its stdout must be empty (only JSON whitespace), `{}`, or `{"payload": v}`
-/// with any JSON value `v` (including `null`); anything else is
-/// [`CommandError::BadOutput`].
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum HookOutput {
-    /// Empty stdout or `{}`: keep the payload as it was.
-    Unchanged,
-    /// `{"payload": v}`: replace the payload with `v`.
-    Replace(Value),
+/// Its stdout must be empty (only JSON whitespace) or a JSON object with the keys `payload`
+/// (any JSON value, `null` included: replaces the payload), `continue` (`false` stops the
+/// chain after this hook, Claude Code's convention) and `stopReason` (a string, logged); any
+/// other output is [`CommandError::BadOutput`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct HookOutput {
+    /// `{"payload": v}`: replace the payload with `v`; `None` keeps it.
+    pub(crate) payload: Option<Value>,
+    /// `{"continue": false}`: later extensions of this dispatch do not run.
+    pub(crate) stop: bool,
+    /// `{"stopReason": "..."}`, when stopping.
+    pub(crate) stop_reason: Option<String>,
+}
+
+impl HookOutput {
+    /// Empty output or `{}`: nothing to do.
+    #[cfg(test)]
+    pub(crate) const UNCHANGED: HookOutput = HookOutput {
+        payload: None,
+        stop: false,
+        stop_reason: None,
+    };
+
+    /// `{"payload": v}`.
+    #[cfg(test)]
+    pub(crate) fn replace(v: Value) -> HookOutput {
+        HookOutput {
+            payload: Some(v),
+            ..HookOutput::default()
+        }
+    }
 }
 
 /// Why a command hook failed. It is the `source()` of the [`Error`](crate::Error) of kind
@@ -185,7 +207,7 @@ pub enum CommandError {
     },
     /// The hook was terminated by a signal (Unix signal number, e.g. 9 for
     /// `SIGKILL`) that the runner did not send because of a timeout.
-    #[error("hook {} was killed by signal {signal}", program.display())]
+    #[error("hook {} was killed by signal {signal}{}", program.display(), stderr_head(stderr))]
     Signalled {
         /// The program that was run.
         program: PathBuf,
@@ -196,7 +218,7 @@ pub enum CommandError {
         stderr: String,
     },
     /// The hook exited with a non-zero status: "the hook said no".
-    #[error("hook {} exited with status {code}", program.display())]
+    #[error("hook {} exited with status {code}{}", program.display(), stderr_head(stderr))]
     ExitedNonZero {
         /// The program that was run.
         program: PathBuf,
@@ -218,6 +240,21 @@ pub enum CommandError {
         /// Human-readable description of the problem.
         reason: String,
     },
+}
+
+/// The start of a hook's stderr for `Display`: `": "` and its first 300 characters (to the first
+/// blank line), or nothing when it is empty. The whole (bounded) stderr stays in the field.
+fn stderr_head(stderr: &str) -> String {
+    let text = stderr.trim();
+    if text.is_empty() {
+        return String::new();
+    }
+    let head = text.split("\n\n").next().unwrap_or(text);
+    let mut out: String = head.chars().take(300).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    format!(": {out}")
 }
 
 impl CommandError {

@@ -104,7 +104,7 @@ pub(crate) fn parse_output(program: PathBuf, stdout: &[u8]) -> Result<HookOutput
         .iter()
         .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
     {
-        return Ok(HookOutput::Unchanged);
+        return Ok(HookOutput::default());
     }
     let bad = |reason: String| CommandError::BadOutput {
         program: program.clone(),
@@ -126,13 +126,27 @@ pub(crate) fn parse_output(program: PathBuf, stdout: &[u8]) -> Result<HookOutput
             return Err(bad(format!("stdout must be a JSON object, got {kind}")));
         }
     };
-    if let Some(unknown) = object.keys().find(|key| *key != "payload") {
+    if let Some(unknown) = object
+        .keys()
+        .find(|key| !matches!(key.as_str(), "payload" | "continue" | "stopReason"))
+    {
         return Err(bad(format!(
-            "unknown key {unknown:?} in output (only \"payload\" is allowed)"
+            "unknown key {unknown:?} in output (allowed: \"payload\", \"continue\", \"stopReason\")"
         )));
     }
-    Ok(match object.remove("payload") {
-        Some(payload) => HookOutput::Replace(payload),
-        None => HookOutput::Unchanged,
+    let stop = match object.remove("continue") {
+        None | Some(Value::Bool(true)) => false,
+        Some(Value::Bool(false)) => true,
+        Some(_) => return Err(bad("\"continue\" must be true or false".to_owned())),
+    };
+    let stop_reason = match object.remove("stopReason") {
+        None => None,
+        Some(Value::String(s)) => Some(s),
+        Some(_) => return Err(bad("\"stopReason\" must be a string".to_owned())),
+    };
+    Ok(HookOutput {
+        payload: object.remove("payload"),
+        stop,
+        stop_reason,
     })
 }

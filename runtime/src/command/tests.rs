@@ -124,7 +124,7 @@ fn empty_stdout_and_empty_object_mean_unchanged() {
         let dir = tempfile::tempdir().expect("tempdir");
         let spec = sh_hook(dir.path(), body);
         for (result, _) in both(&spec, b"{\"x\":1}") {
-            assert_eq!(result.expect(body), HookOutput::Unchanged, "{body}");
+            assert_eq!(result.expect(body), HookOutput::UNCHANGED, "{body}");
         }
     }
 }
@@ -146,7 +146,7 @@ fn payload_is_replaced_and_spec_env_is_visible() {
     let input = hook_input("before-save", "ext.a", &payload);
     let cwd = std::fs::canonicalize(dir.path()).expect("canonicalize");
     for (result, _) in both(&spec, &input) {
-        let HookOutput::Replace(value) = result.expect("hook runs") else {
+        let Some(value) = result.expect("hook runs").payload else {
             panic!("expected Replace");
         };
         assert_eq!(value["got"]["point"], "before-save");
@@ -162,7 +162,7 @@ fn payload_null_is_a_replacement() {
     let dir = tempfile::tempdir().expect("tempdir");
     let spec = sh_hook(dir.path(), "echo '{\"payload\": null}'");
     for (result, _) in both(&spec, b"") {
-        assert_eq!(result.expect("runs"), HookOutput::Replace(Value::Null));
+        assert_eq!(result.expect("runs"), HookOutput::replace(Value::Null));
     }
 }
 
@@ -170,13 +170,13 @@ fn payload_null_is_a_replacement() {
 fn exit_zero_without_reading_a_large_input_succeeds() {
     let big = vec![b'x'; 5 * 1024 * 1024];
     for (body, expected) in [
-        ("exit 0", HookOutput::Unchanged),
+        ("exit 0", HookOutput::UNCHANGED),
         (
             "echo '{\"payload\": 7}'",
-            HookOutput::Replace(serde_json::json!(7)),
+            HookOutput::replace(serde_json::json!(7)),
         ),
         // Reads a little, then closes stdin and exits.
-        ("head -c 10 >/dev/null", HookOutput::Unchanged),
+        ("head -c 10 >/dev/null", HookOutput::UNCHANGED),
     ] {
         let dir = tempfile::tempdir().expect("tempdir");
         let spec = sh_hook(dir.path(), body);
@@ -200,7 +200,7 @@ fn large_stdout_before_reading_stdin_does_not_deadlock() {
     );
     let input = vec![b' '; 2 * 1024 * 1024];
     for (result, took) in both(&spec, &input) {
-        let HookOutput::Replace(Value::String(s)) = result.expect("runs") else {
+        let Some(Value::String(s)) = result.expect("runs").payload else {
             panic!("expected a string payload");
         };
         assert_eq!(s.len(), 900_000);
@@ -230,7 +230,7 @@ fn five_megabyte_payload_with_control_characters_reaches_python_intact() {
     let input = hook_input("p\u{1}\n", "e\"\u{0}", &payload);
     assert!(input.len() > 5 * 1024 * 1024);
     for (result, _) in both(&spec, &input) {
-        let HookOutput::Replace(value) = result.expect("runs") else {
+        let Some(value) = result.expect("runs").payload else {
             panic!("expected Replace");
         };
         assert_eq!(value["len"], chars);
@@ -247,7 +247,7 @@ fn program_resolution() {
     let body = "#!/bin/sh\necho '{\"payload\": \"ok\"}'\n";
     let abs = script(dir.path(), "sub/hook.sh", body);
     script(dir.path(), "bin/my-hook", body);
-    let ok = HookOutput::Replace(serde_json::json!("ok"));
+    let ok = HookOutput::replace(serde_json::json!("ok"));
 
     let cases = [
         CommandSpec::new(["./sub/hook.sh"], dir.path()),
@@ -300,7 +300,7 @@ fn environment_is_cleared_to_the_allow_list() {
     .tap_env("PYTHONCOERCECLOCALE", "0");
     let extra: Vec<&str> = spec.env.iter().map(|(k, _)| k.as_str()).collect();
     for (result, _) in both(&spec, b"") {
-        let HookOutput::Replace(Value::Object(seen)) = result.expect("runs") else {
+        let Some(Value::Object(seen)) = result.expect("runs").payload else {
             panic!("expected an object");
         };
         for name in seen.keys() {
@@ -373,7 +373,7 @@ fn leftover_background_process_is_killed_when_the_hook_exits() {
     for (result, took) in both(&spec, b"") {
         assert_eq!(
             result.expect("runs"),
-            HookOutput::Replace(serde_json::json!("done"))
+            HookOutput::replace(serde_json::json!("done"))
         );
         assert!(took < Duration::from_secs(2), "took {took:?}");
         assert_dead_soon(read_pid(&dir.path().join("grandchild")));
@@ -537,7 +537,7 @@ fn stdout_limit_is_exact() {
     let mut at_limit = spec.clone();
     at_limit.argv.push(MAX_STDOUT_BYTES.to_string().into());
     for (result, _) in both(&at_limit, b"") {
-        assert_eq!(result.expect("at limit"), HookOutput::Replace(1.into()));
+        assert_eq!(result.expect("at limit"), HookOutput::replace(1.into()));
     }
     let mut over = spec;
     over.argv.push((MAX_STDOUT_BYTES + 1).to_string().into());
@@ -577,7 +577,7 @@ fn huge_timeout_means_no_limit() {
     let mut spec = sh_hook(dir.path(), "echo '{}'");
     spec.timeout = Duration::MAX;
     for (result, _) in both(&spec, b"") {
-        assert_eq!(result.expect("runs"), HookOutput::Unchanged);
+        assert_eq!(result.expect("runs"), HookOutput::UNCHANGED);
     }
 }
 
@@ -595,7 +595,7 @@ async fn sync_runner_works_on_a_tokio_worker_thread() {
     let spawned = tokio::spawn(async move { sync(&spec2, input) });
     let concurrent = asynchronous(&spec, input).await.expect("runs");
     let spawned = spawned.await.expect("join").expect("runs");
-    let expected = HookOutput::Replace(serde_json::json!({"from": "worker"}));
+    let expected = HookOutput::replace(serde_json::json!({"from": "worker"}));
     assert_eq!(direct, expected);
     assert_eq!(spawned, expected);
     assert_eq!(concurrent, expected);
@@ -655,18 +655,18 @@ fn hook_input_handles_five_megabytes() {
 #[test]
 fn parse_output_rules() {
     let p = || PathBuf::from("hook");
-    assert_eq!(parse_output(p(), b"").expect("ok"), HookOutput::Unchanged);
+    assert_eq!(parse_output(p(), b"").expect("ok"), HookOutput::UNCHANGED);
     assert_eq!(
         parse_output(p(), b" \r\n\t").expect("ok"),
-        HookOutput::Unchanged
+        HookOutput::UNCHANGED
     );
     assert_eq!(
         parse_output(p(), b"{}\n").expect("ok"),
-        HookOutput::Unchanged
+        HookOutput::UNCHANGED
     );
     assert_eq!(
         parse_output(p(), b"\n{\"payload\": {\"a\": [1]}}\n").expect("ok"),
-        HookOutput::Replace(serde_json::json!({"a": [1]}))
+        HookOutput::replace(serde_json::json!({"a": [1]}))
     );
     for bad in [
         &b"null"[..],

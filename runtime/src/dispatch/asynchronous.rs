@@ -1,23 +1,26 @@
 //! The async loop: sync and async extensions in order, each awaited before the next, with the
-//! same per-extension rules as the sync loop ([`Chain`]).
+//! same per-extension rules as the sync loop ([`Chain`]), and async extensions' time budgets.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use super::chain::Chain;
 use super::{Call, DepthGuard, ErrorSink, MAX_DEPTH, ScopeRef, depth_error, precheck};
-use crate::error::Error;
-use crate::registry::Cx;
+use crate::error::{Error, ErrorKind};
+use crate::observe;
+use crate::registry::{BoxFuture, Cx, Flow};
 use crate::snapshot::{Run, Shape, Snapshot};
 use crate::thread_state;
 
 pin_project_lite::pin_project! {
-    /// Sets the thread's dispatch depth only while the inner future is polled, so nested sync
-    /// and async dispatches see the depth of the task they run in.
+    /// Sets the thread's dispatch depth (and, when observed, the point being dispatched) only
+    /// while the inner future is polled, so both follow the task.
     struct WithDepth<F> {
         depth: u32,
+        observed_point: Option<u32>,
         #[pin]
         fut: F,
     }
@@ -28,7 +31,55 @@ impl<F: Future> Future for WithDepth<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         let _depth = DepthGuard::enter(&thread_state::get().depth, *this.depth);
+        let _doing = this.observed_point.map(observe::resume);
         this.fut.poll(cx)
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An async extension's future with its time budget: when the budget runs out first, the
+    /// future is dropped and the turn ends with an [`ErrorKind::Timeout`] error.
+    struct Budget<'a> {
+        #[pin]
+        fut: BoxFuture<'a>,
+        #[pin]
+        delay: futures_timer::Delay,
+        limit: Duration,
+    }
+}
+
+impl Future for Budget<'_> {
+    type Output = Result<Flow, Error>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Poll::Ready(r) = this.fut.poll(cx) {
+            return Poll::Ready(r);
+        }
+        match this.delay.poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(Error::kind_msg(
+                ErrorKind::Timeout,
+                format!(
+                    "ran past its time budget of {} ms (`timeout_ms`) and was cancelled",
+                    this.limit.as_millis()
+                ),
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// `fut` under `budget`, if there is one.
+async fn within(fut: BoxFuture<'_>, budget: Option<Duration>) -> Result<Flow, Error> {
+    match budget {
+        None => fut.await,
+        Some(limit) => {
+            Budget {
+                fut,
+                delay: futures_timer::Delay::new(limit),
+                limit,
+            }
+            .await
+        }
     }
 }
 
@@ -73,8 +124,12 @@ pub(crate) async fn run_async(
     if depth > MAX_DEPTH {
         return Err(depth_error(call.point));
     }
-    let mut chain = Chain::new(list, call, sink);
-    let span = chain.span(depth);
+    let mut chain = Chain::new(list, call, sink, scope, depth);
+    let span = chain.span();
+    let observed_point = chain.doing().map(|guard| {
+        drop(guard);
+        call.id
+    });
     let body = async {
         let cx = Cx::new(call.point, depth, scope);
         let mut notice = CancelNotice {
@@ -83,6 +138,7 @@ pub(crate) async fn run_async(
             next: 0,
             total: list.runs.len(),
         };
+        let mut result = Ok(());
         for (i, run) in list.runs.iter().enumerate() {
             notice.next = i;
             let Some(turn) = chain.turn(i) else {
@@ -92,17 +148,32 @@ pub(crate) async fn run_async(
                 // SAFETY: payload key checked by `precheck`; `payload` is the live `&mut P`.
                 Run::Sync(f) => unsafe { f(call.payload.0, &cx) },
                 // SAFETY: as above.
-                Run::Async(f) => unsafe { f(call.payload.0, &cx) }.await,
+                Run::Async(f) => {
+                    within(unsafe { f(call.payload.0, &cx) }, chain.budget(&turn)).await
+                }
                 #[cfg(feature = "fs")]
                 Run::Command(ix) => {
                     super::hook::run_async(&snap.commands[ix as usize], chain.name(&turn), call)
                         .await
                 }
             };
-            chain.end(turn, r)?;
+            match chain.end(turn, r) {
+                Ok(Flow::Continue) => {}
+                Ok(Flow::Stop) => break,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
         }
         notice.done = true;
-        Ok(())
+        chain.finish(&result);
+        result
     };
-    tracing::Instrument::instrument(WithDepth { depth, fut: body }, span).await
+    let fut = WithDepth {
+        depth,
+        observed_point,
+        fut: body,
+    };
+    tracing::Instrument::instrument(fut, span).await
 }

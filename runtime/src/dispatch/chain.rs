@@ -1,13 +1,15 @@
-//! The rules that apply to each extension of a general list, written once for the sync and
-//! the async loop: which extensions run for this payload, what is observed (timing, outcome,
-//! `EXTENSIONS_LOG`), and what an error does (the extension's policy, or the caller's sink).
+//! The rules that apply to each extension of a general list, written once for the sync and the
+//! async loop: which extensions run for this payload (generic instantiation, `when` predicate,
+//! `"match"`), what is observed (timing, outcome, slow extensions, observers, `EXTENSIONS_LOG`),
+//! what `Flow::Stop` does, and what an error does (the extension's policy, or the caller's sink).
 
 use std::time::Instant;
 
-use super::{Call, ErrorSink};
+use super::{Call, ErrorSink, ScopeRef};
 use crate::error::Error;
-use crate::registry::ErrorPolicy;
-use crate::snapshot::PointList;
+use crate::observe::{self, Event, PayloadView, What};
+use crate::registry::{ErrorPolicy, Flow};
+use crate::snapshot::{Matcher, PointList};
 use crate::stats;
 
 /// One dispatch of a general list, extension by extension.
@@ -15,8 +17,14 @@ pub(super) struct Chain<'a, 's> {
     list: &'a PointList,
     call: Call<'a>,
     sink: Option<ErrorSink<'s>>,
-    /// A tracing subscriber wants `debug` from hookpoint, or `EXTENSIONS_LOG` is set.
+    scope: ScopeRef<'a>,
+    depth: u32,
+    /// A tracing subscriber wants `debug` from hookpoint, or a switch is on (see `stats`).
     pub(super) observing: bool,
+    /// Observers are registered: events are delivered.
+    observers: bool,
+    started: Option<Instant>,
+    stopped_by: Option<usize>,
 }
 
 /// One extension's turn: when it started, if observed.
@@ -26,39 +34,104 @@ pub(super) struct Turn {
 }
 
 impl<'a, 's> Chain<'a, 's> {
-    pub(super) fn new(list: &'a PointList, call: Call<'a>, sink: Option<ErrorSink<'s>>) -> Self {
+    /// Starts the chain (counting it and telling observers when observed).
+    pub(super) fn new(
+        list: &'a PointList,
+        call: Call<'a>,
+        sink: Option<ErrorSink<'s>>,
+        scope: ScopeRef<'a>,
+        depth: u32,
+    ) -> Self {
         let observing = stats::observing();
+        let observers = observing && observe::has_observers();
         if observing {
             stats::count(call.point);
         }
-        Chain {
+        if observers {
+            observe::count(call.id);
+        }
+        let chain = Chain {
             list,
             call,
             sink,
+            scope,
+            depth,
             observing,
+            observers,
+            started: observing.then(Instant::now),
+            stopped_by: None,
+        };
+        chain.emit(What::Start);
+        chain
+    }
+
+    fn emit(&self, what: What<'_>) {
+        if self.observers {
+            observe::emit(&Event {
+                point: self.call.point,
+                scope: self.scope.name(),
+                depth: self.depth,
+                what,
+                payload: PayloadView {
+                    ptr: self.call.payload.0,
+                    codec: self.call.want.codec,
+                },
+            });
         }
     }
 
     /// The `debug` span of the whole dispatch (disabled unless observing).
-    pub(super) fn span(&self, depth: u32) -> tracing::Span {
+    pub(super) fn span(&self) -> tracing::Span {
         if self.observing {
-            tracing::debug_span!("hookpoint.dispatch", point = self.call.point, depth)
+            tracing::debug_span!(
+                "hookpoint.dispatch",
+                point = self.call.point,
+                depth = self.depth
+            )
         } else {
             tracing::Span::none()
         }
     }
 
-    /// Starts extension `index`'s turn, or `None` when it does not run for this payload (a
-    /// generic point runs only the extensions of the dispatched instantiation).
+    /// Marks this dispatch's point as being dispatched on this thread (for `doing`).
+    pub(super) fn doing(&self) -> Option<observe::Doing> {
+        self.observers.then(|| observe::resume(self.call.id))
+    }
+
+    /// Starts extension `index`'s turn, or `None` when it does not run for this payload: a
+    /// generic point runs only the extensions of the dispatched instantiation, and a `when`
+    /// predicate or `"match"` may say no.
     pub(super) fn turn(&self, index: usize) -> Option<Turn> {
         let m = &self.list.meta[index];
         if self.list.generic && m.key.is_some_and(|k| k != self.call.want.key) {
+            return None;
+        }
+        if let Some(matcher) = &m.matcher
+            && !self.accepts(matcher)
+        {
+            self.emit(What::Skipped { name: &m.name });
             return None;
         }
         Some(Turn {
             index,
             start: self.observing.then(Instant::now),
         })
+    }
+
+    fn accepts(&self, matcher: &Matcher) -> bool {
+        match matcher {
+            // SAFETY: the list's payload key equals the dispatcher's (`precheck`, and the generic
+            // skip above), so the payload is the type the predicate was compiled for.
+            Matcher::Typed(when) => unsafe { when(self.call.payload.0) },
+            #[cfg(feature = "fs")]
+            Matcher::Json(m) => {
+                let Some(codec) = self.call.want.codec else {
+                    return false;
+                };
+                // SAFETY: as above; the codec is the point's, checked against the payload key.
+                unsafe { (codec.to_json)(self.call.payload.0) }.is_ok_and(|v| m.matches(&v))
+            }
+        }
     }
 
     /// The `trace` span of one extension (disabled unless observing).
@@ -76,36 +149,75 @@ impl<'a, 's> Chain<'a, 's> {
         &self.list.meta[turn.index].name
     }
 
-    /// Ends a turn with the extension's result: logs the outcome when observed, then applies the
-    /// extension's policy. `Err` stops the chain.
-    pub(super) fn end(&mut self, turn: Turn, result: Result<(), Error>) -> Result<(), Error> {
-        let point = self.call.point;
+    /// The time budget of the extension whose turn it is.
+    pub(super) fn budget(&self, turn: &Turn) -> Option<std::time::Duration> {
+        self.list.meta[turn.index].timeout
+    }
+
+    /// Ends a turn with the extension's result: observes it, then applies `Flow::Stop` or the
+    /// error policy. `Ok(Flow::Stop)` or `Err` ends the chain.
+    pub(super) fn end(&mut self, turn: Turn, result: Result<Flow, Error>) -> Result<Flow, Error> {
         let m = &self.list.meta[turn.index];
         if let Some(start) = turn.start {
-            let duration_us = start.elapsed().as_secs_f64() * 1e6;
-            match &result {
-                Ok(()) => {
-                    tracing::trace!(point, extension = &*m.name, duration_us, outcome = "ok")
-                }
-                Err(e) => {
-                    tracing::debug!(point, extension = &*m.name, duration_us, outcome = "error", error = %e)
-                }
-            }
+            self.observe_outcome(turn.index, start, &result);
         }
-        let Err(err) = result else {
-            return Ok(());
+        let err = match result {
+            Ok(Flow::Continue) => return Ok(Flow::Continue),
+            Ok(Flow::Stop) => {
+                self.stopped_by = Some(turn.index);
+                if let Some(slot) = self.call.stopped {
+                    let _ = slot.set(m.name.clone());
+                }
+                return Ok(Flow::Stop);
+            }
+            Err(err) => err,
         };
+        let point = self.call.point;
         let err = err.at_extension(&m.name, &m.origin).at_point(point);
         if m.policy == ErrorPolicy::Log {
             tracing::warn!(point, extension = &*m.name, origin = %m.origin, error = %err, "extension failed; continuing (on_error = log)");
-            return Ok(());
+            return Ok(Flow::Continue);
         }
         match &mut self.sink {
             Some(sink) => {
                 sink(self.call.payload.0, err);
-                Ok(())
+                Ok(Flow::Continue)
             }
             None => Err(err),
+        }
+    }
+
+    /// Logs an extension's outcome and time, warns when it was slow, tells observers.
+    fn observe_outcome(&self, index: usize, start: Instant, result: &Result<Flow, Error>) {
+        let m = &self.list.meta[index];
+        let elapsed = start.elapsed();
+        let duration_us = elapsed.as_secs_f64() * 1e6;
+        let point = self.call.point;
+        match result {
+            Ok(_) => tracing::trace!(point, extension = &*m.name, duration_us, outcome = "ok"),
+            Err(e) => {
+                tracing::debug!(point, extension = &*m.name, duration_us, outcome = "error", error = %e)
+            }
+        }
+        if observe::slow_threshold().is_some_and(|t| elapsed > t) {
+            tracing::warn!(point, extension = &*m.name, origin = %m.origin, duration_us, "slow extension");
+        }
+        self.emit(What::Extension {
+            name: &m.name,
+            origin: &m.origin,
+            elapsed,
+            outcome: result.as_ref().copied(),
+        });
+    }
+
+    /// Ends the chain: tells observers how it ended.
+    pub(super) fn finish(&self, result: &Result<(), Error>) {
+        if let Some(start) = self.started {
+            self.emit(What::End {
+                elapsed: start.elapsed(),
+                stopped_by: self.stopped_by.map(|i| &*self.list.meta[i].name),
+                error: result.as_ref().err(),
+            });
         }
     }
 }

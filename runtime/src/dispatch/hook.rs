@@ -4,7 +4,7 @@
 use super::Call;
 use crate::command::{self, CommandError, CommandSpec, HookOutput};
 use crate::error::{Error, ErrorKind};
-use crate::registry::JsonCodec;
+use crate::registry::{Flow, JsonCodec};
 
 fn codec<'a>(call: &Call<'a>) -> &'a JsonCodec {
     call.want
@@ -26,34 +26,46 @@ fn input(call: &Call<'_>, name: &str) -> Result<Vec<u8>, Error> {
     Ok(command::hook_input(call.point, name, &value))
 }
 
-/// Applies what the hook asked for to the payload.
-fn apply(out: HookOutput, call: &Call<'_>) -> Result<(), Error> {
-    match out {
-        HookOutput::Unchanged => Ok(()),
+/// Applies what the hook asked for to the payload; `Flow::Stop` for `"continue": false`.
+fn apply(out: HookOutput, call: &Call<'_>, name: &str) -> Result<Flow, Error> {
+    if let Some(v) = out.payload {
         // SAFETY: as in `input`; the payload is exclusively borrowed by this dispatch.
-        HookOutput::Replace(v) => unsafe { (codec(call).replace_from_json)(call.payload.0, v) }
-            .map_err(|e| {
-                Error::kind_msg(
-                    ErrorKind::Command,
-                    "bad output: `payload` does not deserialize into the point's payload type; the payload was left as it was",
-                )
-                .with_source(e)
-            }),
+        unsafe { (codec(call).replace_from_json)(call.payload.0, v) }.map_err(|e| {
+            Error::kind_msg(
+                ErrorKind::Command,
+                "bad output: `payload` does not deserialize into the point's payload type; the payload was left as it was",
+            )
+            .with_source(e)
+        })?;
     }
+    if !out.stop {
+        return Ok(Flow::Continue);
+    }
+    tracing::debug!(
+        point = call.point,
+        extension = name,
+        reason = out.stop_reason.as_deref().unwrap_or(""),
+        "command hook stopped the chain"
+    );
+    Ok(Flow::Stop)
 }
 
 /// Runs a command hook from a sync dispatch (`std::process`).
-pub(super) fn run_sync(spec: &CommandSpec, name: &str, call: Call<'_>) -> Result<(), Error> {
+pub(super) fn run_sync(spec: &CommandSpec, name: &str, call: Call<'_>) -> Result<Flow, Error> {
     let input = input(&call, name)?;
     let out = command::run_sync(spec, &input).map_err(command_error)?;
-    apply(out, &call)
+    apply(out, &call, name)
 }
 
 /// Runs a command hook from an async dispatch (`tokio::process`).
-pub(super) async fn run_async(spec: &CommandSpec, name: &str, call: Call<'_>) -> Result<(), Error> {
+pub(super) async fn run_async(
+    spec: &CommandSpec,
+    name: &str,
+    call: Call<'_>,
+) -> Result<Flow, Error> {
     let input = input(&call, name)?;
     let out = command::run_async(spec, &input)
         .await
         .map_err(command_error)?;
-    apply(out, &call)
+    apply(out, &call, name)
 }

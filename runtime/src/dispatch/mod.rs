@@ -30,7 +30,10 @@ use crate::snapshot::PointList;
 pub const MAX_DEPTH: u32 = 64;
 
 /// The scope a dispatch runs in, as [`Cx`](crate::Cx) carries it (the scope layer sits above).
-pub(crate) type ScopeRef<'a> = &'a (dyn std::any::Any + Send + Sync);
+pub(crate) type ScopeRef<'a> = &'a dyn crate::registry::DispatchScope;
+
+/// Where a dispatch that wants to know records which extension stopped the chain.
+pub(crate) type StopSlot = std::sync::OnceLock<std::sync::Arc<str>>;
 
 /// What a payload looks like to the erased dispatch core.
 #[derive(Clone, Copy)]
@@ -39,10 +42,6 @@ pub(crate) struct Erased<'c> {
     pub(crate) key: TypeId,
     pub(crate) type_name: fn() -> &'static str,
     /// Present when the payload can travel as JSON (command hooks, feature `fs`).
-    #[cfg_attr(
-        not(feature = "fs"),
-        expect(dead_code, reason = "read by command hooks")
-    )]
     pub(crate) codec: Option<&'c JsonCodec>,
 }
 
@@ -63,6 +62,8 @@ pub(crate) struct Call<'a> {
     pub(crate) want: Erased<'a>,
     /// The `&mut P` being dispatched, erased; its type is `want.key`'s.
     pub(crate) payload: SendPtr,
+    /// Set to the name of the extension that returned `Flow::Stop`, when the caller asks.
+    pub(crate) stopped: Option<&'a StopSlot>,
 }
 
 /// Called with an extension's error instead of stopping the chain (the `#[extensible]` mode: the

@@ -5,7 +5,7 @@
 use super::chain::Chain;
 use super::{Call, DepthGuard, ErrorSink, ScopeRef, precheck};
 use crate::error::Error;
-use crate::registry::Cx;
+use crate::registry::{Cx, Flow, SyncFn};
 use crate::snapshot::{PointList, Run, Shape, Snapshot};
 use crate::stats;
 use crate::thread_state::ThreadState;
@@ -31,7 +31,7 @@ pub(crate) fn run_sync(
             for f in fns.iter() {
                 // SAFETY: the shape's key equals the dispatcher's payload key, so `payload`
                 // points to the `P` every handler of this list was compiled for; bare handlers
-                // take no `Cx` and cannot fail.
+                // take no `Cx`, cannot fail and do not stop the chain.
                 unsafe { f(call.payload.0) };
             }
             Ok(())
@@ -43,12 +43,12 @@ pub(crate) fn run_sync(
     }
 }
 
-/// A plain list: sync handlers for this payload with the default policy.
+/// A plain list: sync handlers for this payload with the default policy and no matcher.
 #[inline(always)]
 fn run_plain(
     tl: &ThreadState,
     list: &PointList,
-    fns: &[crate::registry::SyncFn],
+    fns: &[SyncFn],
     scope: ScopeRef<'_>,
     call: Call<'_>,
     mut sink: Option<ErrorSink<'_>>,
@@ -57,15 +57,31 @@ fn run_plain(
     let cx = &Cx::new(call.point, depth, scope);
     for (i, f) in fns.iter().enumerate() {
         // SAFETY: as for the bare loop above.
-        if let Err(e) = unsafe { f(call.payload.0, cx) } {
-            let e = attributed(list, i, call.point, e);
-            match &mut sink {
-                Some(sink) => sink(call.payload.0, e),
-                None => return Err(e),
+        match unsafe { f(call.payload.0, cx) } {
+            Ok(Flow::Continue) => {}
+            Ok(Flow::Stop) => {
+                stopped(list, i, call);
+                return Ok(());
+            }
+            Err(e) => {
+                let e = attributed(list, i, call.point, e);
+                match &mut sink {
+                    Some(sink) => sink(call.payload.0, e),
+                    None => return Err(e),
+                }
             }
         }
     }
     Ok(())
+}
+
+/// Records who stopped a plain list's chain, for a caller that asked.
+#[cold]
+#[inline(never)]
+fn stopped(list: &PointList, i: usize, call: Call<'_>) {
+    if let Some(slot) = call.stopped {
+        let _ = slot.set(list.meta[i].name.clone());
+    }
 }
 
 /// The error of extension `i`, attributed (the fast loop's error exit).
@@ -90,9 +106,11 @@ fn run_general(
     let call = call.with_declared_codec(list);
     let (_depth, depth) = DepthGuard::next(&tl.depth, call.point)?;
     let cx = Cx::new(call.point, depth, scope);
-    let mut chain = Chain::new(list, call, sink);
-    let span = chain.span(depth);
+    let mut chain = Chain::new(list, call, sink, scope, depth);
+    let _doing = chain.doing();
+    let span = chain.span();
     let _entered = span.enter();
+    let mut result = Ok(());
     for (i, run) in list.runs.iter().enumerate() {
         let Some(turn) = chain.turn(i) else {
             continue;
@@ -104,15 +122,29 @@ fn run_general(
         } else {
             invoke(snap, *run, &cx, chain.name(&turn), call)
         };
-        chain.end(turn, r)?;
+        match chain.end(turn, r) {
+            Ok(Flow::Continue) => {}
+            Ok(Flow::Stop) => break,
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
     }
-    Ok(())
+    chain.finish(&result);
+    result
 }
 
 /// Calls one extension from a sync dispatch.
 #[inline(always)]
 #[cfg_attr(not(feature = "fs"), allow(unused_variables))]
-fn invoke(snap: &Snapshot, run: Run, cx: &Cx<'_>, name: &str, call: Call<'_>) -> Result<(), Error> {
+fn invoke(
+    snap: &Snapshot,
+    run: Run,
+    cx: &Cx<'_>,
+    name: &str,
+    call: Call<'_>,
+) -> Result<Flow, Error> {
     match run {
         // SAFETY: `precheck` verified that this extension's payload key equals the
         // dispatcher's, so `payload` points to the `P` the handler was compiled for.

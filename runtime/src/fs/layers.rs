@@ -11,10 +11,48 @@ pub struct LayerRoot {
     pub rank: u8,
     /// The layer's root folder (it holds `extensions/` and `plugins/`).
     pub root: PathBuf,
+    /// Which part of the search order it is.
+    pub kind: LayerKind,
     /// True for the project's layers, whose command hooks run only when the project is trusted.
     pub project: bool,
+    /// True when the folder is under one the application marked managed
+    /// ([`ScopeBuilder::managed`](crate::ScopeBuilder::managed)).
+    pub managed: bool,
     /// The plugin whose folder this is, for plugin layers.
     pub plugin: Option<String>,
+}
+
+/// The part of the search order a layer is (SPEC §7), highest priority first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LayerKind {
+    /// `<project>/agents/<profile>/`.
+    ProjectProfile,
+    /// `<project>/`.
+    Project,
+    /// `<user>/agents/<profile>/`.
+    UserProfile,
+    /// `<plugin>/agents/<profile>/`.
+    PluginProfile,
+    /// `<agents>/<profile>/`.
+    AgentsProfile,
+    /// `<user>/`.
+    User,
+    /// `<plugin>/`.
+    Plugin,
+}
+
+impl LayerKind {
+    /// True for the layers that belong to an agent profile (`.../agents/<profile>/`).
+    pub fn is_profile(self) -> bool {
+        matches!(
+            self,
+            LayerKind::ProjectProfile
+                | LayerKind::UserProfile
+                | LayerKind::PluginProfile
+                | LayerKind::AgentsProfile
+        )
+    }
 }
 
 /// The folder parts of a scope (see [`ScopeBuilder`]).
@@ -26,6 +64,10 @@ pub(crate) struct FsConfig {
     pub(crate) agents: Option<PathBuf>,
     pub(crate) plugin_dirs: Vec<(String, PathBuf)>,
     pub(crate) trust_project: bool,
+    /// Folders the application manages (layers at or under them are managed).
+    pub(crate) managed: Vec<PathBuf>,
+    /// Command hooks run only from managed layers.
+    pub(crate) managed_hooks_only: bool,
     pub(crate) watch: bool,
     pub(crate) debounce: Duration,
 }
@@ -39,6 +81,8 @@ impl Default for FsConfig {
             agents: None,
             plugin_dirs: Vec::new(),
             trust_project: false,
+            managed: Vec::new(),
+            managed_hooks_only: false,
             watch: true,
             debounce: Duration::from_millis(50),
         }
@@ -49,7 +93,8 @@ impl FsConfig {
     /// The layers in Agent Zero's search order (SPEC §7), highest first; plugin layers only for
     /// plugins `enabled` accepts.
     pub(crate) fn layers(&self, enabled: impl Fn(&str) -> bool) -> Vec<LayerRoot> {
-        let mut out: Vec<(PathBuf, bool, Option<String>)> = Vec::new();
+        use LayerKind as K;
+        let mut out: Vec<(PathBuf, LayerKind, Option<String>)> = Vec::new();
         let profile = self.profile.as_deref();
         let plugins: Vec<&(String, PathBuf)> = self
             .plugin_dirs
@@ -57,34 +102,37 @@ impl FsConfig {
             .filter(|(n, _)| enabled(n))
             .collect();
         if let (Some(p), Some(prof)) = (&self.project, profile) {
-            out.push((p.join("agents").join(prof), true, None));
+            out.push((p.join("agents").join(prof), K::ProjectProfile, None));
         }
         if let Some(p) = &self.project {
-            out.push((p.clone(), true, None));
+            out.push((p.clone(), K::Project, None));
         }
         if let (Some(u), Some(prof)) = (&self.user, profile) {
-            out.push((u.join("agents").join(prof), false, None));
+            out.push((u.join("agents").join(prof), K::UserProfile, None));
         }
         if let Some(prof) = profile {
             for (name, dir) in &plugins {
-                out.push((dir.join("agents").join(prof), false, Some(name.clone())));
+                let root = dir.join("agents").join(prof);
+                out.push((root, K::PluginProfile, Some(name.clone())));
             }
         }
         if let (Some(a), Some(prof)) = (&self.agents, profile) {
-            out.push((a.join(prof), false, None));
+            out.push((a.join(prof), K::AgentsProfile, None));
         }
         if let Some(u) = &self.user {
-            out.push((u.clone(), false, None));
+            out.push((u.clone(), K::User, None));
         }
         for (name, dir) in &plugins {
-            out.push((dir.clone(), false, Some(name.clone())));
+            out.push((dir.clone(), K::Plugin, Some(name.clone())));
         }
         out.into_iter()
             .enumerate()
-            .map(|(i, (root, project, plugin))| LayerRoot {
+            .map(|(i, (root, kind, plugin))| LayerRoot {
                 rank: u8::try_from(i + 1).unwrap_or(u8::MAX - 1),
+                managed: self.managed.iter().any(|m| root.starts_with(m)),
+                project: matches!(kind, K::ProjectProfile | K::Project),
                 root,
-                project,
+                kind,
                 plugin,
             })
             .collect()

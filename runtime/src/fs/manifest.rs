@@ -25,10 +25,21 @@ pub struct Manifest {
     pub order: Option<i32>,
     /// Command argv to run; non-empty with a non-empty program when given.
     pub command: Option<Vec<String>>,
-    /// Time limit for the command in milliseconds; greater than 0 when given.
+    /// Time limit in milliseconds, greater than 0 when given: a command hook's, or an async
+    /// extension's budget.
     pub timeout_ms: Option<u64>,
     /// What to do when the extension fails.
     pub on_error: Option<ErrorPolicy>,
+    /// Names of extensions of the same point this one runs after (replaces the definition's).
+    pub after: Option<Vec<String>>,
+    /// Names of extensions of the same point this one runs before (replaces the definition's).
+    pub before: Option<Vec<String>>,
+    /// JSON pointers into the payload to patterns: the extension runs only when all match.
+    #[serde(rename = "match")]
+    pub matcher: Option<serde_json::Value>,
+    /// SHA-256 (hex) the command's program file must have; the hook runs a private copy of the
+    /// verified content.
+    pub sha256: Option<String>,
 }
 
 /// Opens, checks and parses a manifest. `meta` is the (followed) metadata
@@ -113,11 +124,37 @@ pub fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, FileProblem
             Some(_) => {}
         }
     }
-    if manifest.timeout_ms == Some(0) {
-        return Err(FileProblem::new(
-            path,
-            "invalid manifest: `timeout_ms` must be greater than 0",
-        ));
-    }
+    check_fields(path, &manifest)?;
     Ok(manifest)
+}
+
+/// The checks serde cannot make: positive timeout, non-empty names, a valid matcher, a SHA-256
+/// that is 64 hex digits and pins a program given as a path.
+fn check_fields(path: &Path, m: &Manifest) -> Result<(), FileProblem> {
+    let bad = |why: String| Err(FileProblem::new(path, format!("invalid manifest: {why}")));
+    if m.timeout_ms == Some(0) {
+        return bad("`timeout_ms` must be greater than 0".into());
+    }
+    for (key, names) in [("after", &m.after), ("before", &m.before)] {
+        if names.iter().flatten().any(String::is_empty) {
+            return bad(format!("`{key}` names an extension with an empty name"));
+        }
+    }
+    if let Some(v) = &m.matcher
+        && let Err(why) = crate::matcher::JsonMatcher::parse(v)
+    {
+        return bad(why);
+    }
+    if let Some(hash) = &m.sha256 {
+        if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return bad("`sha256` must be 64 hexadecimal digits".into());
+        }
+        if !m.command.as_ref().is_some_and(|c| c[0].contains('/')) {
+            return bad(
+                "`sha256` pins the program of `command`, given as a path (e.g. `[\"hooks/x.sh\"]`)"
+                    .into(),
+            );
+        }
+    }
+    Ok(())
 }

@@ -31,6 +31,6 @@ pub(crate) mod watch;
 
 pub use event::ReloadEvent;
 pub(crate) use layers::FsConfig;
-pub use layers::LayerRoot;
+pub use layers::{LayerKind, LayerRoot};
 pub use scan::FileProblem;
 pub(crate) use state::ScopeFs;

@@ -736,7 +736,9 @@ mod tests {
     fn manifest_with_all_fields() {
         let m = parse_manifest(
             Path::new("x.json"),
-            br#"{"enabled": true, "order": 7, "command": ["a"], "timeout_ms": 1, "on_error": "log"}"#,
+            br#"{"enabled": true, "order": 7, "command": ["./a"], "timeout_ms": 1, "on_error": "log",
+                "after": ["x"], "before": ["y"], "match": {"/tool": "db.*"},
+                "sha256": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}"#,
         )
         .expect("valid");
         assert_eq!(
@@ -744,9 +746,15 @@ mod tests {
             Manifest {
                 enabled: Some(true),
                 order: Some(7),
-                command: Some(vec!["a".into()]),
+                command: Some(vec!["./a".into()]),
                 timeout_ms: Some(1),
                 on_error: Some(ErrorPolicy::Log),
+                after: Some(vec!["x".into()]),
+                before: Some(vec!["y".into()]),
+                matcher: Some(serde_json::json!({"/tool": "db.*"})),
+                sha256: Some(
+                    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855".into()
+                ),
             }
         );
     }

@@ -2,6 +2,14 @@
 
 use std::any::Any;
 
+/// What dispatch knows of the scope it runs in. The registry sits below the scope layer
+/// (extension handlers name `Cx`, scopes hold extension handlers), so the scope travels behind
+/// this trait; the scope layer implements it and gives the scope back typed.
+pub(crate) trait DispatchScope: Any + Send + Sync {
+    /// The scope's name, for events and logs.
+    fn name(&self) -> &str;
+}
+
 /// What an extension can learn about the dispatch it runs in: the point, the nesting depth and
 /// the [`Scope`](crate::Scope) (whose plugin state and config it may read, see
 /// [`Cx::scope`](crate::Cx::scope)).
@@ -22,14 +30,12 @@ use std::any::Any;
 pub struct Cx<'a> {
     point: &'a str,
     depth: u32,
-    /// The dispatching scope. The registry sits below the scope layer (extension handlers name
-    /// `Cx`, scopes hold extension handlers), so the scope travels erased here and the scope
-    /// layer gives it back typed.
-    scope: &'a (dyn Any + Send + Sync),
+    /// The dispatching scope (see [`DispatchScope`]).
+    scope: &'a dyn DispatchScope,
 }
 
 impl<'a> Cx<'a> {
-    pub(crate) fn new(point: &'a str, depth: u32, scope: &'a (dyn Any + Send + Sync)) -> Self {
+    pub(crate) fn new(point: &'a str, depth: u32, scope: &'a dyn DispatchScope) -> Self {
         Cx {
             point,
             depth,

@@ -10,18 +10,54 @@ use std::any::TypeId;
 use std::future::Future;
 use std::ops::Deref;
 use std::pin::Pin;
+use std::time::Duration;
 
 use super::codec::JsonCodec;
 use super::cx::Cx;
 use super::policy::{ErrorPolicy, PointKind};
 use crate::error::Error;
 
+/// What an extension tells the chain after it ran: go on with the next extension, or stop here
+/// because it handled the point (pluggy's `firstresult`, Claude Code's `"continue": false`).
+///
+/// An extension returns it directly (`-> Flow`) or in a result (`-> Result<Flow, E>`). The
+/// caller learns who stopped the chain from [`SyncPoint::dispatch`](crate::SyncPoint::dispatch);
+/// the end extensions of an `#[extensible]` fn still run when a start extension stops.
+///
+/// ```
+/// use hookpoint::Flow;
+/// #[hookpoint::extension(point = "doc_flow", order = 1)]
+/// fn handle(text: &mut String) -> Flow {
+///     text.push_str("handled");
+///     Flow::Stop
+/// }
+/// #[hookpoint::extension(point = "doc_flow", order = 2)]
+/// fn never(text: &mut String) {
+///     text.push_str(", again");
+/// }
+/// let mut text = String::new();
+/// hookpoint::call_sync("doc_flow", &mut text).unwrap();
+/// assert_eq!(text, "handled");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Flow {
+    /// Run the next extension (what `()` and `Ok(())` mean).
+    #[default]
+    Continue,
+    /// Do not run later extensions of this dispatch; the dispatch succeeds.
+    Stop,
+}
+
 /// A boxed extension future; its lifetime is the payload borrow's.
-pub type BoxFuture<'a> = Pin<Box<dyn Future<Output = Result<(), Error>> + Send + 'a>>;
+pub type BoxFuture<'a> = Pin<Box<dyn Future<Output = Result<Flow, Error>> + Send + 'a>>;
 
 /// A type-erased sync handler. Unsafe to call: the pointer must be the payload type the handler
 /// was compiled for (dispatch checks the payload key first).
-pub type SyncFn = unsafe fn(*mut (), &Cx<'_>) -> Result<(), Error>;
+pub type SyncFn = unsafe fn(*mut (), &Cx<'_>) -> Result<Flow, Error>;
+
+/// A type-erased predicate (`when = ..`): whether the extension runs for this payload. Unsafe
+/// to call, as [`SyncFn`].
+pub type WhenFn = unsafe fn(*const ()) -> bool;
 
 /// A type-erased handler that takes no `Cx` and cannot fail (`fn(&mut P)` returning `()`): the
 /// plain loop calls these exactly as a hand-written loop of fn pointers would.
@@ -90,6 +126,13 @@ pub struct ExtensionParts {
     pub bare: Option<BareFn>,
     pub replace: bool,
     pub policy: ErrorPolicy,
+    /// Names of extensions of the same point this one runs after / before.
+    pub after: &'static [&'static str],
+    pub before: &'static [&'static str],
+    /// The predicate the extension runs under, over the same payload type as `handler`.
+    pub when: Option<WhenFn>,
+    /// The time budget of an async extension.
+    pub timeout: Option<Duration>,
 }
 
 /// One `#[extension]` in [`HOOKPOINT_EXT_V0`](super::HOOKPOINT_EXT_V0). Read its parts through
@@ -99,7 +142,8 @@ pub struct ExtensionEntry(ExtensionParts);
 
 impl ExtensionEntry {
     /// # Safety
-    /// `parts.handler` and `parts.bare` must cast their payload pointer to `&mut P` for the one
+    /// `parts.handler`, `parts.bare` and `parts.when` must cast their payload pointer to `&mut P`
+    /// (`&P` for `when`) for the one
     /// type `P` whose handler type `fn(&mut P)` (lifetimes elided, so higher-ranked) has the
     /// `TypeId` that `parts.payload_key` returns, and must not keep the borrow past the call
     /// (async handlers: past their future).

@@ -13,9 +13,10 @@ mod policy;
 
 pub use codec::JsonCodec;
 pub use cx::Cx;
+pub(crate) use cx::DispatchScope;
 pub use entry::{
-    AsyncFn, BareFn, BoxFuture, ExtensionEntry, ExtensionParts, Handler, PointEntry, PointOf,
-    PointParts, SyncFn, TypedPoint,
+    AsyncFn, BareFn, BoxFuture, ExtensionEntry, ExtensionParts, Flow, Handler, PointEntry, PointOf,
+    PointParts, SyncFn, TypedPoint, WhenFn,
 };
 pub use plugin::{HOOKPOINT_PLG_V0, PluginEntry};
 pub(crate) use plugin::{default_configs, find as find_plugin, unhealthy};

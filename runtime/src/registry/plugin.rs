@@ -125,7 +125,7 @@ macro_rules! __hookpoint_plugin_check {
     ($config:ty; $f:path) => {
         $crate::__private::Some({
             fn __hookpoint_plugin_check(
-                value: &$crate::__private::serde_json::Value,
+                value: &$crate::__private::JsonValue,
             ) -> $crate::__private::Result<(), $crate::Error> {
                 let config: $config = $crate::__private::from_json(value)?;
                 $f(&config)

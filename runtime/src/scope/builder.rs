@@ -130,6 +130,33 @@ impl ScopeBuilder {
         self
     }
 
+    /// Marks `dir` as managed by the application (a folder it ships or controls, like Claude
+    /// Code's managed settings): every layer at or under it is managed. See
+    /// [`managed_hooks_only`](Self::managed_hooks_only).
+    pub fn managed(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.fs.managed.push(dir.into());
+        self
+    }
+
+    /// Runs command hooks only from managed layers (Claude Code's `allowManagedHooksOnly`);
+    /// command hooks elsewhere are loaded, shown inactive with why, and never run. Off by
+    /// default.
+    ///
+    /// ```
+    /// let scope = hookpoint::ScopeBuilder::new("locked")
+    ///     .user("/home/me/.config/my-agent")
+    ///     .managed("/opt/my-agent")
+    ///     .managed_hooks_only(true)
+    ///     .watch(false)
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(scope.layers().iter().all(|l| !l.managed));
+    /// ```
+    pub fn managed_hooks_only(mut self, only: bool) -> Self {
+        self.fs.managed_hooks_only = only;
+        self
+    }
+
     /// Watch the layers and reload on change (default `true`).
     pub fn watch(mut self, watch: bool) -> Self {
         self.fs.watch = watch;

@@ -114,17 +114,17 @@ impl Scope {
         let tl = thread_state::get();
         if let Some(scope) = entered(tl) {
             let snap = scope.0.snapshot.load_full();
-            return dispatch::run_sync(tl, &snap, scope.as_any(), call, sink);
+            return dispatch::run_sync(tl, &snap, scope.as_dispatch(), call, sink);
         }
         let default = Scope::default_scope();
         let cached = default_snapshot(tl, default);
         if cached.is_null() {
             let snap = default.0.snapshot.load_full();
-            return dispatch::run_sync(tl, &snap, default.as_any(), call, sink);
+            return dispatch::run_sync(tl, &snap, default.as_dispatch(), call, sink);
         }
         // SAFETY: non-null: the handle stays alive while this dispatch runs (module doc).
         let snap = unsafe { &*cached };
-        dispatch::run_sync(tl, snap, default.as_any(), call, sink)
+        dispatch::run_sync(tl, snap, default.as_dispatch(), call, sink)
     }
 
     /// Sync dispatch on this scope.
@@ -134,7 +134,7 @@ impl Scope {
         sink: Option<ErrorSink<'_>>,
     ) -> Result<(), Error> {
         let snap = self.0.snapshot.load();
-        dispatch::run_sync(thread_state::get(), &snap, self.as_any(), call, sink)
+        dispatch::run_sync(thread_state::get(), &snap, self.as_dispatch(), call, sink)
     }
 
     /// Async dispatch on this scope, on the snapshot current when it starts.
@@ -143,7 +143,7 @@ impl Scope {
         call: Call<'_>,
         sink: Option<ErrorSink<'_>>,
     ) -> Result<(), Error> {
-        dispatch::run_async(self.snapshot(), self.as_any(), call, sink).await
+        dispatch::run_async(self.snapshot(), self.as_dispatch(), call, sink).await
     }
 
     /// Runs `f` with this scope as the current scope of this thread (restored afterwards, also on

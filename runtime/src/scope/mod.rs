@@ -30,7 +30,7 @@ pub use plugins::PluginInfo;
 pub use reload::{command_hooks_enabled, set_command_hooks_enabled};
 
 use crate::locks;
-use crate::registry::Cx;
+use crate::registry::{Cx, DispatchScope};
 use crate::site;
 use crate::snapshot::{self, CompiledTable, Snapshot};
 use crate::thread_state;
@@ -177,8 +177,8 @@ impl Scope {
         drop(live);
     }
 
-    /// This scope, erased, as [`Cx`] carries it.
-    pub(crate) fn as_any(&self) -> &(dyn Any + Send + Sync) {
+    /// This scope as dispatch and [`Cx`] carry it.
+    pub(crate) fn as_dispatch(&self) -> &dyn DispatchScope {
         self
     }
 }
@@ -198,6 +198,12 @@ pub(crate) fn live_scopes() -> Vec<Scope> {
 pub fn scope_of(any: &(dyn Any + Send + Sync)) -> &Scope {
     any.downcast_ref::<Scope>()
         .expect("hookpoint passes a Scope to extensions and plugin hooks")
+}
+
+impl DispatchScope for Scope {
+    fn name(&self) -> &str {
+        &self.0.name
+    }
 }
 
 impl<'a> Cx<'a> {

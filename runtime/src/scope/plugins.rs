@@ -106,7 +106,7 @@ impl Scope {
             entry.uninstall
         };
         if let Some(hook) = hook {
-            hook(self.as_any()).map_err(|e| {
+            hook(self).map_err(|e| {
                 Error::kind_msg(
                     ErrorKind::Plugin,
                     format!(

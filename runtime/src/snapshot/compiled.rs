@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use super::{ExtMeta, Inactive, Layer, Refusal};
+use super::{ExtMeta, Inactive, Layer, Matcher, Refusal};
 use crate::error::{ErrorKind, Origin};
 use crate::registry::{self, BareFn, ExtensionEntry, Handler, PointEntry};
 
@@ -43,6 +43,10 @@ impl Candidate {
                 policy: e.policy,
                 is_async: e.handler.is_async(),
                 note: None,
+                after: e.after.iter().map(|n| Arc::from(*n)).collect(),
+                before: e.before.iter().map(|n| Arc::from(*n)).collect(),
+                matcher: e.when.map(Matcher::Typed),
+                timeout: e.timeout,
             },
             run: CandidateRun::Handler(e.handler),
             bare: e.bare,

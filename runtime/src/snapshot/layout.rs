@@ -21,12 +21,14 @@ pub(crate) fn build_list(
             &b.meta.layer,
         ))
     });
+    let cycle = super::ordering::apply(&mut candidates);
     let mut list = PointList {
         refusal,
         inactive,
         generic: declared.is_some_and(|d| d.payload_key.is_none()),
         #[cfg(feature = "fs")]
         codec: declared.and_then(|d| d.codec),
+        ordering_cycle: cycle.unwrap_or_default(),
         ..PointList::default()
     };
     let mut runs = Vec::with_capacity(candidates.len());
@@ -84,7 +86,9 @@ fn shape(list: &PointList, runs: &[Run], meta: &[ExtMeta], bares: Vec<Option<Bar
         && list.refusal.is_none()
         && !list.generic
         && !list.mixed_keys
-        && meta.iter().all(|m| m.policy == ErrorPolicy::Propagate)
+        && meta.iter().all(|m| {
+            m.policy == ErrorPolicy::Propagate && m.matcher.is_none() && m.timeout.is_none()
+        })
         && runs.iter().all(|r| matches!(r, Run::Sync(_)));
     let Some(key) = list.key.filter(|_| plain) else {
         return Shape::General;
@@ -145,8 +149,11 @@ mod tests {
     use std::any::TypeId;
     use std::sync::Arc;
 
-    fn sync_noop(_: *mut (), _: &crate::registry::Cx<'_>) -> Result<(), crate::Error> {
-        Ok(())
+    fn sync_noop(
+        _: *mut (),
+        _: &crate::registry::Cx<'_>,
+    ) -> Result<crate::registry::Flow, crate::Error> {
+        Ok(crate::registry::Flow::Continue)
     }
     fn bare_noop(_: *mut ()) {}
 
@@ -162,6 +169,10 @@ mod tests {
                 policy,
                 is_async: false,
                 note: None,
+                after: Arc::from([]),
+                before: Arc::from([]),
+                matcher: None,
+                timeout: None,
             },
             run: CandidateRun::Handler(Handler::Sync(sync_noop)),
             bare: bare.then_some(bare_noop as BareFn),

@@ -28,7 +28,9 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
     #[cfg(feature = "fs")]
     let (points, warnings, commands) = input.layers.apply(table, points);
     #[cfg(not(feature = "fs"))]
-    let warnings = Vec::new();
+    let mut warnings = Vec::new();
+    #[cfg(feature = "fs")]
+    let mut warnings = warnings;
     let lists = points
         .into_iter()
         .map(|(point, c)| {
@@ -38,6 +40,9 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
                 c.inactive,
                 table.declared.get(point.as_str()).copied(),
             );
+            if !list.ordering_cycle.is_empty() {
+                warnings.push(cycle_warning(&point, &list.ordering_cycle));
+            }
             (point, list)
         })
         .collect();
@@ -54,6 +59,15 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
         .map(|(name, why)| (name.to_owned(), why))
         .collect();
     (snap, warnings)
+}
+
+/// The message for ordering constraints that form a cycle.
+pub(crate) fn cycle_warning(point: &str, cycle: &[std::sync::Arc<str>]) -> String {
+    let names: Vec<&str> = cycle.iter().map(|n| &**n).collect();
+    format!(
+        "point `{point}`: the ordering constraints (after/before) form a cycle: {}; those extensions keep their numeric order",
+        names.join(" → ")
+    )
 }
 
 /// Package name -> why its extensions do not run: its plugin is disabled or unhealthy.

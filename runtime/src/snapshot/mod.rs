@@ -14,6 +14,7 @@
 mod compiled;
 mod layout;
 mod merge;
+pub(crate) mod ordering;
 #[cfg(feature = "fs")]
 mod overrides;
 
@@ -29,7 +30,7 @@ pub(crate) use merge::{BuildInput, build};
 pub(crate) use overrides::{LayerInput, OverrideDef};
 
 use crate::error::{Error, ErrorKind, Origin};
-use crate::registry::{AsyncFn, BareFn, ErrorPolicy, SyncFn};
+use crate::registry::{AsyncFn, BareFn, ErrorPolicy, SyncFn, WhenFn};
 use crate::site;
 
 /// Where an extension's definition comes from; higher layers win per (point, name).
@@ -94,6 +95,23 @@ pub(crate) struct ExtMeta {
     pub(crate) is_async: bool,
     /// What this definition replaced or changed, for introspection.
     pub(crate) note: Option<String>,
+    /// Names of extensions of the same point this one runs after / before.
+    pub(crate) after: Arc<[Arc<str>]>,
+    pub(crate) before: Arc<[Arc<str>]>,
+    /// When set, the extension runs only for payloads it accepts.
+    pub(crate) matcher: Option<Matcher>,
+    /// The time budget of an async extension or command hook.
+    pub(crate) timeout: Option<std::time::Duration>,
+}
+
+/// The condition an extension runs under.
+#[derive(Clone)]
+pub(crate) enum Matcher {
+    /// `#[extension(when = pred)]`: a predicate over the typed payload.
+    Typed(WhenFn),
+    /// A manifest's `"match"`: JSON pointers into the payload as JSON (feature `fs`).
+    #[cfg(feature = "fs")]
+    Json(Arc<crate::matcher::JsonMatcher>),
 }
 
 /// An extension known to the snapshot that does not run, and why (for introspection).
@@ -131,7 +149,9 @@ pub(crate) struct PointCandidates {
 
 /// Which loop may run a list. Decided once, when the list is laid out: a list gets a fast shape
 /// only when no chain-level rule (an error policy, async, command hooks, a refusal, a generic
-/// payload) applies to it, so a rule written in the general loop cannot be skipped by a fast one.
+/// payload, a matcher, a time budget) applies to it, so a rule written in the general loop
+/// cannot be skipped by a fast one. (Ordering constraints are applied at layout; `Flow::Stop`
+/// is honoured by every loop.)
 #[derive(Default)]
 pub(crate) enum Shape {
     /// Nothing runs (the list may still show inactive extensions).
@@ -171,6 +191,9 @@ pub(crate) struct PointList {
     /// whose payload it takes.
     pub(crate) generic: bool,
     pub(crate) inactive: Vec<Inactive>,
+    /// The extensions whose ordering constraints form a cycle (numeric order kept), as
+    /// `a, b, a`; empty when the constraints hold.
+    pub(crate) ordering_cycle: Vec<Arc<str>>,
 }
 
 /// An immutable, merged, sorted table of all points' extensions for one [`Scope`](crate::Scope).

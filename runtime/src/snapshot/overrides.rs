@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::{Candidate, CandidateRun, CompiledTable, ExtMeta, Inactive, Layer, PointCandidates};
+use super::{
+    Candidate, CandidateRun, CompiledTable, ExtMeta, Inactive, Layer, Matcher, PointCandidates,
+};
 use crate::command::CommandSpec;
 use crate::error::Origin;
 use crate::registry::ErrorPolicy;
@@ -24,6 +26,13 @@ pub(crate) struct OverrideDef {
     pub(crate) policy: Option<ErrorPolicy>,
     /// Index into the snapshot's command hooks when this file is a command hook.
     pub(crate) command: Option<u32>,
+    /// Ordering constraints, replacing the definition's when given.
+    pub(crate) after: Option<Arc<[Arc<str>]>>,
+    pub(crate) before: Option<Arc<[Arc<str>]>>,
+    /// The manifest's `"match"`.
+    pub(crate) matcher: Option<Arc<crate::matcher::JsonMatcher>>,
+    /// The manifest's `timeout_ms` (a command hook's runs in its spec; here for async extensions).
+    pub(crate) timeout: Option<std::time::Duration>,
 }
 
 /// What the override layers contribute to a snapshot.
@@ -58,9 +67,7 @@ impl LayerInput<'_> {
         let mut warnings = Vec::new();
         for ((point, name), defs) in group_by_extension(self.overrides) {
             let slot = points.entry(point.to_owned()).or_default();
-            if let Some(w) = apply_overrides(table, slot, point, name, &defs) {
-                warnings.push(w);
-            }
+            apply_overrides(table, slot, point, name, &defs, &mut warnings);
         }
         (points, warnings, self.commands)
     }
@@ -82,25 +89,27 @@ fn group_by_extension(overrides: &[OverrideDef]) -> BTreeMap<(&str, &str), Vec<&
 }
 
 /// Applies the override files of one extension (`defs`, highest layer first) to its point.
-/// Returns a warning when they match no extension of a known point.
+/// Warns when they match no extension of a known point, or ask what cannot be done.
 fn apply_overrides(
     table: &CompiledTable,
     slot: &mut PointCandidates,
     point: &str,
     name: &str,
     defs: &[&OverrideDef],
-) -> Option<String> {
+    warnings: &mut Vec<String>,
+) {
     let winner = defs[0];
     let compiled_ix = slot.active.iter().position(|c| &*c.meta.name == name);
     let handler_def = defs.iter().copied().find(|d| d.command.is_some());
     let Some(mut def) = base_definition(handler_def, compiled_ix.map(|i| &slot.active[i])) else {
         // An unknown point is reported once, by the loader, with the nearest known point.
-        return table.knows(point).then(|| {
-            format!(
+        if table.knows(point) {
+            warnings.push(format!(
                 "{}: override matches no extension named `{name}` on point `{point}`; it has no effect",
                 winner.path.display()
-            )
-        });
+            ));
+        }
+        return;
     };
     if let Some(i) = compiled_ix {
         let c = slot.active.remove(i);
@@ -125,7 +134,7 @@ fn apply_overrides(
         });
     }
     let disabled_by = if winner.command.is_none() {
-        apply_manifest(&mut def, winner)
+        apply_manifest(&mut def, winner, warnings)
     } else {
         (winner.enabled == Some(false)).then(|| winner.path.display().to_string())
     };
@@ -138,7 +147,6 @@ fn apply_overrides(
         }),
         None => slot.active.push(def),
     }
-    None
 }
 
 /// The definition overrides apply to: the highest command hook, else the compiled-in extension.
@@ -165,6 +173,10 @@ fn base_definition(
             policy: h.policy.unwrap_or_default(),
             is_async: false,
             note: None,
+            after: h.after.clone().unwrap_or_else(|| Arc::from([])),
+            before: h.before.clone().unwrap_or_else(|| Arc::from([])),
+            matcher: h.matcher.clone().map(Matcher::Json),
+            timeout: None,
         },
         run: CandidateRun::Command(h.command.unwrap_or_default()),
         bare: None,
@@ -174,7 +186,11 @@ fn base_definition(
 
 /// Applies a winning manifest without a command to the definition below it. Returns what
 /// disabled the extension, if the manifest did.
-fn apply_manifest(def: &mut Candidate, winner: &OverrideDef) -> Option<String> {
+fn apply_manifest(
+    def: &mut Candidate,
+    winner: &OverrideDef,
+    warnings: &mut Vec<String>,
+) -> Option<String> {
     // The manifest's layer won for this extension (its handler comes from below).
     def.meta.layer = winner.layer.clone();
     if let Some(o) = winner.order {
@@ -182,6 +198,26 @@ fn apply_manifest(def: &mut Candidate, winner: &OverrideDef) -> Option<String> {
     }
     if let Some(p) = winner.policy {
         def.meta.policy = p;
+    }
+    if let Some(after) = &winner.after {
+        def.meta.after = after.clone();
+    }
+    if let Some(before) = &winner.before {
+        def.meta.before = before.clone();
+    }
+    if let Some(m) = &winner.matcher {
+        def.meta.matcher = Some(Matcher::Json(m.clone()));
+    }
+    if let Some(t) = winner.timeout {
+        if def.meta.is_async {
+            def.meta.timeout = Some(t);
+        } else {
+            warnings.push(format!(
+                "{}: `timeout_ms` is the time budget of an async extension or a command hook; `{}` is a sync extension, so it is ignored",
+                winner.path.display(),
+                def.meta.name
+            ));
+        }
     }
     let change = format!("changed by {} ({})", winner.path.display(), winner.layer);
     def.meta.note = Some(match def.meta.note.take() {

@@ -13,6 +13,7 @@ use crate::error::Origin;
 use crate::fs::layers::FsConfig;
 use crate::fs::scan::{FileProblem, Manifest, OverrideKind};
 use crate::fs::switch;
+use crate::matcher::JsonMatcher;
 use crate::snapshot::{CompiledTable, Inactive, Layer, OverrideDef};
 
 /// What the files of a scope's layers define.
@@ -44,37 +45,42 @@ pub(super) fn definitions(
         if !known.contains(f.file.point.as_str()) {
             out.warnings.push(unknown_point(f, &known));
         }
+        if let Some(def) = out.definition(f, last_good, config, table) {
+            out.defs.push(def);
+        }
+    }
+    out
+}
+
+impl Definitions {
+    /// What one file defines, or `None` when it is refused (recorded as a problem or refusal).
+    fn definition(
+        &mut self,
+        f: &FileInEffect<'_>,
+        last_good: &mut LastGood,
+        config: &FsConfig,
+        table: &CompiledTable,
+    ) -> Option<OverrideDef> {
         let layer = Layer::Folder {
             rank: f.layer.rank,
             root: f.layer.root.clone(),
         };
-        let (manifest, argv) = match &f.file.kind {
-            OverrideKind::Manifest(m) => (
-                Some(m),
-                m.command
-                    .as_ref()
-                    .map(|c| c.iter().map(OsString::from).collect::<Vec<_>>()),
-            ),
-            OverrideKind::Command { argv } if f.from_last_good => {
-                // The bad file never runs: its last good content does, from a private copy.
-                let Some(copy) = last_good.materialize(&f.file.path) else {
-                    continue;
-                };
-                let argv = std::iter::once(copy.into_os_string())
-                    .chain(argv.iter().skip(1).cloned())
-                    .collect();
-                (None, Some(argv))
-            }
-            OverrideKind::Command { argv } => (None, Some(argv.clone())),
+        let manifest = match &f.file.kind {
+            OverrideKind::Manifest(m) => Some(m),
+            OverrideKind::Command { .. } => None,
         };
-        let command = match argv {
-            Some(argv) => match out.command_hook(f, &layer, manifest, argv, config, table) {
-                Some(ix) => Some(ix),
-                None => continue,
-            },
+        let matcher = match manifest.and_then(|m| m.matcher.as_ref()) {
+            Some(v) => Some(self.matcher(f, v, table)?),
             None => None,
         };
-        out.defs.push(OverrideDef {
+        let command = match self.argv(f, last_good)? {
+            Some(argv) => Some(self.command_hook(f, &layer, manifest, argv, config, table)?),
+            None => None,
+        };
+        let names = |list: Option<&Vec<String>>| {
+            list.map(|l| l.iter().map(|n| Arc::from(n.as_str())).collect())
+        };
+        Some(OverrideDef {
             point: f.file.point.clone(),
             name: Arc::from(f.file.name.as_str()),
             layer,
@@ -83,9 +89,87 @@ pub(super) fn definitions(
             enabled: manifest.and_then(|m| m.enabled),
             policy: manifest.and_then(|m| m.on_error),
             command,
+            after: names(manifest.and_then(|m| m.after.as_ref())),
+            before: names(manifest.and_then(|m| m.before.as_ref())),
+            matcher,
+            timeout: manifest
+                .filter(|m| m.command.is_none())
+                .and_then(|m| m.timeout_ms)
+                .map(Duration::from_millis),
+        })
+    }
+
+    /// The command a file runs, if it is a command hook: `Some(None)` for a manifest without
+    /// one, `None` when refused. A bad executable's last good content and a pinned program run
+    /// from private copies, never from the file itself.
+    fn argv(
+        &mut self,
+        f: &FileInEffect<'_>,
+        last_good: &mut LastGood,
+    ) -> Option<Option<Vec<OsString>>> {
+        match &f.file.kind {
+            OverrideKind::Manifest(m) => {
+                let Some(command) = &m.command else {
+                    return Some(None);
+                };
+                let mut argv: Vec<OsString> = command.iter().map(OsString::from).collect();
+                if let Some(want) = &m.sha256 {
+                    let program = f.layer.root.join(&command[0]);
+                    let (copy, problem) = last_good.pinned_program(&f.file.path, &program, want);
+                    if let Some(why) = problem {
+                        self.problem(f, why);
+                    }
+                    argv[0] = copy?.into_os_string();
+                }
+                Some(Some(argv))
+            }
+            OverrideKind::Command { argv } if f.from_last_good => {
+                // The bad file never runs: its last good content does, from a private copy.
+                let copy = last_good.materialize(&f.file.path)?;
+                let argv = std::iter::once(copy.into_os_string())
+                    .chain(argv.iter().skip(1).cloned())
+                    .collect();
+                Some(Some(argv))
+            }
+            OverrideKind::Command { argv } => Some(Some(argv.clone())),
+        }
+    }
+
+    /// A manifest's compiled `"match"`, or `None` (a problem) when the point's payload has no
+    /// JSON form to match against.
+    fn matcher(
+        &mut self,
+        f: &FileInEffect<'_>,
+        v: &serde_json::Value,
+        table: &CompiledTable,
+    ) -> Option<Arc<JsonMatcher>> {
+        if let Some(why) = no_codec(&f.file.point, table) {
+            self.problem(
+                f,
+                why.replace(
+                    "does not accept command hooks",
+                    "cannot be matched (`match`)",
+                ),
+            );
+            return None;
+        }
+        match JsonMatcher::parse(v) {
+            Ok(m) => Some(Arc::new(m)),
+            Err(why) => {
+                self.problem(f, why);
+                None
+            }
+        }
+    }
+
+    fn problem(&mut self, f: &FileInEffect<'_>, message: String) {
+        self.problems.push(FileProblem {
+            path: f.file.path.clone(),
+            line: None,
+            column: None,
+            message,
         });
     }
-    out
 }
 
 fn unknown_point(f: &FileInEffect<'_>, known: &BTreeSet<&str>) -> String {
@@ -177,6 +261,12 @@ fn refusal(f: &FileInEffect<'_>, config: &FsConfig) -> Option<String> {
         return Some(
             "command hooks are switched off (hookpoint::set_command_hooks_enabled)".into(),
         );
+    }
+    if config.managed_hooks_only && !f.layer.managed {
+        return Some(format!(
+            "command hooks run only from managed layers (ScopeBuilder::managed_hooks_only), and {} is not managed",
+            f.layer.root.display()
+        ));
     }
     if f.layer.project && !config.trust_project {
         return Some(format!(

@@ -29,9 +29,15 @@ pub(crate) struct LastGood {
     files: HashMap<PathBuf, OverrideFile>,
     /// The content of each good executable command hook, by path.
     exec: HashMap<PathBuf, Arc<Vec<u8>>>,
-    /// Private copies of last good executables (created on demand, removed with the scope).
+    /// The last verified content of each pinned program (`sha256` in a manifest), by manifest.
+    pinned: HashMap<PathBuf, Arc<Vec<u8>>>,
+    /// Private copies of last good executables (created on demand, removed with the scope),
+    /// named by their content's hash.
     exec_copies: Option<tempfile::TempDir>,
 }
+
+/// The largest pinned program read, in bytes.
+const MAX_PINNED: u64 = 8 * 1024 * 1024;
 
 impl LastGood {
     /// The files in effect for `layers` (highest first), given each layer's latest scan; records
@@ -86,6 +92,7 @@ impl LastGood {
             |path: &PathBuf| fresh.contains_key(path) || problem_paths.contains(path.as_path());
         self.files.retain(|path, _| keep(path));
         self.exec.retain(|path, _| keep(path));
+        self.pinned.retain(|path, _| keep(path));
         for (path, f) in fresh {
             if matches!(f.kind, OverrideKind::Command { .. })
                 && std::fs::metadata(&path).is_ok_and(|m| m.len() <= MAX_EXEC_SNAPSHOT)
@@ -100,8 +107,59 @@ impl LastGood {
     /// Writes the last good content of executable `path` to a private 0700 file and returns its
     /// path (`None` when there is no last good content or it cannot be written).
     pub(super) fn materialize(&mut self, path: &Path) -> Option<PathBuf> {
-        use std::os::unix::fs::OpenOptionsExt;
         let content = self.exec.get(path)?.clone();
+        self.private_copy(path.file_name()?, &content)
+    }
+
+    /// The program a pinned manifest runs: a private copy of `program` when its SHA-256 is
+    /// `want`, else of the last content that was (with why the file itself is refused).
+    pub(super) fn pinned_program(
+        &mut self,
+        manifest: &Path,
+        program: &Path,
+        want: &str,
+    ) -> (Option<PathBuf>, Option<String>) {
+        use sha2::Digest;
+        let read = std::fs::metadata(program)
+            .map_err(|e| e.to_string())
+            .and_then(|m| {
+                if m.len() > MAX_PINNED {
+                    return Err(format!("larger than {MAX_PINNED} bytes"));
+                }
+                std::fs::read(program).map_err(|e| e.to_string())
+            });
+        let problem = match read {
+            Ok(bytes) => {
+                let got = hex(&sha2::Sha256::digest(&bytes));
+                if got.eq_ignore_ascii_case(want) {
+                    self.pinned.insert(manifest.to_path_buf(), Arc::new(bytes));
+                    None
+                } else {
+                    Some(format!(
+                        "`sha256` pin does not match {}: expected {want}, the file has {got}",
+                        program.display()
+                    ))
+                }
+            }
+            Err(e) => Some(format!(
+                "cannot read pinned program {}: {e}",
+                program.display()
+            )),
+        };
+        let copy = match self.pinned.get(manifest).cloned() {
+            Some(content) => program
+                .file_name()
+                .and_then(|name| self.private_copy(name, &content)),
+            None => None,
+        };
+        (copy, problem)
+    }
+
+    /// A private 0700 file holding `content`, named after its hash and `name` (written once,
+    /// reused by later reloads).
+    fn private_copy(&mut self, name: &std::ffi::OsStr, content: &[u8]) -> Option<PathBuf> {
+        use sha2::Digest;
+        use std::os::unix::fs::OpenOptionsExt;
         if self.exec_copies.is_none() {
             // `tempfile` creates the folder 0700 with a random name: nobody else can plant or
             // swap files in it.
@@ -111,19 +169,23 @@ impl LastGood {
                 .ok();
         }
         let dir = self.exec_copies.as_ref()?.path();
-        let target = dir.join(format!(
-            "{}-{}",
-            self.exec.len(),
-            path.file_name()?.to_string_lossy()
-        ));
-        let _ = std::fs::remove_file(&target);
+        let hash = hex(&sha2::Sha256::digest(content)[..8]);
+        let target = dir.join(format!("{hash}-{}", name.to_string_lossy()));
+        if target.is_file() {
+            return Some(target);
+        }
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o700)
             .open(&target)
             .ok()?;
-        std::io::Write::write_all(&mut f, &content).ok()?;
+        std::io::Write::write_all(&mut f, content).ok()?;
         Some(target)
     }
+}
+
+/// Lower-case hex of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
