@@ -275,7 +275,24 @@ fn call_of<'a, P>(
 /// extension of the point was compiled with): dispatch casts `payload` to the extensions'
 /// payload type after comparing keys.
 #[doc(hidden)]
+#[inline]
 pub unsafe fn __extensible_sync<P>(
+    site: &'static PointSite,
+    key: TypeId,
+    type_name: fn() -> &'static str,
+    payload: &mut P,
+    on_error: &mut (dyn FnMut(&mut P, Error) + Send),
+) -> Result<(), Error> {
+    let ptr = payload as *mut P as *mut ();
+    // Bare extensions cannot fail, so `on_error` is not needed on this path.
+    if let Some(done) = Scope::dispatch_bare(site.id(), key, site.name(), ptr) {
+        return done;
+    }
+    extensible_sync_slow(site, key, type_name, payload, on_error)
+}
+
+#[inline(never)]
+fn extensible_sync_slow<P>(
     site: &'static PointSite,
     key: TypeId,
     type_name: fn() -> &'static str,
@@ -286,7 +303,7 @@ pub unsafe fn __extensible_sync<P>(
         // SAFETY: `p` is the `payload` pointer passed below, still exclusively borrowed.
         on_error(unsafe { &mut *(p as *mut P) }, e)
     };
-    Scope::dispatch_current(call_of(site, key, type_name, payload), Some(&mut sink))
+    Scope::dispatch_current_slow(call_of(site, key, type_name, payload), Some(&mut sink))
 }
 
 /// Async twin of [`__extensible_sync`].

@@ -154,7 +154,18 @@ impl<S: PointSpec> SyncPoint<S> {
         if self.site.is_empty_everywhere() {
             return Ok(());
         }
-        Scope::dispatch_current(call_of::<S>(&self.site, payload), None)
+        self.call_nonempty(payload)
+    }
+
+    /// The dispatch itself, out of line so that an empty point costs only the check above.
+    #[inline(never)]
+    fn call_nonempty(&'static self, payload: &mut S::Payload<'_>) -> Result<(), Error> {
+        let ptr = payload as *mut S::Payload<'_> as *mut ();
+        let id = self.site.id();
+        if let Some(done) = Scope::dispatch_bare(id, key_of::<S>(), S::NAME, ptr) {
+            return done;
+        }
+        Scope::dispatch_current_slow(call_of::<S>(&self.site, payload), None)
     }
 
     /// Like [`call`](Self::call), on an explicit scope.

@@ -179,8 +179,12 @@ impl FnSites {
     #[inline(always)]
     pub fn is_empty_everywhere(&self) -> bool {
         let generation = ACTIVE_GENERATION.load(Ordering::Acquire);
-        if self.state.load(Ordering::Relaxed) == (generation << 1) | 1 {
+        let state = self.state.load(Ordering::Relaxed);
+        if state == (generation << 1) | 1 {
             return true;
+        }
+        if state == generation << 1 && generation != 0 {
+            return false;
         }
         self.refresh(generation)
     }

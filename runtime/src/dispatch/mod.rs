@@ -19,7 +19,7 @@ use std::any::TypeId;
 use std::cell::Cell;
 
 pub(crate) use asynchronous::run_async;
-pub(crate) use sync::run_sync;
+pub(crate) use sync::{run_bare, run_sync};
 
 use crate::error::{Error, ErrorKind};
 use crate::registry::JsonCodec;

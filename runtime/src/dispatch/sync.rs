@@ -43,6 +43,35 @@ pub(crate) fn run_sync(
     }
 }
 
+/// The bare loop alone, for callers that inline it: `None` when the list is not a bare list of
+/// this payload type (or dispatch is observed), and the caller goes the full way.
+#[inline(always)]
+pub(crate) fn run_bare(
+    tl: &ThreadState,
+    snap: &Snapshot,
+    id: u32,
+    key: std::any::TypeId,
+    point: &str,
+    payload: *mut (),
+) -> Option<Result<(), Error>> {
+    let list = snap.list(id)?;
+    let Shape::Bare { key: list_key, fns } = &list.shape else {
+        return None;
+    };
+    if *list_key != key || stats::observing() {
+        return None;
+    }
+    let (_depth, _) = match DepthGuard::next(&tl.depth, point) {
+        Ok(guard) => guard,
+        Err(e) => return Some(Err(e)),
+    };
+    for f in fns.iter() {
+        // SAFETY: as in `run_sync`'s bare loop.
+        unsafe { f(payload) };
+    }
+    Some(Ok(()))
+}
+
 /// A plain list: sync handlers for this payload with the default policy and no matcher.
 #[inline(always)]
 fn run_plain(

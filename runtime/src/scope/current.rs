@@ -106,8 +106,43 @@ fn refresh(tl: &ThreadState, default: &Scope, epoch: u64) -> *const Snapshot {
 impl Scope {
     /// Sync dispatch on the current scope: the entered one, else the default scope through this
     /// thread's cached snapshot handle.
-    #[inline]
+    ///
+    /// Inlined into every dispatch site, the common case — no entered scope, this thread's copy
+    /// of the default snapshot up to date, a bare list for this payload, nothing observed — is a
+    /// few loads and compares before the loop of calls; everything else is one call away.
+    #[inline(always)]
     pub(crate) fn dispatch_current(
+        call: Call<'_>,
+        sink: Option<ErrorSink<'_>>,
+    ) -> Result<(), Error> {
+        if let Some(done) = Self::dispatch_bare(call.id, call.want.key, call.point, call.payload.0)
+        {
+            return done;
+        }
+        Self::dispatch_current_slow(call, sink)
+    }
+
+    /// The common case of [`dispatch_current`](Self::dispatch_current) alone, from plain values
+    /// (callers build the full dispatch only when this returns `None`).
+    #[inline(always)]
+    pub(crate) fn dispatch_bare(
+        id: u32,
+        key: std::any::TypeId,
+        point: &str,
+        payload: *mut (),
+    ) -> Option<Result<(), Error>> {
+        let tl = thread_state::get();
+        if tl.entered.get() || tl.cached_epoch.get() != thread_state::epoch() {
+            return None;
+        }
+        // SAFETY: a valid copy (its epoch is current) is non-null and kept alive by `OWNED`
+        // while this dispatch runs (module doc).
+        let snap = unsafe { &*tl.cached.get() };
+        dispatch::run_bare(tl, snap, id, key, point, payload)
+    }
+
+    #[inline(never)]
+    pub(crate) fn dispatch_current_slow(
         call: Call<'_>,
         sink: Option<ErrorSink<'_>>,
     ) -> Result<(), Error> {
