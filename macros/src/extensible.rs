@@ -205,6 +205,62 @@ fn expand_impl(mut cx: Ctxt, krate: &syn::Path, mut imp: ItemImpl) -> TokenStrea
 }
 
 /// Type parameters of a generic extensible fn must be `'static`: its payload is identified
+/// The receiver, the arguments (with the names the body binds) and their types.
+fn inputs(
+    cx: &mut Ctxt,
+    sig: &syn::Signature,
+    owner: Option<&Owner>,
+) -> Option<(Receiver, Vec<Arg>, Vec<Type>)> {
+    let mut receiver = Receiver::None;
+    let mut args = Vec::new();
+    let mut arg_types = Vec::new();
+    for (i, input) in sig.inputs.iter().enumerate() {
+        match input {
+            FnArg::Receiver(r) => {
+                if owner.is_none() {
+                    cx.error_spanned_by(
+                        r,
+                        "#[extensible] on a method needs its type for the point name: put `#[extensible]` on the impl block too (`#[extensible] impl Agent { #[extensible] fn .. }`)",
+                    );
+                    return None;
+                }
+                match &r.kind {
+                    syn::ReceiverKind::Reference(_, _, None) => receiver = Receiver::Shared,
+                    syn::ReceiverKind::Reference(_, _, Some(_)) => receiver = Receiver::Mut,
+                    _ => {
+                        cx.error_spanned_by(
+                            r,
+                            "#[extensible] methods take `&self` or `&mut self`; `self` by value cannot be lent to extensions and given back to the body",
+                        );
+                        return None;
+                    }
+                }
+            }
+            FnArg::Typed(pt) => {
+                if let Some(t) = lifetimes::find_impl_trait(&pt.ty) {
+                    cx.error_spanned_by(
+                        t,
+                        "#[extensible] cannot name an `impl Trait` argument in its payload; use a generic parameter (`T: Trait + 'static`) or a concrete type",
+                    );
+                    continue;
+                }
+                let outer = match &*pt.pat {
+                    Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
+                        pi.ident.clone()
+                    }
+                    _ => format_ident!("__hp_arg{}", i),
+                };
+                args.push(Arg {
+                    outer,
+                    pat: (*pt.pat).clone(),
+                });
+                arg_types.push((*pt.ty).clone());
+            }
+        }
+    }
+    Some((receiver, args, arg_types))
+}
+
 /// with `TypeId`. Returns false (and reports) when one is not.
 fn check_static_bounds(cx: &mut Ctxt, generics: &syn::Generics) -> bool {
     let mut ok = true;
@@ -268,53 +324,7 @@ fn build_model<'a>(
         .any(|p| !matches!(p, syn::GenericParam::Lifetime(_)))
         || owner.is_some_and(|o| o.generic);
     check_static_bounds(cx, &sig.generics);
-    let mut receiver = Receiver::None;
-    let mut args = Vec::new();
-    let mut arg_types = Vec::new();
-    for (i, input) in sig.inputs.iter().enumerate() {
-        match input {
-            FnArg::Receiver(r) => {
-                if owner.is_none() {
-                    cx.error_spanned_by(
-                        r,
-                        "#[extensible] on a method needs its type for the point name: put `#[extensible]` on the impl block too (`#[extensible] impl Agent { #[extensible] fn .. }`)",
-                    );
-                    return None;
-                }
-                match &r.kind {
-                    syn::ReceiverKind::Reference(_, _, None) => receiver = Receiver::Shared,
-                    syn::ReceiverKind::Reference(_, _, Some(_)) => receiver = Receiver::Mut,
-                    _ => {
-                        cx.error_spanned_by(
-                            r,
-                            "#[extensible] methods take `&self` or `&mut self`; `self` by value cannot be lent to extensions and given back to the body",
-                        );
-                        return None;
-                    }
-                }
-            }
-            FnArg::Typed(pt) => {
-                if let Some(t) = lifetimes::find_impl_trait(&pt.ty) {
-                    cx.error_spanned_by(
-                        t,
-                        "#[extensible] cannot name an `impl Trait` argument in its payload; use a generic parameter (`T: Trait + 'static`) or a concrete type",
-                    );
-                    continue;
-                }
-                let outer = match &*pt.pat {
-                    Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
-                        pi.ident.clone()
-                    }
-                    _ => format_ident!("__hp_arg{}", i),
-                };
-                args.push(Arg {
-                    outer,
-                    pat: (*pt.pat).clone(),
-                });
-                arg_types.push((*pt.ty).clone());
-            }
-        }
-    }
+    let (receiver, args, arg_types) = inputs(cx, sig, owner)?;
     if owner.is_none() {
         let mentions = sig.inputs.iter().any(|a| match a {
             FnArg::Typed(pt) => lifetimes::mentions_self(&pt.ty),
@@ -491,25 +501,20 @@ fn split_inner(attrs: &[syn::Attribute]) -> (Vec<&syn::Attribute>, Vec<&syn::Att
         .partition(|a| matches!(a.style, syn::AttrStyle::Outer))
 }
 
-fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]) -> TokenStream {
-    let krate = m.krate;
-    let p = quote!(#krate::__private);
-    let ret = &m.ret;
-    let ret_span = match &m.sig.output {
-        syn::ReturnType::Type(_, t) => t.span(),
-        syn::ReturnType::Default => m.sig.ident.span(),
-    };
-    let outer: Vec<&Ident> = m.args.iter().map(|a| &a.outer).collect();
-    let pats: Vec<&Pat> = m.args.iter().map(|a| &a.pat).collect();
-    let (recv_start, recv_end) = match m.receiver {
-        Receiver::None => (quote!(()), quote!(())),
-        Receiver::Shared => (quote!(self), quote!(self)),
-        Receiver::Mut => (quote!(&mut *self), quote!(&mut *self)),
-    };
-    // Keys name the owner type with lifetimes elided instead of `Self`: `TypeId` needs a
-    // `'static` type, and `Self` may carry the impl's lifetimes.
-    let start_key = m.start_key_type();
-    let end_key = m.end_key_type();
+/// A return edge of the fn's own return type that never runs, so that type errors in the body
+/// land on user code (as tracing's `#[instrument]` does).
+fn fake_return(ret: &Type, ret_span: Span) -> TokenStream {
+    quote_spanned! {ret_span=>
+        #[allow(unreachable_code, clippy::diverging_sub_expression, clippy::needless_return, clippy::empty_loop)]
+        if false {
+            let __hp_fake_return: #ret = loop {};
+            return __hp_fake_return;
+        }
+    }
+}
+
+/// The records of the fn's two points, for introspection and validation.
+fn registration(m: &ExtensibleFn<'_>, p: &TokenStream) -> TokenStream {
     let start_name = m.point_name("start");
     let end_name = m.point_name("end");
     let (kind_enum, _) = m.kind();
@@ -534,7 +539,7 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
     };
     let fn_span = m.sig.ident.span();
     let file_line = quote_spanned! {fn_span=> file: ::core::file!(), line: ::core::line!(), };
-    let registration = quote! {
+    quote! {
         #[#p::distributed_slice(#p::HOOKPOINT_PTS_V0)]
         #[linkme(crate = #p::linkme)]
         // SAFETY: no codec.
@@ -559,14 +564,32 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
             crate_name: ::core::env!("CARGO_PKG_NAME"),
             #file_line
         }) };
+    }
+}
+
+fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]) -> TokenStream {
+    let krate = m.krate;
+    let p = quote!(#krate::__private);
+    let ret = &m.ret;
+    let ret_span = match &m.sig.output {
+        syn::ReturnType::Type(_, t) => t.span(),
+        syn::ReturnType::Default => m.sig.ident.span(),
     };
-    let fake_return = quote_spanned! {ret_span=>
-        #[allow(unreachable_code, clippy::diverging_sub_expression, clippy::needless_return, clippy::empty_loop)]
-        if false {
-            let __hp_fake_return: #ret = loop {};
-            return __hp_fake_return;
-        }
+    let outer: Vec<&Ident> = m.args.iter().map(|a| &a.outer).collect();
+    let pats: Vec<&Pat> = m.args.iter().map(|a| &a.pat).collect();
+    let (recv_start, recv_end) = match m.receiver {
+        Receiver::None => (quote!(()), quote!(())),
+        Receiver::Shared => (quote!(self), quote!(self)),
+        Receiver::Mut => (quote!(&mut *self), quote!(&mut *self)),
     };
+    // Keys name the owner type with lifetimes elided instead of `Self`: `TypeId` needs a
+    // `'static` type, and `Self` may carry the impl's lifetimes.
+    let start_key = m.start_key_type();
+    let end_key = m.end_key_type();
+    let start_name = m.point_name("start");
+    let end_name = m.point_name("end");
+    let registration = registration(m, &p);
+    let fake_return = fake_return(ret, ret_span);
     let is_async = m.sig.asyncness.is_some();
     // The body's statements, not its block: a block in tail position would make rustc warn
     // `unused_braces` on the user's own braces.

@@ -220,8 +220,61 @@ fn point_arg(cx: &mut Ctxt, a: &args::Arg) -> Option<PointArg> {
 }
 
 /// Checks the handler's shape; returns (takes `&Cx`, payload type `P` of `&mut P`).
-fn check_signature(cx: &mut Ctxt, func: &ItemFn) -> Option<(bool, Type)> {
-    let sig = &func.sig;
+/// How an extension's arguments look, for messages.
+const SHAPE_HELP: &str =
+    "an extension takes `payload: &mut Payload`, or `cx: &hookpoint::Cx, payload: &mut Payload`";
+
+/// The handler's arguments: whether it takes `&Cx` first, and its payload argument.
+fn split_inputs<'s>(
+    cx: &mut Ctxt,
+    sig: &'s syn::Signature,
+    ok: &mut bool,
+) -> Option<(bool, &'s FnArg)> {
+    let inputs: Vec<&FnArg> = sig.inputs.iter().collect();
+    for i in &inputs {
+        if let FnArg::Receiver(r) = i {
+            cx.error_spanned_by(
+                r,
+                "an extension is a free fn: it cannot take `self`; move it out of the impl block",
+            );
+            return None;
+        }
+    }
+    let split = match inputs.as_slice() {
+        [p] => (false, *p),
+        [c, p] => {
+            let FnArg::Typed(c) = c else { return None };
+            match &*c.ty {
+                Type::Reference(r) if r.mutability.is_none() => {}
+                other => {
+                    cx.error_spanned_by(
+                        other,
+                        format!(
+                            "the first of two arguments must be `&hookpoint::Cx`; {SHAPE_HELP}"
+                        ),
+                    );
+                    *ok = false;
+                }
+            }
+            (true, *p)
+        }
+        [] => {
+            cx.error_spanned_by(
+                &sig.ident,
+                format!("missing payload argument; {SHAPE_HELP}"),
+            );
+            return None;
+        }
+        [_, _, extra, ..] => {
+            cx.error_spanned_by(extra, format!("too many arguments; {SHAPE_HELP}"));
+            return None;
+        }
+    };
+    Some(split)
+}
+
+/// Refuses `const`, `unsafe`, `extern`, type parameters, `where` clauses and variadics.
+fn check_qualifiers(cx: &mut Ctxt, sig: &syn::Signature) -> bool {
     let mut ok = true;
     if let Some(c) = &sig.constness {
         cx.error_spanned_by(c, "an extension cannot be a `const fn`; remove `const`");
@@ -238,12 +291,12 @@ fn check_signature(cx: &mut Ctxt, func: &ItemFn) -> Option<(bool, Type)> {
         cx.error_spanned_by(abi, "an extension cannot have an `extern` ABI");
         ok = false;
     }
-    let lifetime_params_only = sig
+    if sig
         .generics
         .params
         .iter()
-        .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
-    if !lifetime_params_only {
+        .any(|p| !matches!(p, syn::GenericParam::Lifetime(_)))
+    {
         cx.error_spanned_by(
             &sig.generics,
             "an extension cannot be generic: the runtime needs one concrete payload type; name the payload type (`&mut Payload`)",
@@ -258,47 +311,18 @@ fn check_signature(cx: &mut Ctxt, func: &ItemFn) -> Option<(bool, Type)> {
         cx.error_spanned_by(v, "an extension cannot be variadic");
         ok = false;
     }
-    let inputs: Vec<&FnArg> = sig.inputs.iter().collect();
-    for i in &inputs {
-        if let FnArg::Receiver(r) = i {
-            cx.error_spanned_by(
-                r,
-                "an extension is a free fn: it cannot take `self`; move it out of the impl block",
-            );
-            return None;
-        }
-    }
-    let shape_help = "an extension takes `payload: &mut Payload`, or `cx: &hookpoint::Cx, payload: &mut Payload`";
-    let (takes_cx, payload_arg) = match inputs.as_slice() {
-        [p] => (false, *p),
-        [c, p] => {
-            let FnArg::Typed(c) = c else { return None };
-            match &*c.ty {
-                Type::Reference(r) if r.mutability.is_none() => {}
-                other => {
-                    cx.error_spanned_by(
-                        other,
-                        format!(
-                            "the first of two arguments must be `&hookpoint::Cx`; {shape_help}"
-                        ),
-                    );
-                    ok = false;
-                }
-            }
-            (true, *p)
-        }
-        [] => {
-            cx.error_spanned_by(
-                &sig.ident,
-                format!("missing payload argument; {shape_help}"),
-            );
-            return None;
-        }
-        [_, _, extra, ..] => {
-            cx.error_spanned_by(extra, format!("too many arguments; {shape_help}"));
-            return None;
-        }
-    };
+    ok
+}
+
+fn check_signature(cx: &mut Ctxt, func: &ItemFn) -> Option<(bool, Type)> {
+    let sig = &func.sig;
+    let mut ok = check_qualifiers(cx, sig);
+    let lifetime_params_only = sig
+        .generics
+        .params
+        .iter()
+        .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
+    let (takes_cx, payload_arg) = split_inputs(cx, sig, &mut ok)?;
     let FnArg::Typed(pt) = payload_arg else {
         return None;
     };
@@ -321,7 +345,7 @@ fn check_signature(cx: &mut Ctxt, func: &ItemFn) -> Option<(bool, Type)> {
             cx.error_spanned_by(
                 r,
                 format!(
-                    "the payload must be taken by mutable reference: write `&mut {}`; {shape_help}",
+                    "the payload must be taken by mutable reference: write `&mut {}`; {SHAPE_HELP}",
                     type_str(&quote!(#elem))
                 ),
             );
@@ -331,7 +355,7 @@ fn check_signature(cx: &mut Ctxt, func: &ItemFn) -> Option<(bool, Type)> {
             cx.error_spanned_by(
                 other,
                 format!(
-                    "the payload must be taken by mutable reference: write `&mut {}`; {shape_help}",
+                    "the payload must be taken by mutable reference: write `&mut {}`; {SHAPE_HELP}",
                     type_str(&quote!(#other))
                 ),
             );
@@ -380,13 +404,67 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
         quote!(Propagate)
     };
     let fn_span = fn_name.span();
-    let point = match &spec.point {
+    let point = point_tokens(spec, func, &p);
+    let thunk = thunk_tokens(spec, func, &p);
+    let (bare_thunk, bare) = bare_thunk_tokens(spec, func, &p);
+    let handler = if spec.is_async {
+        quote!(#p::Handler::Async(__hookpoint_thunk))
+    } else {
+        quote!(#p::Handler::Sync(__hookpoint_thunk))
+    };
+    let file_line = quote_spanned! {fn_span=> file: ::core::file!(), line: ::core::line!(), };
+    let after = &spec.after;
+    let before = &spec.before;
+    let (when_thunk, when) = when_thunk(spec, &p);
+    let timeout = match spec.timeout_ms {
+        Some(ms) => quote!(#p::Some(#p::Duration::from_millis(#ms))),
+        None => quote!(#p::None),
+    };
+    quote! {
+        #func
+
+        #[doc(hidden)]
+        const _: () = {
+            #thunk
+            #bare_thunk
+            #when_thunk
+
+            #[#p::distributed_slice(#p::HOOKPOINT_EXT_V0)]
+            #[linkme(crate = #p::linkme)]
+            // SAFETY: both thunks cast the payload to `#payload`, whose key `payload_key` returns,
+            // and keep no borrow past the call (or the future).
+            static __HOOKPOINT_EXTENSION: #p::ExtensionEntry = unsafe { #p::ExtensionEntry::new(#p::ExtensionParts {
+                point: #point,
+                name: #name,
+                order: #order,
+                crate_name: ::core::env!("CARGO_PKG_NAME"),
+                module_path: ::core::module_path!(),
+                #file_line
+                payload_type: || #p::type_name::<#payload>(),
+                payload_key: || #p::TypeId::of::<fn(&mut #payload)>(),
+                handler: #handler,
+                bare: #bare,
+                replace: #replace,
+                policy: #p::ErrorPolicy::#policy,
+                after: &[#(#after),*],
+                before: &[#(#before),*],
+                when: #when,
+                timeout: #timeout,
+            }) };
+        };
+    }
+}
+
+/// The `point` of the record; for a typed point, the compile-time checks, each spanned on the
+/// token it is about: the point path (is it a typed point?), the payload type (is it the
+/// point's?), `async` (does the point accept it?). The payload check compares types, so rustc
+/// says "expected `PointPayload<fn(&mut TheirPayload)>`, found `PointPayload<fn(&mut
+/// YourPayload)>`" on the payload.
+fn point_tokens(spec: &ExtensionSpec, func: &ItemFn, p: &TokenStream) -> TokenStream {
+    let payload = &spec.payload;
+    match &spec.point {
         PointArg::Name(s) => quote!(#p::PointOf::Name(#s)),
         PointArg::Typed(path) => {
-            // Compile-time checks, each spanned on the token it is about: the point path (is it a
-            // typed point?), the payload type (is it the point's?), `async` (does the point accept
-            // it?). The payload check compares types, so rustc says "expected `PointPayload<fn(&mut
-            // TheirPayload)>`, found `PointPayload<fn(&mut YourPayload)>`" on the payload.
             let target = respan(
                 quote! { let (__hp_point, __hp_target, __hp_shape) = #p::typed_point(&#path); },
                 path.span(),
@@ -401,13 +479,19 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
             };
             quote!(#p::PointOf::Typed({ #target #shape #async_check __hp_point }))
         }
-    };
+    }
+}
+
+/// The type-erased thunk that casts the payload back and calls the handler.
+fn thunk_tokens(spec: &ExtensionSpec, func: &ItemFn, p: &TokenStream) -> TokenStream {
+    let fn_name = &func.sig.ident;
+    let fn_span = fn_name.span();
     let call_args = if spec.takes_cx {
         quote!(cx, payload)
     } else {
         quote!(payload)
     };
-    let thunk = if spec.is_async {
+    if spec.is_async {
         let async_span = func.sig.asyncness.map_or(fn_span, |a| a.span);
         // Every token on `async` (interpolated paths included), so a non-`Send` future is
         // reported there and not on the whole attribute.
@@ -459,14 +543,22 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
                 #conv
             }
         }
-    };
-    // A sync handler without `Cx` that returns `()` also gets a bare thunk, so a list of such
-    // handlers runs as a plain loop of `fn(*mut ())` calls.
+    }
+}
+
+/// A sync handler without `Cx` that returns `()` also gets a bare thunk, so a list of such
+/// handlers runs as a plain loop of `fn(*mut ())` calls.
+fn bare_thunk_tokens(
+    spec: &ExtensionSpec,
+    func: &ItemFn,
+    p: &TokenStream,
+) -> (TokenStream, TokenStream) {
+    let fn_name = &func.sig.ident;
     let infallible = match &func.sig.output {
         syn::ReturnType::Default => true,
         syn::ReturnType::Type(_, t) => matches!(&**t, Type::Tuple(tt) if tt.elems.is_empty()),
     };
-    let (bare_thunk, bare) = if !spec.is_async && !spec.takes_cx && infallible {
+    if !spec.is_async && !spec.takes_cx && infallible {
         (
             quote! {
                 #[inline(always)]
@@ -480,52 +572,6 @@ fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
         )
     } else {
         (quote!(), quote!(#p::None))
-    };
-    let handler = if spec.is_async {
-        quote!(#p::Handler::Async(__hookpoint_thunk))
-    } else {
-        quote!(#p::Handler::Sync(__hookpoint_thunk))
-    };
-    let file_line = quote_spanned! {fn_span=> file: ::core::file!(), line: ::core::line!(), };
-    let after = &spec.after;
-    let before = &spec.before;
-    let (when_thunk, when) = when_thunk(spec, &p);
-    let timeout = match spec.timeout_ms {
-        Some(ms) => quote!(#p::Some(#p::Duration::from_millis(#ms))),
-        None => quote!(#p::None),
-    };
-    quote! {
-        #func
-
-        #[doc(hidden)]
-        const _: () = {
-            #thunk
-            #bare_thunk
-            #when_thunk
-
-            #[#p::distributed_slice(#p::HOOKPOINT_EXT_V0)]
-            #[linkme(crate = #p::linkme)]
-            // SAFETY: both thunks cast the payload to `#payload`, whose key `payload_key` returns,
-            // and keep no borrow past the call (or the future).
-            static __HOOKPOINT_EXTENSION: #p::ExtensionEntry = unsafe { #p::ExtensionEntry::new(#p::ExtensionParts {
-                point: #point,
-                name: #name,
-                order: #order,
-                crate_name: ::core::env!("CARGO_PKG_NAME"),
-                module_path: ::core::module_path!(),
-                #file_line
-                payload_type: || #p::type_name::<#payload>(),
-                payload_key: || #p::TypeId::of::<fn(&mut #payload)>(),
-                handler: #handler,
-                bare: #bare,
-                replace: #replace,
-                policy: #p::ErrorPolicy::#policy,
-                after: &[#(#after),*],
-                before: &[#(#before),*],
-                when: #when,
-                timeout: #timeout,
-            }) };
-        };
     }
 }
 

@@ -14,20 +14,16 @@ mod point;
 
 use proc_macro::TokenStream;
 
-/// Attaches a fn to an extension point. See `hookpoint::extension`.
 #[proc_macro_attribute]
 pub fn extension(args: TokenStream, item: TokenStream) -> TokenStream {
     extension::expand(args.into(), item.into()).into()
 }
 
-/// Gives a fn (or the methods of an impl block) `.../start` and `.../end` extension points. See
-/// `hookpoint::extensible`.
 #[proc_macro_attribute]
 pub fn extensible(args: TokenStream, item: TokenStream) -> TokenStream {
     extensible::expand(args.into(), item.into()).into()
 }
 
-/// Declares typed extension points. See `hookpoint::point`.
 #[proc_macro]
 pub fn point(input: TokenStream) -> TokenStream {
     point::expand(input.into()).into()

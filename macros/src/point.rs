@@ -98,6 +98,31 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
     quote! { #errors #(#out)* }
 }
 
+/// The point's JSON codec when declared `#[serde]`: one static, the spec's `json()`, and the
+/// reference the declaration record carries.
+fn codec(d: &PointDecl, p: &TokenStream) -> (TokenStream, TokenStream, TokenStream) {
+    let (ident, payload) = (&d.ident, &d.payload);
+    // The codec lives in one static per point, shared by the spec and the declaration record.
+    let codec_ident = syn::Ident::new(&format!("__HOOKPOINT_CODEC_{ident}"), ident.span());
+    if d.serde {
+        (
+            quote! {
+                #[doc(hidden)]
+                #[allow(non_upper_case_globals)]
+                static #codec_ident: #p::JsonCodec = #p::JsonCodec::of::<#payload>();
+            },
+            quote! {
+                fn json() -> #p::Option<&'static #p::JsonCodec> {
+                    #p::Some(&#codec_ident)
+                }
+            },
+            quote!(#p::Some(&#codec_ident)),
+        )
+    } else {
+        (quote!(), quote!(), quote!(#p::None))
+    }
+}
+
 fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
     let krate = d.krate.clone().unwrap_or_else(crate::args::default_crate);
     let p = quote!(#krate::__private);
@@ -126,25 +151,7 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
     } else {
         quote!(Async)
     };
-    // The codec lives in one static per point, shared by the spec and the declaration record.
-    let codec_ident = syn::Ident::new(&format!("__HOOKPOINT_CODEC_{ident}"), ident.span());
-    let (codec_static, json, codec_ref) = if d.serde {
-        (
-            quote! {
-                #[doc(hidden)]
-                #[allow(non_upper_case_globals)]
-                static #codec_ident: #p::JsonCodec = #p::JsonCodec::of::<#payload>();
-            },
-            quote! {
-                fn json() -> #p::Option<&'static #p::JsonCodec> {
-                    #p::Some(&#codec_ident)
-                }
-            },
-            quote!(#p::Some(&#codec_ident)),
-        )
-    } else {
-        (quote!(), quote!(), quote!(#p::None))
-    };
+    let (codec_static, json, codec_ref) = codec(d, &p);
     let kind_doc = if kind == "SyncPoint" {
         "dispatched synchronously (`async` extensions are refused)"
     } else {

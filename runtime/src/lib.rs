@@ -108,7 +108,12 @@ pub use snapshot::{Layer, Snapshot};
 pub use stats::dispatch_counts;
 pub use validate::validate;
 
-pub use hookpoint_macros::{extensible, extension, point};
+#[doc = include_str!("docs/extensible.md")]
+pub use hookpoint_macros::extensible;
+#[doc = include_str!("docs/extension.md")]
+pub use hookpoint_macros::extension;
+#[doc = include_str!("docs/point.md")]
+pub use hookpoint_macros::point;
 
 // The README's complete examples compile and run as doctests.
 #[cfg(doctest)]
