@@ -70,7 +70,11 @@ impl SyntheticRegistry {
     #[cfg(feature = "fs")]
     pub fn build_with_layer(&self, scope: &crate::Scope) -> usize {
         scope.0.fs.mark_dirty(None);
-        let (snap, _) = scope.0.fs.build_snapshot(&self.table, &HashMap::new(), 2);
+        let (snap, _) =
+            scope
+                .0
+                .fs
+                .build_snapshot(&self.table, &HashMap::new(), &Default::default(), 2);
         snap.lists.iter().map(|l| l.runs.len()).sum()
     }
 }

@@ -169,7 +169,7 @@ proptest! {
         let path = PathBuf::from("config.json");
         let mut below_obj = serde_json::to_value(TestConfig::default()).unwrap();
         merge_json(&mut below_obj, below);
-        match check_config_file(&TEST_PLUGIN, &below_obj, &path, &bytes) {
+        match check_config_file("outside_input", Some(&TEST_PLUGIN), &below_obj, &path, &bytes) {
             Ok(v) => {
                 prop_assert!(v.is_object());
                 let mut merged = below_obj.clone();

@@ -63,6 +63,10 @@ pub(crate) struct FsConfig {
     pub(crate) user: Option<PathBuf>,
     pub(crate) agents: Option<PathBuf>,
     pub(crate) plugin_dirs: Vec<(String, PathBuf)>,
+    /// Folders whose subfolders with a `plugin.json` are folder plugins.
+    pub(crate) plugin_roots: Vec<PathBuf>,
+    /// The plugin toggles file, if any.
+    pub(crate) toggles: Option<PathBuf>,
     pub(crate) trust_project: bool,
     /// Folders the application manages (layers at or under them are managed).
     pub(crate) managed: Vec<PathBuf>,
@@ -80,6 +84,8 @@ impl Default for FsConfig {
             user: None,
             agents: None,
             plugin_dirs: Vec::new(),
+            plugin_roots: Vec::new(),
+            toggles: None,
             trust_project: false,
             managed: Vec::new(),
             managed_hooks_only: false,
@@ -90,9 +96,13 @@ impl Default for FsConfig {
 }
 
 impl FsConfig {
-    /// The layers in Agent Zero's search order (SPEC §7), highest first; plugin layers only for
-    /// plugins `enabled` accepts.
-    pub(crate) fn layers(&self, enabled: impl Fn(&str) -> bool) -> Vec<LayerRoot> {
+    /// The layers in Agent Zero's search order (SPEC §7), highest first: crate plugins'
+    /// folders only for plugins `enabled` accepts, then the given folder plugins' folders.
+    pub(crate) fn layers(
+        &self,
+        enabled: impl Fn(&str) -> bool,
+        folder_plugins: &[(String, PathBuf)],
+    ) -> Vec<LayerRoot> {
         use LayerKind as K;
         let mut out: Vec<(PathBuf, LayerKind, Option<String>)> = Vec::new();
         let profile = self.profile.as_deref();
@@ -100,6 +110,7 @@ impl FsConfig {
             .plugin_dirs
             .iter()
             .filter(|(n, _)| enabled(n))
+            .chain(folder_plugins)
             .collect();
         if let (Some(p), Some(prof)) = (&self.project, profile) {
             out.push((p.join("agents").join(prof), K::ProjectProfile, None));
@@ -130,7 +141,8 @@ impl FsConfig {
             .map(|(i, (root, kind, plugin))| LayerRoot {
                 rank: u8::try_from(i + 1).unwrap_or(u8::MAX - 1),
                 managed: self.managed.iter().any(|m| root.starts_with(m)),
-                project: matches!(kind, K::ProjectProfile | K::Project),
+                project: matches!(kind, K::ProjectProfile | K::Project)
+                    || self.project.as_ref().is_some_and(|p| root.starts_with(p)),
                 root,
                 kind,
                 plugin,
@@ -140,7 +152,12 @@ impl FsConfig {
 
     /// Every folder that may become a layer (all plugins), for the watcher.
     pub(crate) fn all_roots(&self) -> Vec<PathBuf> {
-        let mut roots: Vec<PathBuf> = self.layers(|_| true).into_iter().map(|l| l.root).collect();
+        let mut roots: Vec<PathBuf> = self
+            .layers(|_| true, &[])
+            .into_iter()
+            .map(|l| l.root)
+            .chain(self.plugin_roots.iter().cloned())
+            .collect();
         roots.dedup();
         roots
     }

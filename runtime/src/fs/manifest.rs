@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::problem::{FileProblem, check_not_shared_writable, json_error_position};
+use super::problem::{FileProblem, check_not_shared_writable, json_error_position, require_object};
 use crate::registry::ErrorPolicy;
 
 /// Largest manifest the scanner will read, in bytes.
@@ -91,6 +91,7 @@ pub fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, FileProblem
             "empty manifest; an editor may be mid-save",
         ));
     }
+    require_object(path, body, "manifest")?;
     let manifest: Manifest = serde_json::from_slice(body).map_err(|e| {
         let at = json_error_position(body, &e);
         let text = e.to_string();

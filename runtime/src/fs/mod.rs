@@ -22,6 +22,7 @@ pub(crate) mod event;
 pub(crate) mod layers;
 pub(crate) mod load;
 pub(crate) mod manifest;
+pub(crate) mod plugins;
 pub(crate) mod problem;
 pub(crate) mod scan;
 pub(crate) mod state;

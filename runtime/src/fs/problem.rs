@@ -65,6 +65,24 @@ pub(crate) fn check_not_shared_writable(path: &Path, meta: &Metadata) -> Result<
     Ok(())
 }
 
+/// Refuses JSON text whose top level is not an object (serde would read a struct from an array
+/// too), with the position of the first character.
+pub(crate) fn require_object(path: &Path, body: &[u8], what: &str) -> Result<(), FileProblem> {
+    let Some(first) = body.iter().position(|b| !b.is_ascii_whitespace()) else {
+        return Ok(());
+    };
+    if body[first] == b'{' {
+        return Ok(());
+    }
+    let (line, column) = line_column(body, first);
+    Err(FileProblem {
+        path: path.to_path_buf(),
+        line: Some(line),
+        column: Some(column),
+        message: format!("invalid {what}: it must be a JSON object (`{{...}}`)"),
+    })
+}
+
 /// Where a JSON error is, as `(line, column)` (1-based, columns in characters) of the start of
 /// the offending token: serde_json reports the position just after what it read last, which for
 /// `"enabled": fals` followed by a newline is the start of the next line.

@@ -842,6 +842,15 @@ mod tests {
     }
 
     #[test]
+    fn a_manifest_that_is_not_an_object_is_reported() {
+        for text in [&b"[]"[..], b"[true, 5]", b"  \n 7", b"\"x\""] {
+            let err = parse_manifest(Path::new("x.json"), text).expect_err("not an object");
+            assert!(err.message.contains("must be a JSON object"), "{err}");
+            assert!(err.line.is_some(), "{err}");
+        }
+    }
+
+    #[test]
     fn byte_order_mark_is_skipped() {
         let m = parse_manifest(Path::new("x.json"), b"\xEF\xBB\xBF{\"order\": 1}").expect("ok");
         assert_eq!(m.order, Some(1));

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use super::event::ReloadEvent;
 use super::layers::FsConfig;
-use super::load::{LoadInput, LoadState};
+use super::load::{FolderPluginStatus, LoadInput, LoadState};
 use super::watch::LayerWatcher;
 use crate::locks;
 use crate::snapshot::{CompiledTable, Snapshot};
@@ -23,6 +23,8 @@ pub(crate) struct ScopeFs {
     pub(crate) watcher: Mutex<Option<LayerWatcher>>,
     pub(crate) subscribers: Mutex<Vec<Subscriber>>,
     pub(crate) status: Mutex<ReloadEvent>,
+    /// The folder plugins of the latest reload.
+    pub(crate) folder_plugins: Mutex<Vec<FolderPluginStatus>>,
     /// Roots to rescan at the next rebuild; `None` means all.
     pub(crate) dirty: Mutex<Option<HashSet<PathBuf>>>,
 }
@@ -35,7 +37,8 @@ impl ScopeFs {
             && (config.project.is_some()
                 || config.user.is_some()
                 || config.agents.is_some()
-                || !config.plugin_dirs.is_empty());
+                || !config.plugin_dirs.is_empty()
+                || !config.plugin_roots.is_empty());
         (
             ScopeFs {
                 config,
@@ -50,16 +53,20 @@ impl ScopeFs {
         &self,
         table: &CompiledTable,
         disabled: &HashMap<&'static str, &'static str>,
+        disabled_plugins: &std::collections::BTreeSet<String>,
         generation: u64,
     ) -> (Snapshot, ReloadEvent) {
         let dirty = locks::lock(&self.dirty).replace(Default::default());
-        locks::lock(&self.state).load(LoadInput {
+        let loaded = locks::lock(&self.state).load(LoadInput {
             config: &self.config,
             table,
             disabled,
+            disabled_plugins,
             dirty,
             generation,
-        })
+        });
+        *locks::lock(&self.folder_plugins) = loaded.folder_plugins;
+        (loaded.snapshot, loaded.event)
     }
 
     /// Marks roots to rescan at the next rebuild (`None`: all of them).

@@ -47,6 +47,35 @@ impl ScopeBuilder {
         self
     }
 
+    fn has_plugin_roots(&self) -> bool {
+        #[cfg(feature = "fs")]
+        return !self.fs.plugin_roots.is_empty();
+        #[cfg(not(feature = "fs"))]
+        false
+    }
+
+    /// The user's choices from the toggles file win over `disable_plugin`.
+    #[cfg(feature = "fs")]
+    fn apply_toggles(&self, disabled: &mut std::collections::HashSet<String>) {
+        let Some(path) = &self.fs.toggles else {
+            return;
+        };
+        match crate::fs::plugins::toggles::read(path) {
+            Ok(t) => {
+                for (name, enabled) in t.plugins {
+                    if enabled {
+                        disabled.remove(&name);
+                    } else {
+                        disabled.insert(name);
+                    }
+                }
+            }
+            Err(why) => {
+                tracing::warn!(scope = self.name, "ignoring the plugin toggles file: {why}")
+            }
+        }
+    }
+
     /// Builds the scope and its first snapshot (with `fs`: scans the layers and starts the
     /// watcher unless [`watch(false)`](Self::watch)).
     ///
@@ -60,8 +89,14 @@ impl ScopeBuilder {
         {
             let mut d = locks::lock(&plugins.disabled);
             for name in &self.disabled_plugins {
-                d.insert(find_plugin(name)?.name);
+                // A folder plugin is found only when the scope loads: any name goes with roots.
+                if !self.has_plugin_roots() {
+                    find_plugin(name)?;
+                }
+                d.insert(name.clone());
             }
+            #[cfg(feature = "fs")]
+            self.apply_toggles(&mut d);
         }
         #[cfg(feature = "fs")]
         for (name, _) in &self.fs.plugin_dirs {
@@ -127,6 +162,25 @@ impl ScopeBuilder {
     /// from anywhere (a cloned repository), and command hooks are code.
     pub fn trust_project(mut self, trusted: bool) -> Self {
         self.fs.trust_project = trusted;
+        self
+    }
+
+    /// A plugin root: every subfolder with a `plugin.json` is a folder plugin whose folder joins
+    /// the layers at the plugin ranks (4 and 7), whose `install` runs when it appears and
+    /// `uninstall` when it goes (the root is watched). Several roots may be given; the first
+    /// wins a name. See the crate docs' "Folder plugins".
+    pub fn plugin_root(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.fs.plugin_roots.push(dir.into());
+        self
+    }
+
+    /// The file where this scope keeps which plugins the user switched on or off
+    /// ([`Scope::set_plugin_enabled`]), so a restart keeps the choice: JSON
+    /// `{"plugins": {"name": false}}`, written atomically on every change and read at `build`
+    /// (its choices win over [`disable_plugin`](Self::disable_plugin)). Without it the choices
+    /// last as long as the scope.
+    pub fn plugin_toggles(mut self, path: impl Into<PathBuf>) -> Self {
+        self.fs.toggles = Some(path.into());
         self
     }
 

@@ -13,6 +13,8 @@
 
 mod builder;
 pub(crate) mod current;
+#[cfg(feature = "fs")]
+mod folder_plugins;
 mod plugins;
 #[cfg(feature = "fs")]
 mod reload;
@@ -25,7 +27,7 @@ use arc_swap::ArcSwap;
 
 pub use builder::ScopeBuilder;
 pub use current::Bound;
-pub use plugins::PluginInfo;
+pub use plugins::{PluginInfo, PluginKind};
 #[cfg(feature = "fs")]
 pub use reload::{command_hooks_enabled, set_command_hooks_enabled};
 
@@ -129,7 +131,11 @@ impl Scope {
         let generation = self.next_generation();
         #[cfg(feature = "fs")]
         {
-            let (snap, event) = self.0.fs.build_snapshot(&COMPILED, &disabled, generation);
+            let disabled_plugins = self.disabled_plugins();
+            let (snap, event) =
+                self.0
+                    .fs
+                    .build_snapshot(&COMPILED, &disabled, &disabled_plugins, generation);
             self.publish(snap);
             drop(serial);
             self.notify(event);

@@ -2,6 +2,8 @@
 //! values that live in the scope (not in module statics, so a reload keeps them consistent).
 
 use std::any::{Any, TypeId};
+#[cfg(feature = "fs")]
+use std::collections::BTreeSet;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
@@ -12,28 +14,55 @@ use crate::error::{Error, ErrorKind};
 use crate::locks;
 use crate::registry::{HOOKPOINT_EXT_V0, HOOKPOINT_PLG_V0, find_plugin};
 
+/// Whether a plugin is a linked crate or a folder in a plugin root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PluginKind {
+    /// A crate declared with [`plugin!`](crate::plugin!) and linked into the binary.
+    Crate,
+    /// A folder with a `plugin.json` in one of the scope's plugin roots
+    /// ([`ScopeBuilder::plugin_root`](crate::ScopeBuilder::plugin_root)).
+    Folder,
+}
+
 /// What [`Scope::plugins`] reports for each plugin.
 #[derive(Debug, Clone, Serialize)]
 pub struct PluginInfo {
     /// The plugin's name.
-    pub name: &'static str,
+    pub name: String,
     /// Its description.
-    pub description: &'static str,
-    /// The package that declared it.
-    pub crate_name: &'static str,
+    pub description: String,
+    /// Crate or folder.
+    pub kind: PluginKind,
+    /// The package that declared it (crate plugins).
+    pub crate_name: Option<&'static str>,
+    /// Its folder (folder plugins).
+    pub folder: Option<std::path::PathBuf>,
+    /// Its version (folder plugins that give one).
+    pub version: Option<String>,
     /// Whether it is enabled in this scope.
     pub enabled: bool,
-    /// How many compiled-in extensions it carries.
+    /// A folder plugin marked `always_enabled` cannot be disabled.
+    pub always_enabled: bool,
+    /// A folder plugin's `install` ran (or it has none) and it was not uninstalled since; a
+    /// crate plugin is installed while enabled.
+    pub installed: bool,
+    /// How many compiled-in extensions it carries (crate plugins).
     pub extensions: usize,
-    /// Why its self-check fails (`check:` in [`plugin!`](crate::plugin!)), while it does: its
-    /// extensions do not run. `None` when healthy (or disabled, or without a check).
+    /// Why its self-check fails (`check:` in [`plugin!`](crate::plugin!), `check` in
+    /// `plugin.json`), while it does: its extensions do not run. `None` when healthy (or
+    /// disabled, or without a check).
     pub unhealthy: Option<String>,
+    /// Why a folder plugin is not loaded at all (bad `plugin.json`, a name clash, an unmet
+    /// `requires`...).
+    pub broken: Option<String>,
 }
 
 /// Per-scope plugin state: which plugins are disabled, and typed state values.
 #[derive(Default)]
 pub(crate) struct PluginStates {
-    pub(crate) disabled: Mutex<HashSet<&'static str>>,
+    /// Names of the disabled plugins, crate or folder.
+    pub(crate) disabled: Mutex<HashSet<String>>,
     pub(crate) values: Mutex<HashMap<(String, TypeId), Arc<dyn Any + Send + Sync>>>,
 }
 
@@ -48,25 +77,50 @@ impl Scope {
             .collect()
     }
 
-    /// Every linked plugin, sorted by name, with whether it is enabled in this scope.
+    /// The names of every disabled plugin, crate or folder.
+    #[cfg(feature = "fs")]
+    pub(crate) fn disabled_plugins(&self) -> BTreeSet<String> {
+        locks::lock(&self.0.plugins.disabled)
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Every plugin of this scope, sorted by name: the linked crate plugins and (feature `fs`)
+    /// the folder plugins of its plugin roots, with whether each is enabled, installed, healthy.
+    ///
+    /// ```
+    /// let scope = hookpoint::Scope::default_scope();
+    /// for p in scope.plugins() {
+    ///     println!("{} ({:?}): enabled {}, unhealthy {:?}", p.name, p.kind, p.enabled, p.unhealthy);
+    /// }
+    /// ```
     pub fn plugins(&self) -> Vec<PluginInfo> {
         let snap = self.snapshot();
-        let disabled = locks::lock(&self.0.plugins.disabled);
+        let disabled = locks::lock(&self.0.plugins.disabled).clone();
         let mut out: Vec<PluginInfo> = HOOKPOINT_PLG_V0
             .iter()
             .map(|p| PluginInfo {
-                name: p.name,
-                description: p.description,
-                crate_name: p.crate_name,
+                name: p.name.to_owned(),
+                description: p.description.to_owned(),
+                kind: PluginKind::Crate,
+                crate_name: Some(p.crate_name),
+                folder: None,
+                version: None,
                 enabled: !disabled.contains(p.name),
+                always_enabled: false,
+                installed: !disabled.contains(p.name),
                 extensions: HOOKPOINT_EXT_V0
                     .iter()
                     .filter(|e| e.crate_name == p.crate_name)
                     .count(),
                 unhealthy: snap.unhealthy_plugins.get(p.name).cloned(),
+                broken: None,
             })
             .collect();
-        out.sort_by_key(|p| p.name);
+        #[cfg(feature = "fs")]
+        out.extend(self.folder_plugin_infos());
+        out.sort_by(|a, b| a.name.cmp(&b.name));
         out
     }
 
@@ -87,16 +141,15 @@ impl Scope {
     /// assert!(!scope.plugins().iter().find(|p| p.name == "doc_toggle").unwrap().enabled);
     /// ```
     pub fn set_plugin_enabled(&self, name: &str, enabled: bool) -> Result<(), Error> {
-        let entry = find_plugin(name)?;
-        let changed = {
-            let mut disabled = locks::lock(&self.0.plugins.disabled);
-            if enabled {
-                disabled.remove(entry.name)
-            } else {
-                disabled.insert(entry.name)
+        let entry = match find_plugin(name) {
+            Ok(entry) => entry,
+            #[cfg(feature = "fs")]
+            Err(_) if self.folder_plugin_status(name).is_some() => {
+                return self.set_folder_plugin_enabled(name, enabled);
             }
+            Err(e) => return Err(e),
         };
-        if !changed {
+        if !self.toggle(name, enabled) {
             return Ok(());
         }
         self.rebuild();
@@ -126,14 +179,34 @@ impl Scope {
         Ok(())
     }
 
+    /// Records the plugin's new state (and, with `fs`, in the toggles file); false when it
+    /// already had it.
+    pub(crate) fn toggle(&self, name: &str, enabled: bool) -> bool {
+        let changed = {
+            let mut disabled = locks::lock(&self.0.plugins.disabled);
+            if enabled {
+                disabled.remove(name)
+            } else {
+                disabled.insert(name.to_owned())
+            }
+        };
+        #[cfg(feature = "fs")]
+        if changed {
+            self.persist_toggle(name, enabled);
+        }
+        changed
+    }
+
     /// The plugin's config: its `Default`, overlaid key by key by each override layer's
     /// `plugins/<name>/config.json` (higher layer wins), as of the current snapshot.
     ///
     /// # Errors
     /// [`ErrorKind::Plugin`]: unknown plugin, or the merged JSON does not deserialize into `C`.
     pub fn plugin_config<C: serde::de::DeserializeOwned>(&self, name: &str) -> Result<C, Error> {
-        find_plugin(name)?;
         let snap = self.snapshot();
+        if !snap.plugin_configs.contains_key(name) {
+            find_plugin(name)?;
+        }
         let value = snap
             .plugin_configs
             .get(name)

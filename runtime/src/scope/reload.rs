@@ -64,7 +64,12 @@ impl Scope {
     /// The scope's override layers in search order, highest first.
     pub fn layers(&self) -> Vec<LayerRoot> {
         let disabled = locks::lock(&self.0.plugins.disabled).clone();
-        self.0.fs.config.layers(|n| !disabled.contains(n))
+        let folder: Vec<(String, std::path::PathBuf)> = locks::lock(&self.0.fs.folder_plugins)
+            .iter()
+            .filter(|p| p.enabled && p.installed && p.unhealthy.is_none())
+            .map(|p| (p.name.clone(), p.dir.clone()))
+            .collect();
+        self.0.fs.config.layers(|n| !disabled.contains(n), &folder)
     }
 
     /// Starts the watcher of a scope's layers; each burst of changes rebuilds the scope once.

@@ -39,18 +39,25 @@ pub(crate) fn merge_json(base: &mut Value, over: Value) {
 }
 
 impl ConfigsLastGood {
-    /// Every linked plugin's merged config over `layers` (highest first).
+    /// Every linked plugin's merged config over `layers` (highest first), and every folder
+    /// plugin's (`folder_defaults`: its `plugin.json` config, overlaid without a type check).
     pub(super) fn merge_all(
         &mut self,
         layers: &[LayerRoot],
+        folder_defaults: &[(String, Value)],
         problems: &mut Vec<FileProblem>,
         warnings: &mut Vec<String>,
     ) -> HashMap<String, Value> {
         let mut configs = HashMap::new();
+        for (name, default) in folder_defaults {
+            let merged = self.merge_one(name, None, default.clone(), layers, problems);
+            configs.insert(name.clone(), merged);
+        }
         for plugin in HOOKPOINT_PLG_V0.iter() {
             match (plugin.default_config)() {
                 Ok(default) => {
-                    let value = self.merge_one(plugin, default, layers, problems);
+                    let value =
+                        self.merge_one(plugin.name, Some(plugin), default, layers, problems);
                     configs.insert(plugin.name.to_owned(), value);
                 }
                 Err(e) => warnings.push(format!(
@@ -62,15 +69,18 @@ impl ConfigsLastGood {
         configs
     }
 
+    /// One plugin's config: `value` overlaid by each layer's config file, lowest first; a crate
+    /// plugin's (`typed`) is checked against its config type at every layer.
     fn merge_one(
         &mut self,
-        plugin: &PluginEntry,
+        name: &str,
+        typed: Option<&PluginEntry>,
         mut value: Value,
         layers: &[LayerRoot],
         problems: &mut Vec<FileProblem>,
     ) -> Value {
         for layer in layers.iter().rev() {
-            let path = config_path(&layer.root, plugin.name);
+            let path = config_path(&layer.root, name);
             let bytes = match std::fs::read(&path) {
                 Ok(bytes) => Ok(bytes),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -79,7 +89,7 @@ impl ConfigsLastGood {
                 }
                 Err(e) => Err(problem(&path, None, format!("cannot read: {e}"))),
             };
-            match bytes.and_then(|b| check_config_file(plugin, &value, &path, &b)) {
+            match bytes.and_then(|b| check_config_file(name, typed, &value, &path, &b)) {
                 Ok(v) => {
                     self.0.insert(path, v.clone());
                     merge_json(&mut value, v);
@@ -105,9 +115,11 @@ fn problem(path: &Path, at: Option<(usize, usize)>, message: String) -> FileProb
     }
 }
 
-/// Parses one config file and checks that, overlaid on `below`, it fits the plugin's type.
+/// Parses one config file and checks that it is an object and, for a crate plugin (`typed`),
+/// that overlaid on `below` it fits the plugin's config type.
 pub(crate) fn check_config_file(
-    plugin: &PluginEntry,
+    name: &str,
+    typed: Option<&PluginEntry>,
     below: &Value,
     path: &Path,
     bytes: &[u8],
@@ -130,15 +142,17 @@ pub(crate) fn check_config_file(
             "a plugin config must be a JSON object".to_owned(),
         ));
     }
-    let mut merged = below.clone();
-    merge_json(&mut merged, v.clone());
-    (plugin.check_config)(merged).map_err(|e| {
-        problem(
-            path,
-            None,
-            format!("does not fit plugin `{}`'s config type: {e}", plugin.name),
-        )
-    })?;
+    if let Some(plugin) = typed {
+        let mut merged = below.clone();
+        merge_json(&mut merged, v.clone());
+        (plugin.check_config)(merged).map_err(|e| {
+            problem(
+                path,
+                None,
+                format!("does not fit plugin `{name}`'s config type: {e}"),
+            )
+        })?;
+    }
     Ok(v)
 }
 

@@ -257,21 +257,32 @@ fn no_codec(point: &str, table: &CompiledTable) -> Option<String> {
 
 /// Why a command hook may not run here, if it may not.
 fn refusal(f: &FileInEffect<'_>, config: &FsConfig) -> Option<String> {
+    command_refusal(config, f.layer.project, f.layer.managed, &f.layer.root)
+}
+
+/// Why a command (a hook, or a folder plugin's install/uninstall/check) from folder `place` may
+/// not run, if it may not: the global switch, managed-only, an untrusted project.
+pub(crate) fn command_refusal(
+    config: &FsConfig,
+    project: bool,
+    managed: bool,
+    place: &std::path::Path,
+) -> Option<String> {
     if !switch::command_hooks_enabled() {
         return Some(
             "command hooks are switched off (hookpoint::set_command_hooks_enabled)".into(),
         );
     }
-    if config.managed_hooks_only && !f.layer.managed {
+    if config.managed_hooks_only && !managed {
         return Some(format!(
-            "command hooks run only from managed layers (ScopeBuilder::managed_hooks_only), and {} is not managed",
-            f.layer.root.display()
+            "commands run only from managed folders (ScopeBuilder::managed_hooks_only), and {} is not managed",
+            place.display()
         ));
     }
-    if f.layer.project && !config.trust_project {
+    if project && !config.trust_project {
         return Some(format!(
-            "command hook in the untrusted project layer {}; trust it with ScopeBuilder::trust_project(true)",
-            f.layer.root.display()
+            "command in the untrusted project folder {}; trust it with ScopeBuilder::trust_project(true)",
+            place.display()
         ));
     }
     None

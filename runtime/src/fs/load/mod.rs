@@ -9,6 +9,7 @@
 
 pub(crate) mod configs;
 mod definitions;
+mod folder_plugins;
 mod last_good;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -18,6 +19,7 @@ use super::event::ReloadEvent;
 use super::layers::{FsConfig, LayerRoot};
 use super::scan::{self, LayerScan};
 use crate::snapshot::{self, BuildInput, CompiledTable, LayerInput, Snapshot};
+pub(crate) use folder_plugins::FolderPluginStatus;
 
 /// What a scope's loader remembers between reloads.
 #[derive(Default)]
@@ -26,14 +28,25 @@ pub(crate) struct LoadState {
     scans: HashMap<PathBuf, LayerScan>,
     files: last_good::LastGood,
     configs: configs::ConfigsLastGood,
+    plugins: folder_plugins::FolderPlugins,
+}
+
+/// What one load produced.
+pub(crate) struct Loaded {
+    pub(crate) snapshot: Snapshot,
+    pub(crate) event: ReloadEvent,
+    /// Every folder plugin found (or refused), with its state.
+    pub(crate) folder_plugins: Vec<FolderPluginStatus>,
 }
 
 /// What one load reads besides the folders.
 pub(crate) struct LoadInput<'a> {
     pub(crate) config: &'a FsConfig,
     pub(crate) table: &'a CompiledTable,
-    /// Package name -> plugin name, for disabled plugins.
+    /// Package name -> plugin name, for disabled crate plugins.
     pub(crate) disabled: &'a HashMap<&'static str, &'static str>,
+    /// The names of every disabled plugin, crate or folder.
+    pub(crate) disabled_plugins: &'a BTreeSet<String>,
     /// Roots to rescan; `None` means all.
     pub(crate) dirty: Option<HashSet<PathBuf>>,
     pub(crate) generation: u64,
@@ -41,27 +54,40 @@ pub(crate) struct LoadInput<'a> {
 
 impl LoadState {
     /// Rescans what is dirty, applies the last-good rule, merges everything into a snapshot.
-    pub(crate) fn load(&mut self, input: LoadInput<'_>) -> (Snapshot, ReloadEvent) {
+    pub(crate) fn load(&mut self, input: LoadInput<'_>) -> Loaded {
         let disabled: BTreeSet<&str> = input.disabled.values().copied().collect();
-        let layers = input.config.layers(|n| !disabled.contains(n));
-        self.rescan(&layers, input.dirty.as_ref());
         let mut problems = Vec::new();
+        let mut warnings = Vec::new();
+        let folder = self.plugins.load(
+            input.config,
+            input.disabled_plugins,
+            &mut problems,
+            &mut warnings,
+        );
+        let layers = input
+            .config
+            .layers(|n| !disabled.contains(n), &folder.layers);
+        self.rescan(&layers, input.dirty.as_ref());
         let files = self
             .files
             .files_in_effect(&layers, &self.scans, &mut problems);
         let defs = definitions::definitions(&files, &mut self.files, input.config, input.table);
         problems.extend(defs.problems);
-        let mut warnings = defs.warnings;
-        let plugin_configs = self
-            .configs
-            .merge_all(&layers, &mut problems, &mut warnings);
+        warnings.extend(defs.warnings);
+        let plugin_configs =
+            self.configs
+                .merge_all(&layers, &folder.defaults, &mut problems, &mut warnings);
         let unhealthy = crate::registry::unhealthy(&plugin_configs, |p| !disabled.contains(p));
-        for (plugin, why) in &unhealthy {
+        for (plugin, why) in unhealthy
+            .iter()
+            .map(|(p, w)| (*p, w))
+            .chain(folder.unhealthy.iter().map(|(p, w)| (p.as_str(), w)))
+        {
             warnings.push(format!(
                 "plugin `{plugin}` is unhealthy (its extensions do not run): {why}"
             ));
         }
-        let (snap, merge_warnings) = snapshot::build(
+        let (mut snap, merge_warnings) = snapshot::build(
             BuildInput {
                 table: input.table,
                 disabled_crates: input.disabled,
@@ -76,6 +102,7 @@ impl LoadState {
             input.generation,
         );
         warnings.extend(merge_warnings);
+        snap.unhealthy_plugins.extend(folder.unhealthy);
         problems.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
         problems.dedup_by(|a, b| a.path == b.path && a.message == b.message);
         let event = ReloadEvent {
@@ -83,7 +110,11 @@ impl LoadState {
             problems,
             warnings,
         };
-        (snap, event)
+        Loaded {
+            snapshot: snap,
+            event,
+            folder_plugins: folder.statuses,
+        }
     }
 
     /// Scans the layers under a dirty root (or all of them), and any never scanned.

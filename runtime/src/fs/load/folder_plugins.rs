@@ -1,0 +1,148 @@
+//! The folder-plugin phase of a load: find the plugins in the plugin roots, install the new and
+//! enabled ones, uninstall the gone or disabled ones, check them, and hand the healthy ones'
+//! folders to the layer search order.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::definitions::command_refusal;
+use crate::fs::layers::FsConfig;
+use crate::fs::plugins::discover::{FolderPlugin, ManifestsLastGood};
+use crate::fs::plugins::lifecycle::Lifecycle;
+use crate::fs::problem::FileProblem;
+use crate::registry::HOOKPOINT_PLG_V0;
+
+/// What a scope knows of one folder plugin after a load.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FolderPluginStatus {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) version: Option<String>,
+    pub(crate) dir: PathBuf,
+    pub(crate) enabled: bool,
+    pub(crate) always_enabled: bool,
+    /// Its install ran (or it has none) and it has not been uninstalled since.
+    pub(crate) installed: bool,
+    pub(crate) unhealthy: Option<String>,
+    /// Why it is not loaded at all (bad `plugin.json`, clash, unmet `requires`...).
+    pub(crate) broken: Option<String>,
+}
+
+/// The folder plugins' part of a scope's loader state.
+#[derive(Default)]
+pub(crate) struct FolderPlugins {
+    manifests: ManifestsLastGood,
+    lifecycle: Lifecycle,
+}
+
+/// What the folder-plugin phase hands to the rest of the load.
+pub(crate) struct FolderPhase {
+    /// (name, folder) of the installed, enabled, healthy plugins: they join the layers.
+    pub(crate) layers: Vec<(String, PathBuf)>,
+    /// Each loaded plugin's default config (`plugin.json`'s `config`).
+    pub(crate) defaults: Vec<(String, serde_json::Value)>,
+    pub(crate) unhealthy: BTreeMap<String, String>,
+    pub(crate) statuses: Vec<FolderPluginStatus>,
+}
+
+impl FolderPlugins {
+    /// Runs the phase.
+    pub(crate) fn load(
+        &mut self,
+        config: &FsConfig,
+        disabled: &BTreeSet<String>,
+        problems: &mut Vec<FileProblem>,
+        warnings: &mut Vec<String>,
+    ) -> FolderPhase {
+        let crate_plugins: BTreeSet<&str> = HOOKPOINT_PLG_V0.iter().map(|p| p.name).collect();
+        let before = problems.len();
+        let found = self
+            .manifests
+            .discover(&config.plugin_roots, &crate_plugins, problems);
+        let enabled = |p: &FolderPlugin| p.manifest.always_enabled || !disabled.contains(p.name());
+        let wanted: Vec<FolderPlugin> = found.iter().filter(|p| enabled(p)).cloned().collect();
+        let gate = |p: &FolderPlugin| {
+            let project = config
+                .project
+                .as_ref()
+                .is_some_and(|d| p.dir.starts_with(d));
+            let managed = config.managed.iter().any(|m| p.dir.starts_with(m));
+            command_refusal(config, project, managed, &p.dir)
+        };
+        let active = self.lifecycle.reconcile(&wanted, &gate, problems, warnings);
+        let unhealthy = self.lifecycle.check(&active, &gate);
+        let installed: BTreeSet<&str> = self.lifecycle.installed().collect();
+        let mut statuses: Vec<FolderPluginStatus> = found
+            .iter()
+            .map(|p| FolderPluginStatus {
+                name: p.name().to_owned(),
+                description: p.manifest.description.clone(),
+                version: p.manifest.version.clone(),
+                dir: p.dir.clone(),
+                enabled: enabled(p),
+                always_enabled: p.manifest.always_enabled,
+                installed: installed.contains(p.name()),
+                unhealthy: unhealthy.get(p.name()).cloned(),
+                broken: None,
+            })
+            .collect();
+        statuses.extend(broken(&problems[before..], &config.plugin_roots, &found));
+        FolderPhase {
+            layers: active
+                .iter()
+                .filter(|p| !unhealthy.contains_key(p.name()))
+                .map(|p| (p.name().to_owned(), p.dir.clone()))
+                .collect(),
+            defaults: found
+                .iter()
+                .map(|p| {
+                    let config = p.manifest.config.clone().unwrap_or_default();
+                    (p.name().to_owned(), serde_json::Value::Object(config))
+                })
+                .collect(),
+            unhealthy,
+            statuses,
+        }
+    }
+}
+
+/// The plugin folders that discovery refused, from its problems: a `plugin.json` or a folder
+/// directly under a root that is not among the plugins found.
+fn broken(
+    problems: &[FileProblem],
+    roots: &[PathBuf],
+    found: &[FolderPlugin],
+) -> Vec<FolderPluginStatus> {
+    let mut out: Vec<FolderPluginStatus> = Vec::new();
+    for p in problems {
+        let dir = if p.path.file_name().is_some_and(|n| n == "plugin.json") {
+            p.path.parent().unwrap_or(&p.path)
+        } else {
+            &p.path
+        };
+        let under_root = dir.parent().is_some_and(|d| roots.iter().any(|r| r == d));
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+        let (true, Some(name)) = (under_root, name) else {
+            continue;
+        };
+        if found.iter().any(|f| f.dir == dir) || out.iter().any(|o| o.dir == dir) {
+            continue;
+        }
+        out.push(status_of_broken(name, dir, &p.message));
+    }
+    out
+}
+
+fn status_of_broken(name: String, dir: &Path, why: &str) -> FolderPluginStatus {
+    FolderPluginStatus {
+        name,
+        description: String::new(),
+        version: None,
+        dir: dir.to_path_buf(),
+        enabled: false,
+        always_enabled: false,
+        installed: false,
+        unhealthy: None,
+        broken: Some(why.to_owned()),
+    }
+}

@@ -1,0 +1,236 @@
+//! Discovery: the folder plugins of a scope's plugin roots. Every subfolder of a root that holds
+//! a `plugin.json` is a plugin; a bad `plugin.json` keeps the plugin's last good version (and is
+//! reported); a folder that looks like a plugin but has none, a symlink leaving its root, a name
+//! that clashes with a crate plugin or another folder plugin, and a `requires` that is missing or
+//! circular are reported, and such a plugin is not loaded at all (never half-loaded).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::manifest::{self, MAX_PLUGIN_JSON, PluginManifest};
+use crate::fs::problem::FileProblem;
+
+/// One folder plugin found in a root.
+#[derive(Debug, Clone)]
+pub(crate) struct FolderPlugin {
+    pub(crate) manifest: PluginManifest,
+    /// The plugin's folder, as found under its root.
+    pub(crate) dir: PathBuf,
+    /// Its `plugin.json`.
+    pub(crate) manifest_path: PathBuf,
+}
+
+impl FolderPlugin {
+    pub(crate) fn name(&self) -> &str {
+        &self.manifest.name
+    }
+}
+
+/// The last good `plugin.json` of each plugin, by path.
+#[derive(Default)]
+pub(crate) struct ManifestsLastGood(HashMap<PathBuf, PluginManifest>);
+
+impl ManifestsLastGood {
+    /// The folder plugins of `roots` (in order: the first root wins a name), excluding names of
+    /// crate plugins; problems go to `problems`.
+    pub(crate) fn discover(
+        &mut self,
+        roots: &[PathBuf],
+        crate_plugins: &BTreeSet<&str>,
+        problems: &mut Vec<FileProblem>,
+    ) -> Vec<FolderPlugin> {
+        let mut found: BTreeMap<String, FolderPlugin> = BTreeMap::new();
+        let mut seen_paths = Vec::new();
+        for root in roots {
+            for plugin in self.scan_root(root, problems, &mut seen_paths) {
+                let name = plugin.name().to_owned();
+                if crate_plugins.contains(name.as_str()) {
+                    problems.push(FileProblem::new(
+                        &plugin.manifest_path,
+                        format!("plugin `{name}` clashes with the linked crate plugin of that name; rename the folder plugin"),
+                    ));
+                } else if let Some(first) = found.get(&name) {
+                    problems.push(FileProblem::new(
+                        &plugin.manifest_path,
+                        format!(
+                            "plugin `{name}` is also in {}; the first plugin root wins",
+                            first.dir.display()
+                        ),
+                    ));
+                } else {
+                    found.insert(name, plugin);
+                }
+            }
+        }
+        self.0.retain(|path, _| seen_paths.contains(path));
+        drop_unmet_requirements(found, crate_plugins, problems)
+    }
+
+    /// The plugins directly under one root.
+    fn scan_root(
+        &mut self,
+        root: &Path,
+        problems: &mut Vec<FileProblem>,
+        seen_paths: &mut Vec<PathBuf>,
+    ) -> Vec<FolderPlugin> {
+        let Ok(entries) = fs::read_dir(root) else {
+            return Vec::new(); // a missing root is fine (it may appear later)
+        };
+        let root_canon = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        let mut names: Vec<(std::ffi::OsString, PathBuf)> = entries
+            .filter_map(Result::ok)
+            .map(|e| (e.file_name(), e.path()))
+            .collect();
+        names.sort();
+        let mut out = Vec::new();
+        for (name, dir) in names {
+            let Some(folder) = name.to_str() else {
+                problems.push(FileProblem::new(
+                    dir.to_string_lossy().into_owned(),
+                    "plugin folder name is not valid UTF-8; skipped",
+                ));
+                continue;
+            };
+            if folder.starts_with('.') || !dir.is_dir() {
+                continue;
+            }
+            if let Some(p) = self.plugin_at(&dir, folder, &root_canon, problems, seen_paths) {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// The plugin in folder `dir`, if it is one (and is not refused).
+    fn plugin_at(
+        &mut self,
+        dir: &Path,
+        folder: &str,
+        root_canon: &Path,
+        problems: &mut Vec<FileProblem>,
+        seen_paths: &mut Vec<PathBuf>,
+    ) -> Option<FolderPlugin> {
+        let canon = fs::canonicalize(dir).ok()?;
+        if !canon.starts_with(root_canon) {
+            problems.push(FileProblem::new(
+                dir,
+                format!(
+                    "plugin folder is a symlink leaving its plugin root (to {}); refused",
+                    canon.display()
+                ),
+            ));
+            return None;
+        }
+        let manifest_path = dir.join("plugin.json");
+        if !manifest_path.exists() {
+            if dir.join("extensions").is_dir() {
+                problems.push(FileProblem::new(
+                    dir,
+                    "folder has `extensions/` but no plugin.json: it is not loaded as a plugin",
+                ));
+            }
+            return None; // a config-only folder (`plugins/<name>/config.json`) is not a plugin
+        }
+        seen_paths.push(manifest_path.clone());
+        let parsed =
+            read(&manifest_path).and_then(|bytes| manifest::parse(&manifest_path, folder, &bytes));
+        let manifest = match parsed {
+            Ok(m) => {
+                self.0.insert(manifest_path.clone(), m.clone());
+                m
+            }
+            Err(p) => {
+                problems.push(p);
+                self.0.get(&manifest_path)?.clone()
+            }
+        };
+        Some(FolderPlugin {
+            manifest,
+            dir: dir.to_path_buf(),
+            manifest_path,
+        })
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, FileProblem> {
+    let mut bytes = Vec::new();
+    fs::File::open(path)
+        .and_then(|f| f.take(MAX_PLUGIN_JSON + 1).read_to_end(&mut bytes))
+        .map_err(|e| FileProblem::io(path, "cannot read plugin.json", &e))?;
+    if bytes.len() as u64 > MAX_PLUGIN_JSON {
+        return Err(FileProblem::new(
+            path,
+            format!("plugin.json is larger than {MAX_PLUGIN_JSON} bytes"),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Drops, until none is left, every plugin that requires a plugin that is neither linked nor
+/// loaded, and the members of `requires` cycles, with a problem for each.
+fn drop_unmet_requirements(
+    mut found: BTreeMap<String, FolderPlugin>,
+    crate_plugins: &BTreeSet<&str>,
+    problems: &mut Vec<FileProblem>,
+) -> Vec<FolderPlugin> {
+    loop {
+        let missing = found.values().find_map(|p| {
+            p.manifest
+                .requires
+                .iter()
+                .find(|r| !crate_plugins.contains(r.as_str()) && !found.contains_key(*r))
+                .map(|r| (p.name().to_owned(), r.clone()))
+        });
+        let Some((name, required)) = missing else {
+            break;
+        };
+        let p = found.remove(&name).expect("found above");
+        problems.push(FileProblem::new(
+            &p.manifest_path,
+            format!("plugin `{name}` requires `{required}`, which is neither linked nor a loaded folder plugin; it is not loaded"),
+        ));
+    }
+    let circular = in_cycles(&found);
+    for name in &circular {
+        if let Some(p) = found.remove(name) {
+            problems.push(FileProblem::new(
+                &p.manifest_path,
+                format!(
+                    "plugins require each other in a cycle ({}); none of them is loaded",
+                    circular.iter().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+    }
+    if !circular.is_empty() {
+        // Plugins that required a cycle's members are now missing a requirement.
+        return drop_unmet_requirements(found.into_iter().collect(), crate_plugins, problems);
+    }
+    found.into_values().collect()
+}
+
+/// The folder plugins that (transitively) require themselves.
+fn in_cycles(found: &BTreeMap<String, FolderPlugin>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for start in found.keys() {
+        let mut stack: Vec<&str> = vec![start];
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        while let Some(at) = stack.pop() {
+            for r in found
+                .get(at)
+                .iter()
+                .flat_map(|p| p.manifest.requires.iter())
+            {
+                if r == start {
+                    out.insert(start.clone());
+                }
+                if found.contains_key(r) && seen.insert(r) {
+                    stack.push(r);
+                }
+            }
+        }
+    }
+    out
+}

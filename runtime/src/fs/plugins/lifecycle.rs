@@ -1,0 +1,219 @@
+//! Folder plugins' lifecycle: `install` runs once when a plugin appears (or is enabled) before
+//! its extensions join a snapshot; `uninstall` runs once when it goes (deleted or disabled) —
+//! from a private copy of the folder taken at install time when the folder itself is gone;
+//! `check` runs on every reload, and a failing check makes the plugin unhealthy. The commands
+//! run with the command-hook rules (no shell, cleared environment, timeout, process group) in
+//! the plugin's folder, get `{"plugin", "event", "config"}` on stdin, and their stdout is
+//! ignored.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::discover::FolderPlugin;
+use crate::command::{self, CommandError, CommandSpec, DEFAULT_TIMEOUT};
+use crate::fs::problem::FileProblem;
+
+/// Largest plugin folder copied for a later uninstall, in bytes (a larger one keeps no copy:
+/// deleting it then skips `uninstall`, with a warning).
+const MAX_PLUGIN_COPY: u64 = 16 * 1024 * 1024;
+
+/// A folder plugin that was installed in this scope.
+struct Installed {
+    plugin: FolderPlugin,
+    /// A private copy of its folder, for `uninstall` once the folder is gone.
+    copy: Option<tempfile::TempDir>,
+}
+
+/// Which folder plugins are installed in a scope.
+#[derive(Default)]
+pub(crate) struct Lifecycle {
+    installed: BTreeMap<String, Installed>,
+}
+
+/// What may stop a lifecycle command from running (trust, managed-only, the global switch).
+pub(crate) type Gate<'a> = &'a dyn Fn(&FolderPlugin) -> Option<String>;
+
+impl Lifecycle {
+    /// Installs the `wanted` plugins that are not installed yet and uninstalls the installed ones
+    /// that are no longer wanted (deleted, disabled, or no longer loadable). Returns the plugins
+    /// installed now, in `wanted`'s order.
+    pub(crate) fn reconcile(
+        &mut self,
+        wanted: &[FolderPlugin],
+        gate: Gate<'_>,
+        problems: &mut Vec<FileProblem>,
+        warnings: &mut Vec<String>,
+    ) -> Vec<FolderPlugin> {
+        let gone: Vec<String> = self
+            .installed
+            .keys()
+            .filter(|n| !wanted.iter().any(|w| w.name() == n.as_str()))
+            .cloned()
+            .collect();
+        for name in gone {
+            if let Some(done) = self.installed.remove(&name) {
+                uninstall(done, gate, warnings);
+            }
+        }
+        let mut active = Vec::new();
+        for plugin in wanted {
+            if let Some(installed) = self.installed.get_mut(plugin.name()) {
+                if installed.plugin.manifest != plugin.manifest {
+                    installed.copy = private_copy(&plugin.dir);
+                }
+                installed.plugin = plugin.clone();
+                active.push(plugin.clone());
+                continue;
+            }
+            if let Some(why) = gate(plugin) {
+                warnings.push(format!(
+                    "plugin `{}` is not installed: {why}",
+                    plugin.name()
+                ));
+                continue;
+            }
+            match run(plugin, &plugin.manifest.install, "install", &plugin.dir) {
+                Ok(()) => {
+                    let copy = private_copy(&plugin.dir);
+                    self.installed.insert(
+                        plugin.name().to_owned(),
+                        Installed {
+                            plugin: plugin.clone(),
+                            copy,
+                        },
+                    );
+                    active.push(plugin.clone());
+                }
+                Err(why) => problems.push(FileProblem::new(
+                    &plugin.manifest_path,
+                    format!("plugin `{}`: install failed, so it is not loaded (retried at the next reload): {why}", plugin.name()),
+                )),
+            }
+        }
+        active
+    }
+
+    /// Runs every active plugin's `check`; returns the unhealthy ones with the reason.
+    pub(crate) fn check(
+        &self,
+        active: &[FolderPlugin],
+        gate: Gate<'_>,
+    ) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for plugin in active.iter().filter(|p| p.manifest.check.is_some()) {
+            let outcome = match gate(plugin) {
+                Some(why) => Err(format!("its check cannot run: {why}")),
+                None => run(plugin, &plugin.manifest.check, "check", &plugin.dir),
+            };
+            if let Err(why) = outcome {
+                out.insert(plugin.name().to_owned(), why);
+            }
+        }
+        out
+    }
+
+    /// The names of the installed plugins.
+    pub(crate) fn installed(&self) -> impl Iterator<Item = &str> {
+        self.installed.keys().map(String::as_str)
+    }
+}
+
+/// Runs `uninstall` of a plugin that goes: in its folder if it still exists, else in the copy.
+fn uninstall(done: Installed, gate: Gate<'_>, warnings: &mut Vec<String>) {
+    let name = done.plugin.name().to_owned();
+    if done.plugin.manifest.uninstall.is_none() {
+        return;
+    }
+    let cwd: PathBuf = if done.plugin.dir.is_dir() {
+        done.plugin.dir.clone()
+    } else if let Some(copy) = &done.copy {
+        copy.path().to_path_buf()
+    } else {
+        warnings.push(format!(
+            "plugin `{name}` was removed and no copy of its folder was kept (larger than {MAX_PLUGIN_COPY} bytes): its uninstall did not run"
+        ));
+        return;
+    };
+    if let Some(why) = gate(&done.plugin) {
+        warnings.push(format!("plugin `{name}`: uninstall did not run: {why}"));
+        return;
+    }
+    if let Err(why) = run(
+        &done.plugin,
+        &done.plugin.manifest.uninstall,
+        "uninstall",
+        &cwd,
+    ) {
+        warnings.push(format!("plugin `{name}`: uninstall failed: {why}"));
+    }
+}
+
+/// Runs one lifecycle command in `cwd`; `Ok` when there is none or it exits 0.
+fn run(
+    plugin: &FolderPlugin,
+    argv: &Option<Vec<String>>,
+    event: &str,
+    cwd: &Path,
+) -> Result<(), String> {
+    let Some(argv) = argv else {
+        return Ok(());
+    };
+    let spec = CommandSpec {
+        argv: argv.iter().map(OsString::from).collect(),
+        cwd: cwd.to_path_buf(),
+        timeout: plugin
+            .manifest
+            .timeout_ms
+            .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+        env: vec![
+            ("HOOKPOINT_PLUGIN".into(), plugin.name().to_owned()),
+            ("HOOKPOINT_EVENT".into(), event.to_owned()),
+        ],
+    };
+    let input = serde_json::json!({
+        "plugin": plugin.name(),
+        "event": event,
+        "config": plugin.manifest.config.clone().unwrap_or_default(),
+    });
+    match command::run_sync(&spec, input.to_string().as_bytes()) {
+        // Lifecycle commands answer with their exit status; their stdout is not read.
+        Ok(_) | Err(CommandError::BadOutput { .. }) => Ok(()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A private copy of a plugin's folder (regular files and folders, no symlinks), or `None` when
+/// it is larger than [`MAX_PLUGIN_COPY`] or cannot be made.
+fn private_copy(dir: &Path) -> Option<tempfile::TempDir> {
+    let copy = tempfile::Builder::new()
+        .prefix("hookpoint-plugin-")
+        .tempdir()
+        .ok()?;
+    let mut budget = MAX_PLUGIN_COPY;
+    copy_tree(dir, copy.path(), &mut budget).ok()?;
+    Some(copy)
+}
+
+fn copy_tree(from: &Path, to: &Path, budget: &mut u64) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            std::fs::create_dir(&target)?;
+            copy_tree(&entry.path(), &target, budget)?;
+        } else if kind.is_file() {
+            let len = entry.metadata()?.len();
+            *budget = budget
+                .checked_sub(len)
+                .ok_or_else(|| std::io::Error::other("too large"))?;
+            std::fs::copy(entry.path(), &target)?;
+            let mode = entry.metadata()?.permissions().mode() & 0o755;
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))?;
+        }
+    }
+    Ok(())
+}

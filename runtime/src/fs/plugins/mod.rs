@@ -1,0 +1,11 @@
+//! Folder plugins (feature `fs`): plugins that are folders, not crates. Every subfolder of a
+//! scope's plugin roots with a [`plugin.json`](manifest) is one: its folder joins the scope's
+//! layers (like a crate plugin's `plugin_folder`), its `config` is the plugin's default config,
+//! and its `install` / `uninstall` / `check` commands run as the [`lifecycle`] says. Plugins are
+//! found anew at every reload ([`discover`]), so dropping a folder in installs it and deleting
+//! it uninstalls it. Which plugins the user switched off persists in a [`toggles`] file.
+
+pub(crate) mod discover;
+pub(crate) mod lifecycle;
+pub(crate) mod manifest;
+pub(crate) mod toggles;

@@ -1,0 +1,100 @@
+//! Folder plugins in a scope's API (feature `fs`): listing them, switching them on and off, and
+//! remembering the user's choice in the toggles file.
+
+use super::Scope;
+use super::plugins::{PluginInfo, PluginKind};
+use crate::error::{Error, ErrorKind};
+use crate::fs::load::FolderPluginStatus;
+use crate::fs::plugins::toggles;
+use crate::locks;
+
+impl Scope {
+    /// The folder plugins found at the latest reload, as [`PluginInfo`]s.
+    pub(crate) fn folder_plugin_infos(&self) -> Vec<PluginInfo> {
+        let snap = self.snapshot();
+        locks::lock(&self.0.fs.folder_plugins)
+            .iter()
+            .map(|s| PluginInfo {
+                name: s.name.clone(),
+                description: s.description.clone(),
+                kind: PluginKind::Folder,
+                crate_name: None,
+                folder: Some(s.dir.clone()),
+                version: s.version.clone(),
+                enabled: s.enabled,
+                always_enabled: s.always_enabled,
+                installed: s.installed,
+                extensions: 0,
+                unhealthy: s
+                    .unhealthy
+                    .clone()
+                    .or_else(|| snap.unhealthy_plugins.get(&s.name).cloned()),
+                broken: s.broken.clone(),
+            })
+            .collect()
+    }
+
+    /// What the latest reload knows of the folder plugin `name`.
+    pub(crate) fn folder_plugin_status(&self, name: &str) -> Option<FolderPluginStatus> {
+        locks::lock(&self.0.fs.folder_plugins)
+            .iter()
+            .find(|s| s.name == name)
+            .cloned()
+    }
+
+    /// `set_plugin_enabled` for a folder plugin: the reload runs its install or uninstall.
+    pub(crate) fn set_folder_plugin_enabled(&self, name: &str, enabled: bool) -> Result<(), Error> {
+        let status = self
+            .folder_plugin_status(name)
+            .expect("checked by the caller");
+        if let Some(why) = status.broken {
+            return Err(Error::kind_msg(
+                ErrorKind::Plugin,
+                format!("plugin `{name}` is not loaded: {why}"),
+            ));
+        }
+        if status.always_enabled && !enabled {
+            return Err(Error::kind_msg(
+                ErrorKind::Plugin,
+                format!("plugin `{name}` is `always_enabled` in its plugin.json"),
+            ));
+        }
+        if !self.toggle(name, enabled) {
+            return Ok(());
+        }
+        self.rebuild();
+        let now = self.folder_plugin_status(name);
+        if enabled && !now.as_ref().is_some_and(|s| s.installed) {
+            let why = self
+                .status()
+                .problems
+                .into_iter()
+                .find(|p| p.path.starts_with(&status.dir))
+                .map_or_else(|| "its install did not run".to_owned(), |p| p.message);
+            return Err(Error::kind_msg(
+                ErrorKind::Plugin,
+                format!("plugin `{name}` is enabled but not installed: {why}"),
+            ));
+        }
+        tracing::info!(
+            scope = self.name(),
+            plugin = name,
+            enabled,
+            "plugin toggled"
+        );
+        Ok(())
+    }
+
+    /// Writes a plugin's new state into the toggles file, if the scope has one.
+    pub(crate) fn persist_toggle(&self, name: &str, enabled: bool) {
+        if let Some(path) = &self.0.fs.config.toggles
+            && let Err(why) = toggles::record(path, name, enabled)
+        {
+            tracing::warn!(
+                scope = self.name(),
+                plugin = name,
+                "cannot write the plugin toggles file: {why}"
+            );
+        }
+    }
+}
