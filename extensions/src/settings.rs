@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hookpoint::LayerRoot;
+use hookpoint::{LayerKind, LayerRoot};
 use serde_json::{Map, Value};
 
 use crate::config::AgentConfig;
@@ -31,15 +31,16 @@ pub enum SettingsError {
 /// The candidate `settings.json` paths of `profile` along a scope's layers, **highest priority
 /// first**: Agent Zero's list — `<project>/agents/<profile>/`, `<project>/`,
 /// `<user>/agents/<profile>/`, `<plugin>/agents/<profile>/`, `<agents>/<profile>/` — that is,
-/// every project layer and every layer folder named after the profile; the user and plugin root
-/// layers are excluded. Empty for an empty profile.
+/// the layers whose [`LayerKind`] is a profile layer or the project; the user and plugin root
+/// layers are excluded. `profile` only says whether there is one: the scope's layers already
+/// name its folders. Empty for an empty profile.
 pub fn settings_candidates(layers: &[LayerRoot], profile: &str) -> Vec<PathBuf> {
     if profile.is_empty() {
         return Vec::new();
     }
     layers
         .iter()
-        .filter(|l| l.project || l.root.file_name().is_some_and(|n| n == profile))
+        .filter(|l| l.kind.is_profile() || l.kind == LayerKind::Project)
         .map(|l| l.root.join("settings.json"))
         .collect()
 }
