@@ -98,7 +98,7 @@
 //! - models: [`Model`], [`ScriptedModel`], [`OpenAiModel`] with the `http` feature (`model/`);
 //! - the context's parts: [`SecretStore`], [`AgentLog`], [`History`], [`Cache`],
 //!   [`AgentConfig`] and its profile [`settings`](read_settings), [`TaskContext`], decisions
-//!   ([`Decision`], [`Answer`]);
+//!   ([`Decision`], [`Answer`]), tool-name patterns ([`glob_match`]);
 //! - the built-ins (`builtin/`, each an ordinary extension; listed in the README);
 //! - [`trace`]: what an agent's points did, for tools like the demo's trace;
 //! - [`banners`] and [`webui`]: the interface's points that belong to no agent.
@@ -112,6 +112,7 @@ mod cache;
 mod config;
 mod context;
 mod decision;
+mod glob;
 mod history;
 mod log;
 mod model;
@@ -131,6 +132,7 @@ pub use cache::Cache;
 pub use config::AgentConfig;
 pub use context::{Namespace, TaskContext, TaskFacts};
 pub use decision::{Answer, AskFn, AskRequest, Decision, Verdict, decide};
+pub use glob::glob_match;
 pub use history::{History, Message, Role};
 pub use log::{AgentLog, LogEntry, LogKind};
 #[cfg(feature = "http")]
