@@ -58,7 +58,7 @@ pub use home::{database_path, default_data_dir, set_data_dir};
 pub use memory::Memory;
 pub use query::{fragments_in, fts_query};
 pub use state::{open_store, purge, store};
-pub use store::{MemoryStore, StoreError};
+pub use store::{MemoryStore, RANKED_CANDIDATES, StoreError};
 
 /// The plugin's name (its config folder: `<layer>/plugins/memory/`).
 pub const NAME: &str = "memory";

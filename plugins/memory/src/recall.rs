@@ -57,7 +57,7 @@ impl Namespace for MemoryTask {
 #[extension(point = MESSAGE_LOOP_PROMPTS_AFTER, order = 50)]
 fn recall_memories(cx: &Cx<'_>, ld: &mut LoopData) -> Result<(), Error> {
     let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
-    if !config.recall || ld.iteration % config.recall_interval != 0 {
+    if !config.recall || !ld.iteration.is_multiple_of(config.recall_interval) {
         return Ok(());
     }
     let (Some(agent), Some(store)) = (current_agent(), OpenStore::of(cx.scope()).current()) else {

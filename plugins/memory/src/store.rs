@@ -56,6 +56,22 @@ END;
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 ";
 
+/// The most matches a search ranks: the most recent ones (see [`MemoryStore::search`]).
+pub const RANKED_CANDIDATES: i64 = 2000;
+
+/// Matches of `?1` (an FTS5 query), of kind `?2` if not NULL, the best `?3`; only matches at
+/// or after the `?4 + 1`-th most recent one are ranked. The kind filter joins before the limit.
+const SEARCH: &str = "
+SELECT m.id, m.kind, m.text, m.tool, m.agent, m.created_ms, m.updated_ms
+FROM (SELECT rowid, rank FROM memories_fts
+      WHERE memories_fts MATCH ?1
+        AND rowid >= coalesce((SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1
+                               ORDER BY rowid DESC LIMIT 1 OFFSET ?4), 0)
+      ORDER BY rank) f
+JOIN memories m ON m.id = f.rowid
+WHERE ?2 IS NULL OR m.kind = ?2
+ORDER BY f.rank LIMIT ?3";
+
 /// A memory database. Cheap to share (`Arc<MemoryStore>`); one writer and one reader
 /// connection, so a recall never waits for a write.
 ///
@@ -162,6 +178,10 @@ impl MemoryStore {
     /// The memories that best match the words of `text` (FTS5, bm25 rank), best first, of
     /// `kind` if given, at most `limit`. Text with no searchable word finds nothing.
     ///
+    /// Ranking costs about a microsecond per matching memory, so a query that matches very many
+    /// (only common words) ranks the [`RANKED_CANDIDATES`] most recent matches: recall stays
+    /// within a few milliseconds however large the store grows.
+    ///
     /// # Errors
     /// [`StoreError::Sql`].
     pub fn search(
@@ -174,15 +194,15 @@ impl MemoryStore {
             return Ok(Vec::new());
         };
         let conn = self.reader();
-        let mut stmt = conn.prepare_cached(
-            "SELECT m.id, m.kind, m.text, m.tool, m.agent, m.created_ms, m.updated_ms
-             FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-             WHERE memories_fts MATCH ?1 AND (?2 IS NULL OR m.kind = ?2)
-             ORDER BY rank LIMIT ?3",
-        )?;
+        let mut stmt = conn.prepare_cached(SEARCH)?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = stmt.query_map(
-            params![query, kind.map(MemoryKind::as_str), limit],
+            params![
+                query,
+                kind.map(MemoryKind::as_str),
+                limit,
+                RANKED_CANDIDATES - 1
+            ],
             row_to_memory,
         )?;
         Ok(rows.collect::<Result<_, _>>()?)
