@@ -46,6 +46,7 @@
 //! Link it from the binary: `hookpoint::link!(hookpoint_plugin_db_search);`.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod config;
 mod error;

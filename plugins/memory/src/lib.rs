@@ -40,6 +40,7 @@
 //! Link it from the binary: `hookpoint::link!(hookpoint_plugin_memory);`.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod config;
 mod home;

@@ -40,6 +40,7 @@
 //! [`check`]. Link it from the binary: `hookpoint::link!(hookpoint_plugin_observability);`.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod arm;
 mod config;

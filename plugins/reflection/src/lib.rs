@@ -26,6 +26,7 @@
 //! Link it from the binary: `hookpoint::link!(hookpoint_plugin_reflection);`.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod config;
 mod extensions;

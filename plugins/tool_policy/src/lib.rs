@@ -39,6 +39,7 @@
 //! Link it from the binary: `hookpoint::link!(hookpoint_plugin_tool_policy);`.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod config;
 mod evaluate;
