@@ -63,7 +63,7 @@
 //! | it failed | `error_format` → `tool.error` | [`ErrorFormat`], [`ToolError`] |
 //! | it ended (any status) | `tool_execute_after` → `tool.after_call` | [`ToolResult`] |
 //! | its result is written (not for the final answer) | `hist_add_tool_result` (sync) → `hist_add_before` | [`ToolResultEntry`] |
-//! | its result may be remembered (not the final answer) | `memory.write` | [`MemoryWrite`] |
+//! | its result may be remembered (not the final answer; plugins also fire it for fragments, solutions, lessons: [`MemoryKind`]) | `memory.write` | [`MemoryWrite`] |
 //! | each iteration ends | `message_loop_end` | [`LoopData`] |
 //! | the message is done (always, also on failure) | `monologue_end` → `task.end` | [`MonologueEnd`] |
 //! | the chain is done (main agent) | `process_chain_end` | [`ChainEnd`] |
