@@ -336,7 +336,6 @@ async fn epilogue(out: &Renderer, agent: &Agent) -> Result<(), Box<dyn std::erro
     );
     let fired = out.fired();
     let missing: Vec<&&str> = POINTS.iter().filter(|p| !fired.contains(**p)).collect();
-    observability_summary(out, &scope);
     out.say(
         "points",
         &if missing.is_empty() {
@@ -352,6 +351,7 @@ async fn epilogue(out: &Renderer, agent: &Agent) -> Result<(), Box<dyn std::erro
             )
         },
     );
+    observability_summary(out, &scope);
     Ok(())
 }
 
