@@ -30,7 +30,7 @@ const SHOWN_CHARS: usize = 400;
 pub(crate) struct Pending {
     handle: JoinHandle<Result<Recalled, String>>,
     deadline: tokio::time::Instant,
-    interrupt: rusqlite::InterruptHandle,
+    interrupt: Arc<rusqlite::InterruptHandle>,
 }
 
 /// What one recall found.

@@ -3,7 +3,7 @@
 //! 5 s for another writer, so two agents writing at once lose nothing.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hookpoint_extensions::MemoryKind;
@@ -89,6 +89,8 @@ pub struct MemoryStore {
     path: PathBuf,
     writer: Mutex<Connection>,
     reader: Mutex<Connection>,
+    /// Taken at open, so a timed-out recall can interrupt the reader without waiting for it.
+    interrupt: Arc<rusqlite::InterruptHandle>,
 }
 
 fn now_ms() -> i64 {
@@ -130,6 +132,7 @@ impl MemoryStore {
         Ok(MemoryStore {
             path,
             writer: Mutex::new(writer),
+            interrupt: Arc::new(reader.get_interrupt_handle()),
             reader: Mutex::new(reader),
         })
     }
@@ -291,8 +294,8 @@ impl MemoryStore {
 
     /// A handle that interrupts the reader's running query from another thread (the recall's
     /// timeout uses it).
-    pub(crate) fn reader_interrupt(&self) -> rusqlite::InterruptHandle {
-        self.reader().get_interrupt_handle()
+    pub(crate) fn reader_interrupt(&self) -> Arc<rusqlite::InterruptHandle> {
+        Arc::clone(&self.interrupt)
     }
 
     /// Parses a kind's name (`fragment`, `solution`, `lesson`, `tool_result`).
