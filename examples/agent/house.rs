@@ -1,73 +1,29 @@
-//! This application's own extensions: its policy before tools run, a reflection that turns a
-//! failed query into a lesson, notes for long results, house rules for the prompt, and small
-//! contributions at the process-level points.
+//! This application's own extensions: short memories of solutions, house rules for the prompt,
+//! and small contributions at the process-level points. (Its tool policy is data, in
+//! `project/plugins/tool_policy/config.json`; lessons come from the `reflection` plugin.)
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use hookpoint::{Error, extension};
 use hookpoint_extensions::*;
 
-// ---- Policy: tool.before_call ------------------------------------------------------------------
-
-/// Refuses recursive deletes, whatever else says yes.
-#[extension(point = TOOL_BEFORE_CALL, order = 10)]
-fn no_recursive_delete(call: &mut ToolCall) {
-    if call.tool == "shell"
-        && call.args["command"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("rm -rf")
-    {
-        call.deny("recursive delete is not allowed here; move files to .trash/ instead");
-    }
-}
-
-/// Shell commands change the machine: ask the user.
-#[extension(point = TOOL_BEFORE_CALL, order = 20)]
-fn shell_needs_approval(call: &mut ToolCall) {
-    if call.tool == "shell" {
-        call.ask("shell commands change the machine");
-    }
-}
-
-/// The deploy API is on the allow-list.
-#[extension(point = TOOL_BEFORE_CALL, order = 30)]
-fn allow_listed_hosts(call: &mut ToolCall) {
-    if call.tool == "http_get"
-        && call.args["url"]
-            .as_str()
-            .is_some_and(|u| u.starts_with("https://deploy.example/"))
-    {
-        call.allow("deploy.example is on the allow-list");
-    }
-}
-
-// ---- Reflection: tool.error --------------------------------------------------------------------
-
-/// A wrong table name becomes a lesson for the next planning round.
-#[extension(point = TOOL_ERROR, order = 10)]
-fn reflect_on_sql(error: &mut ToolError) {
-    if error.tool == "sql" && error.error.contains("no such table") {
-        error.lesson("The table name was wrong; read the schema first (sql_schema).");
-    }
-}
-
 // ---- Memory: memory.write ----------------------------------------------------------------------
 
-/// Keeps long results as a summary made by the utility model, short ones as they are.
+/// Solutions go to memory as a one-line summary made by the utility model (the memory plugin
+/// stores what `memory.write`'s earlier extensions leave in `summary`).
 #[extension(point = MEMORY_WRITE, order = 10)]
 async fn keep_notes(memory: &mut MemoryWrite) -> Result<(), Error> {
     let Some(agent) = current_agent() else {
         return Ok(());
     };
-    if memory.content.chars().count() > 60 {
+    if memory.kind == MemoryKind::Solution {
         let summary = agent
-            .call_utility_model("Summarize this tool result in one line.", &memory.content)
+            .call_utility_model("Summarize this solution in one line.", &memory.content)
             .await
             .map_err(|e| Error::msg(e.to_string()))?;
         memory.summary = Some(summary);
+        memory.stored_by.push("notes".into());
     }
-    memory.stored_by.push("notes".into());
     Ok(())
 }
 

@@ -1,20 +1,29 @@
 //! The hookpoint agent demo: an offline session on the agent runtime of
-//! `hookpoint-extensions` — several user turns, tools called through the chain, a denied call,
-//! an approval, a masked secret, a lesson from a failed query, a restored context that is not
-//! greeted again, a profile with settings, the shipped override folder — with a trace of every
-//! point: which extensions ran, what changed, how long.
+//! `hookpoint-extensions` with the shipped plugins — several user turns, tools called through
+//! the chain, a denied call and an approval (`tool_policy`), a masked secret, SQL on a real
+//! SQLite database (`db_search`), a failed query whose lesson fixes the next round
+//! (`reflection`), a fact remembered across turns and across runs (`memory`), a restored
+//! context that is not greeted again, a profile with settings, the shipped override folder —
+//! with a trace of every point (which extensions ran, what changed, how long) and, at the end,
+//! what the tasks cost (`observability`).
+//!
+//! Memory lives in `<temp dir>/hookpoint-agent-demo-memory/` (`--memory-dir`), so a second run
+//! remembers what the first was told; `--forget` deletes it first. The shop's database is made
+//! fresh in the staged project folder on every run.
 //!
 //! ```text
 //! cargo run --example agent                      # the scripted session, with the trace
 //! cargo run --example agent -- --trace off       # the conversation only
 //! cargo run --example agent -- --trace json      # every point as a JSON line
 //! cargo run --example agent -- --watch           # then edit an override: applied live
+//! cargo run --example agent -- --forget          # start with an empty memory
 //! cargo run --example agent -- --base-url http://127.0.0.1:8080/v1 --model qwen2.5 "Hi!"
 //! ```
 
 mod house;
 mod render;
 mod script;
+mod shop;
 mod watch;
 mod workbench;
 
@@ -28,8 +37,12 @@ use hookpoint_extensions::*;
 use render::{Renderer, TraceMode};
 use tracing_subscriber::prelude::*;
 
-// The memory plugin is only used through its extensions: name it so rustc links it.
+// The plugins are used through their extensions: name them so rustc links them.
 hookpoint::link!(hookpoint_plugin_memory);
+hookpoint::link!(hookpoint_plugin_db_search);
+hookpoint::link!(hookpoint_plugin_tool_policy);
+hookpoint::link!(hookpoint_plugin_reflection);
+hookpoint::link!(hookpoint_plugin_observability);
 
 /// Command-line options.
 #[derive(Parser, Debug)]
@@ -55,9 +68,15 @@ struct Args {
     /// With --watch: stop after this many seconds (0 = until Ctrl-C).
     #[arg(long, default_value_t = 0)]
     watch_seconds: u64,
-    /// Do not load the override folder (compiled-in extensions only).
+    /// Do not load the override folder (compiled-in extensions only; no database for db.search).
     #[arg(long)]
     no_overrides: bool,
+    /// Where the memory plugin keeps its database (default: <temp dir>/hookpoint-agent-demo-memory).
+    #[arg(long)]
+    memory_dir: Option<PathBuf>,
+    /// Delete the demo's memory before the session.
+    #[arg(long)]
+    forget: bool,
 }
 
 /// The chat model: the endpoint, or the scripted model (kept to queue each turn's replies).
@@ -84,7 +103,7 @@ fn models(args: &Args) -> Models {
             }
         }
         _ => {
-            let scripted = Arc::new(ScriptedModel::new("scripted").then(script::unscripted));
+            let scripted = Arc::new(ScriptedModel::new("scripted").then(script::improvise));
             Models {
                 chat: scripted.clone(),
                 scripted: Some(scripted),
@@ -132,6 +151,17 @@ fn print_scope(out: &Renderer, scope: &Scope) {
                 &format!("{} on {} (order {}): {note}", e.name, p.name, e.order),
             );
         }
+    }
+    for p in scope.plugins() {
+        let state = match (&p.unhealthy, p.enabled) {
+            (Some(why), _) => format!("unhealthy: {why}"),
+            (None, true) => "enabled".to_owned(),
+            (None, false) => "disabled".to_owned(),
+        };
+        out.say(
+            "plugin",
+            &format!("{} ({} extensions) {state}", p.name, p.extensions),
+        );
     }
     let status = scope.status();
     for p in &status.problems {
@@ -321,7 +351,27 @@ async fn epilogue(out: &Renderer, agent: &Agent) -> Result<(), Box<dyn std::erro
             )
         },
     );
+    observability_summary(out, &scope);
     Ok(())
+}
+
+/// What the tasks cost, from the `observability` plugin: the session's totals.
+fn observability_summary(out: &Renderer, scope: &Scope) {
+    let Some(totals) = hookpoint_plugin_observability::totals(scope) else {
+        return;
+    };
+    out.say("title", &format!("Observability: {}", totals.agent));
+    for line in totals.render(4) {
+        out.say("cost", &line);
+    }
+}
+
+/// The memory plugin's folder: `--memory-dir`, else `<temp dir>/hookpoint-agent-demo-memory`
+/// (kept between runs, so the next run remembers; never the user's home).
+fn memory_dir(args: &Args) -> PathBuf {
+    args.memory_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join("hookpoint-agent-demo-memory"))
 }
 
 /// Copies the shipped override folder to a temporary one (so `--watch` edits never touch the
@@ -369,6 +419,7 @@ fn init_tracing() {
     tracing_subscriber::registry()
         .with(fmt)
         .with(TraceLayer::new())
+        .with(hookpoint_plugin_observability::layer())
         .init();
 }
 
@@ -380,8 +431,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Every extension this demo expects must be linked in, and the registry must be consistent.
     hookpoint::assert_linked(&[
         ("system_prompt", "main_prompt"),
-        ("system_prompt", "recall"),
-        ("monologue_end", "memorize"),
+        ("message_loop_prompts_after", "recall_memories"),
+        ("monologue_end", "memorize_fragments"),
+        ("tool.execute", "run_db_search"),
+        ("tool.before_call", "apply_policy"),
+        ("tool.error", "learn_lesson"),
+        ("task.end", "summarize_task"),
         ("tool.execute", "run_workbench"),
     ])?;
     hookpoint::validate()?;
@@ -389,7 +444,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let overrides = if args.no_overrides {
         None
     } else {
-        Some(stage_overrides()?)
+        let dir = stage_overrides()?;
+        shop::configure(&dir, &shop::create(&dir)?)?;
+        Some(dir)
     };
     let mut builder = ScopeBuilder::new("demo")
         .profile("developer")
@@ -398,6 +455,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         builder = builder.project(dir).trust_project(true);
     }
     let scope = builder.build()?;
+    hookpoint_plugin_memory::set_data_dir(&scope, memory_dir(&args));
+    if args.forget {
+        hookpoint_plugin_memory::purge(&scope)?;
+    }
     let out = Arc::new(Renderer::new(args.trace));
     print_scope(&out, &scope);
     if args.trace == TraceMode::Text {

@@ -21,6 +21,13 @@ fn tool(thought: &str, name: &str, args: serde_json::Value) -> ScriptedReply {
 pub fn turns() -> Vec<Turn> {
     vec![
         Turn {
+            // No reply queued: `improvise` answers from what memory recalled (a second run of
+            // the demo remembers the name the first run was told).
+            user: "Do you remember my name?".into(),
+            replies: vec![],
+            restore_first: false,
+        },
+        Turn {
             user: "What is 6 * 7?".into(),
             replies: vec![
                 tool(
@@ -73,21 +80,47 @@ pub fn turns() -> Vec<Turn> {
             user: "How many orders did we get in March?".into(),
             replies: vec![
                 tool(
-                    "Count them.",
-                    "sql",
-                    json!({"query": "SELECT count(*) FROM order WHERE month = 3"}),
+                    "Count them in the sales table.",
+                    "db.search",
+                    json!({"sql": "SELECT count(*) AS orders FROM sales WHERE month = 3"}),
                 ),
                 tool(
-                    "A lesson says: read the schema first.",
-                    "sql_schema",
-                    json!({}),
+                    "A lesson says: list the tables first.",
+                    "db.search",
+                    json!({"sql": "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name"}),
                 ),
                 tool(
-                    "The table is `orders`.",
-                    "sql",
-                    json!({"query": "SELECT count(*) FROM orders WHERE month = 3"}),
+                    "The table is `orders`; the month goes in as a parameter.",
+                    "db.search",
+                    json!({"sql": "SELECT count(*) AS orders, sum(status = 'cancelled') AS cancelled FROM orders WHERE month = ?",
+                           "params": [3]}),
                 ),
-                ScriptedReply::respond("128 orders in March."),
+                ScriptedReply::respond("34 orders in March, 2 of them cancelled."),
+            ],
+            restore_first: false,
+        },
+        Turn {
+            user: "Archive the cancelled orders, they clutter the reports.".into(),
+            replies: vec![
+                tool(
+                    "Delete them.",
+                    "db.search",
+                    json!({"sql": "DELETE FROM orders WHERE status = 'cancelled'"}),
+                ),
+                tool(
+                    "DELETE is denied; mark them archived instead.",
+                    "db.search",
+                    json!({"sql": "WITH old AS (SELECT id FROM orders WHERE status = 'cancelled') UPDATE orders SET status = 'archived' WHERE id IN (SELECT id FROM old)"}),
+                ),
+                tool(
+                    "The database is read-only: count them for the user instead.",
+                    "db.search",
+                    json!({"sql": "SELECT count(*) AS cancelled FROM orders WHERE status = :status",
+                           "params": {"status": "cancelled"}}),
+                ),
+                ScriptedReply::respond(
+                    "I cannot change the shop's data (no DELETE, and the database is read-only), but 23 cancelled orders are ready to archive.",
+                ),
             ],
             restore_first: false,
         },
@@ -132,7 +165,7 @@ pub async fn answer(req: AskRequest) -> Answer {
     Answer::Allow
 }
 
-/// The utility model: a one-line "summary" (the first line, shortened).
+/// The utility model: a one-line "summary" (the first line → the last line, shortened).
 pub fn utility_model() -> ScriptedModel {
     ScriptedModel::new("scripted-utility").then(|req: &ModelRequest| {
         let text = req
@@ -140,14 +173,35 @@ pub fn utility_model() -> ScriptedModel {
             .last()
             .map(|m| m.content.as_str())
             .unwrap_or_default();
-        let line: String = text
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .chars()
-            .take(48)
-            .collect();
-        ScriptedReply::text(format!("{line}…"))
+        let short = |l: &str| l.chars().take(72).collect::<String>();
+        let lines: Vec<&str> = text.lines().collect();
+        ScriptedReply::text(match lines.as_slice() {
+            [] => String::new(),
+            [one] => short(one),
+            [first, .., last] => format!("{} → {}", short(first), short(last)),
+        })
+    })
+}
+
+/// The chat model's answer when no reply is queued: "Do you remember my name?" is answered
+/// from the memories recalled into the system prompt; anything else gets `unscripted`.
+pub fn improvise(req: &ModelRequest) -> ScriptedReply {
+    let asked = req.messages.iter().rev().find(|m| m.role == "user");
+    if !asked.is_some_and(|m| m.content.contains("remember my name")) {
+        return unscripted(req);
+    }
+    let system = req
+        .messages
+        .first()
+        .map(|m| m.content.as_str())
+        .unwrap_or_default();
+    let name = system
+        .lines()
+        .find_map(|l| l.strip_prefix("- My name is "))
+        .map(|n| n.trim_end_matches('.').to_owned());
+    ScriptedReply::respond(&match name {
+        Some(name) => format!("Yes — you are {name}; I remembered it from an earlier session."),
+        None => "Not yet. Tell me, and I will remember it — also in the next session.".to_owned(),
     })
 }
 

@@ -1,5 +1,6 @@
 //! The demo's tools, each two extensions (register + execute), over a small fake world: files,
-//! a deploy API that wants a token, a shell, an orders database. Nothing leaves the process.
+//! a deploy API that wants a token, a shell. Nothing leaves the process. (The shop's database
+//! is queried through the `db_search` plugin's `db.search`.)
 
 use hookpoint::{Error, extension};
 use hookpoint_extensions::{
@@ -41,21 +42,10 @@ fn register_workbench(tools: &mut ToolRegistry) {
             true,
         ),
     );
-    tools.add(ToolSpec::new("sql_schema", "Lists the database's tables."));
-    tools.add(
-        ToolSpec::new("sql", "Runs a read-only SQL query.").arg("query", "string", "SQL", true),
-    );
 }
 
 /// The tools this file registers (and so executes).
-const TOOLS: &[&str] = &[
-    "calculator",
-    "read_file",
-    "http_get",
-    "shell",
-    "sql_schema",
-    "sql",
-];
+const TOOLS: &[&str] = &["calculator", "read_file", "http_get", "shell"];
 
 #[extension(point = TOOL_EXECUTE, order = 10)]
 fn run_workbench(exec: &mut ToolExecution) -> Result<(), Error> {
@@ -69,9 +59,7 @@ fn run_workbench(exec: &mut ToolExecution) -> Result<(), Error> {
         "calculator" => calculate(&args),
         "read_file" => read_file(args["path"].as_str().unwrap_or_default()),
         "http_get" => Ok(http_get(&args)),
-        "shell" => Ok(shell(args["command"].as_str().unwrap_or_default())),
-        "sql_schema" => Ok("orders(id INTEGER, month INTEGER, total REAL)".to_owned()),
-        _ => sql(args["query"].as_str().unwrap_or_default()),
+        _ => Ok(shell(args["command"].as_str().unwrap_or_default())),
     };
     match out {
         Ok(text) => exec.ok(text),
@@ -145,15 +133,4 @@ fn shell(command: &str) -> String {
         c if c.starts_with("cargo test") => "test result: ok. 57 passed; 0 failed".into(),
         c => format!("$ {c}\n(done)"),
     }
-}
-
-fn sql(query: &str) -> Result<String, String> {
-    let q = query.to_lowercase();
-    if q.contains(" from order ") || q.ends_with(" from order") {
-        return Err("no such table: order".into());
-    }
-    if q.contains("from orders") {
-        return Ok("count(*) = 128".into());
-    }
-    Err(format!("cannot run `{query}`"))
 }

@@ -63,7 +63,7 @@
 //! | it failed | `error_format` → `tool.error` | [`ErrorFormat`], [`ToolError`] |
 //! | it ended (any status) | `tool_execute_after` → `tool.after_call` | [`ToolResult`] |
 //! | its result is written (not for the final answer) | `hist_add_tool_result` (sync) → `hist_add_before` | [`ToolResultEntry`] |
-//! | its result may be remembered (not the final answer) | `memory.write` | [`MemoryWrite`] |
+//! | its result may be remembered (not the final answer; plugins also fire it for fragments, solutions, lessons: [`MemoryKind`]) | `memory.write` | [`MemoryWrite`] |
 //! | each iteration ends | `message_loop_end` | [`LoopData`] |
 //! | the message is done (always, also on failure) | `monologue_end` → `task.end` | [`MonologueEnd`] |
 //! | the chain is done (main agent) | `process_chain_end` | [`ChainEnd`] |
@@ -98,7 +98,7 @@
 //! - models: [`Model`], [`ScriptedModel`], [`OpenAiModel`] with the `http` feature (`model/`);
 //! - the context's parts: [`SecretStore`], [`AgentLog`], [`History`], [`Cache`],
 //!   [`AgentConfig`] and its profile [`settings`](read_settings), [`TaskContext`], decisions
-//!   ([`Decision`], [`Answer`]);
+//!   ([`Decision`], [`Answer`]), tool-name patterns ([`glob_match`]);
 //! - the built-ins (`builtin/`, each an ordinary extension; listed in the README);
 //! - [`trace`]: what an agent's points did, for tools like the demo's trace;
 //! - [`banners`] and [`webui`]: the interface's points that belong to no agent.
@@ -112,6 +112,7 @@ mod cache;
 mod config;
 mod context;
 mod decision;
+mod glob;
 mod history;
 mod log;
 mod model;
@@ -131,6 +132,7 @@ pub use cache::Cache;
 pub use config::AgentConfig;
 pub use context::{Namespace, TaskContext, TaskFacts};
 pub use decision::{Answer, AskFn, AskRequest, Decision, Verdict, decide};
+pub use glob::glob_match;
 pub use history::{History, Message, Role};
 pub use log::{AgentLog, LogEntry, LogKind};
 #[cfg(feature = "http")]

@@ -1328,26 +1328,26 @@ fn command_hook_on_a_point_not_declared_serde_is_a_problem_naming_the_file() {
 // 8. Plugins
 
 fn memory_points_inactive_why(scope: &Scope) -> Vec<String> {
-    let mut out = inactive_why(scope, "system_prompt", "recall");
-    out.extend(inactive_why(scope, "monologue_end", "memorize"));
+    let mut out = inactive_why(scope, "system_prompt", "behaviour_prompt");
+    out.extend(inactive_why(scope, "monologue_end", "memorize_fragments"));
     out
 }
 
 fn memory_active_count(scope: &Scope) -> usize {
     let recall = active(scope, "system_prompt")
         .iter()
-        .filter(|(n, _)| n == "recall")
+        .filter(|(n, _)| n == "behaviour_prompt")
         .count();
     let memorize = active(scope, "monologue_end")
         .iter()
-        .filter(|(n, _)| n == "memorize")
+        .filter(|(n, _)| n == "memorize_fragments")
         .count();
     recall + memorize
 }
 
 #[test]
 fn disabling_a_plugin_removes_its_extensions_and_repeating_is_a_no_op() {
-    use hookpoint_plugin_memory::Facts;
+    use hookpoint_plugin_memory::{open_store, set_data_dir, store};
     let _g = shared();
     let base = tempfile::tempdir().expect("tempdir");
     let plugin = base.path().join("plugin-memory");
@@ -1359,14 +1359,17 @@ fn disabling_a_plugin_removes_its_extensions_and_repeating_is_a_no_op() {
         .expect("scope");
     assert_eq!(memory_active_count(&scope), 2);
     assert_eq!(scope.layers().len(), 2, "user and plugin folder");
-    let facts = scope.plugin_state::<Facts>("memory");
-    facts.0.lock().expect("lock").push("remember tea".into());
+    set_data_dir(&scope, base.path().join("data"));
+    store(&scope).expect("the memory store opens");
 
     scope.set_plugin_enabled("memory", false).expect("disable");
     assert_eq!(memory_active_count(&scope), 0);
     let why = memory_points_inactive_why(&scope);
     assert_eq!(why, vec!["plugin `memory` is disabled".to_owned(); 2]);
-    assert!(facts.0.lock().expect("lock").is_empty(), "uninstall ran");
+    assert!(
+        open_store(&scope).is_none(),
+        "uninstall ran: the store is closed"
+    );
     let layers = scope.layers();
     assert!(
         layers.iter().all(|l| l.plugin.is_none()),
@@ -1382,17 +1385,13 @@ fn disabling_a_plugin_removes_its_extensions_and_repeating_is_a_no_op() {
     );
 
     // Again: nothing happens (no uninstall, no new snapshot, nothing listed twice).
-    facts.0.lock().expect("lock").push("remember coffee".into());
+    store(&scope).expect("the memory store opens again");
     let generation = scope.snapshot().generation();
     scope
         .set_plugin_enabled("memory", false)
         .expect("disable again");
     assert_eq!(scope.snapshot().generation(), generation);
-    assert_eq!(
-        facts.0.lock().expect("lock").len(),
-        1,
-        "uninstall not called twice"
-    );
+    assert!(open_store(&scope).is_some(), "uninstall not called twice");
     assert_eq!(memory_points_inactive_why(&scope).len(), 2);
 
     scope.set_plugin_enabled("memory", true).expect("enable");
@@ -1419,11 +1418,11 @@ fn plugin_config_overlays_defaults_key_by_key_and_bad_config_keeps_last_good() {
     let config = |root: &Path| root.join("plugins/memory/config.json");
     write(
         &config(&plugin),
-        r#"{"max_facts": 1, "triggers": ["from-plugin"]}"#,
+        r#"{"recall_limit": 1, "triggers": ["from-plugin"]}"#,
         0o644,
     ); // rank 3
     write(&config(&user), r#"{"triggers": ["note"]}"#, 0o644); // rank 2
-    let project_config = write(&config(&project), r#"{"max_facts": 7}"#, 0o644); // rank 1
+    let project_config = write(&config(&project), r#"{"recall_limit": 7}"#, 0o644); // rank 1
     let scope = ScopeBuilder::new("plugin-config")
         .project(&project)
         .user(&user)
@@ -1436,11 +1435,12 @@ fn plugin_config_overlays_defaults_key_by_key_and_bad_config_keeps_last_good() {
         got,
         MemoryConfig {
             triggers: parts(&["note"]),
-            max_facts: 7
+            recall_limit: 7,
+            ..MemoryConfig::default()
         }
     );
 
-    write(&project_config, "{\n  \"max_facts\": \n", 0o644);
+    write(&project_config, "{\n  \"recall_limit\": \n", 0o644);
     let event = scope.reload();
     let found: Vec<_> = event
         .problems
@@ -1450,20 +1450,23 @@ fn plugin_config_overlays_defaults_key_by_key_and_bad_config_keeps_last_good() {
     assert_eq!(found.len(), 1, "{:?}", event.problems);
     assert!(found[0].line.is_some(), "{}", found[0]);
     let got: MemoryConfig = scope.plugin_config("memory").expect("config");
-    assert_eq!(got.max_facts, 7, "last good project config");
+    assert_eq!(got.recall_limit, 7, "last good project config");
     assert_eq!(got.triggers, parts(&["note"]));
 
-    write(&project_config, r#"{"max_facts": 9}"#, 0o644);
+    write(&project_config, r#"{"recall_limit": 9}"#, 0o644);
     let event = scope.reload();
     assert!(event.problems.is_empty(), "{:?}", event.problems);
     let got: MemoryConfig = scope.plugin_config("memory").expect("config");
-    assert_eq!(got.max_facts, 9);
+    assert_eq!(got.recall_limit, 9);
 
     // Deleting the user's config lets the plugin folder's triggers show through.
     fs::remove_file(config(&user)).expect("rm");
     scope.reload();
     let got: MemoryConfig = scope.plugin_config("memory").expect("config");
-    assert_eq!((got.triggers, got.max_facts), (parts(&["from-plugin"]), 9));
+    assert_eq!(
+        (got.triggers, got.recall_limit),
+        (parts(&["from-plugin"]), 9)
+    );
 }
 
 #[test]
@@ -1473,7 +1476,7 @@ fn plugin_config_of_the_wrong_type_keeps_last_good() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = write(
         &dir.path().join("plugins/memory/config.json"),
-        r#"{"max_facts": 7}"#,
+        r#"{"recall_limit": 7}"#,
         0o644,
     );
     let scope = project_scope("plugin-config-type", dir.path());
@@ -1481,10 +1484,10 @@ fn plugin_config_of_the_wrong_type_keeps_last_good() {
         scope
             .plugin_config::<MemoryConfig>("memory")
             .expect("config")
-            .max_facts,
+            .recall_limit,
         7
     );
-    write(&file, r#"{"max_facts": "many"}"#, 0o644);
+    write(&file, r#"{"recall_limit": "many"}"#, 0o644);
     let event = scope.reload();
     let config = scope.plugin_config::<MemoryConfig>("memory");
     assert!(
@@ -1492,7 +1495,7 @@ fn plugin_config_of_the_wrong_type_keeps_last_good() {
         "not reported: {:?}; plugin_config: {config:?}",
         event.problems
     );
-    assert_eq!(config.expect("last good config").max_facts, 7);
+    assert_eq!(config.expect("last good config").recall_limit, 7);
 }
 
 // =============================================================================================

@@ -14,8 +14,8 @@ use crate::decision::{Answer, AskRequest, Decision, Verdict, decide};
 use crate::history::Role;
 use crate::log::LogKind;
 use crate::payloads::{
-    ErrorFormat, MemoryWrite, ToolCall, ToolError, ToolExecution, ToolResult, ToolResultEntry,
-    ToolSelect, ToolSpec, ToolStatus,
+    ErrorFormat, MemoryKind, MemoryWrite, ToolCall, ToolError, ToolExecution, ToolResult,
+    ToolResultEntry, ToolSelect, ToolSpec, ToolStatus,
 };
 use crate::points::{
     ERROR_FORMAT, HIST_ADD_TOOL_RESULT, MEMORY_WRITE, TOOL_AFTER_CALL, TOOL_BEFORE_CALL,
@@ -279,6 +279,7 @@ impl AgentCore {
         );
         let mut memory = MemoryWrite {
             task_id,
+            kind: MemoryKind::ToolResult,
             tool: result.tool.clone(),
             content: result.output.clone(),
             summary: None,

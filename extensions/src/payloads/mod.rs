@@ -19,6 +19,6 @@ pub use process::{
 };
 pub use prompt::SystemPrompt;
 pub use tools::{
-    MemoryWrite, ToolCall, ToolError, ToolExecution, ToolRegistry, ToolResult, ToolSelect,
-    ToolSpec, ToolStatus,
+    MemoryKind, MemoryWrite, ToolCall, ToolError, ToolExecution, ToolRegistry, ToolResult,
+    ToolSelect, ToolSpec, ToolStatus,
 };

@@ -401,19 +401,75 @@ impl ToolError {
     }
 }
 
-/// `memory.write`: a tool result is ready to be remembered. A memory extension decides: keep
-/// the full `content`, or set a `summary`; each extension that stored it adds its name to
-/// `stored_by` (shown in the trace).
+/// What a [`MemoryWrite`] carries: Agent Zero's memory areas plus the plugin framework's tool
+/// results and lessons.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryKind {
+    /// A tool's result (the runtime fires `memory.write` after each tool call but the final
+    /// answer).
+    #[default]
+    ToolResult,
+    /// Something the user stated (a memory plugin memorizes these at `monologue_end`).
+    Fragment,
+    /// How a finished task was solved (its tool chain and answer).
+    Solution,
+    /// A lesson from a failed tool call (a reflection plugin hands these over).
+    Lesson,
+}
+
+impl MemoryKind {
+    /// The kind's name as in JSON: `tool_result`, `fragment`, `solution`, `lesson`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryKind::ToolResult => "tool_result",
+            MemoryKind::Fragment => "fragment",
+            MemoryKind::Solution => "solution",
+            MemoryKind::Lesson => "lesson",
+        }
+    }
+}
+
+/// `memory.write`: something is ready to be remembered — a tool result (fired by the runtime),
+/// or a fragment, solution or lesson (fired by plugins). A memory extension decides: keep the
+/// full `content`, or set a `summary`; an earlier extension may set the `summary` to change what
+/// is stored; each extension that stored it adds its name to `stored_by` (shown in the trace).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryWrite {
     /// The task's id. Read.
     pub task_id: u64,
-    /// The tool whose result this is. Read.
+    /// What this is. Read.
+    #[serde(default)]
+    pub kind: MemoryKind,
+    /// The tool whose result or lesson this is (empty for fragments and solutions). Read.
     pub tool: String,
-    /// The result (masked). Read.
+    /// The text (masked). Read.
     pub content: String,
-    /// A shorter form, if an extension made one. Set.
+    /// A shorter or rewritten form, if an extension made one; stored instead of `content`. Set.
     pub summary: Option<String>,
     /// Who stored it. Append.
     pub stored_by: Vec<String>,
+}
+
+impl MemoryWrite {
+    /// A write of `kind` with `content`, for the current task `task_id` (no tool).
+    ///
+    /// ```
+    /// use hookpoint_extensions::{MemoryKind, MemoryWrite};
+    /// let w = MemoryWrite::new(7, MemoryKind::Fragment, "My name is Ada");
+    /// assert_eq!(w.text(), "My name is Ada");
+    /// ```
+    pub fn new(task_id: u64, kind: MemoryKind, content: impl Into<String>) -> Self {
+        MemoryWrite {
+            task_id,
+            kind,
+            content: content.into(),
+            ..Self::default()
+        }
+    }
+
+    /// What a memory should store: the `summary` if an extension set one, else the `content`.
+    pub fn text(&self) -> &str {
+        self.summary.as_deref().unwrap_or(&self.content)
+    }
 }

@@ -1,135 +1,73 @@
-//! `memory`: a hookpoint plugin that remembers what the user tells the agent and recalls it into
-//! the system prompt of later messages.
+//! # `memory`: long-term memory on SQLite
 //!
-//! - `monologue_end` / `memorize` (order 50, async): keeps sentences of the user's message that
-//!   start with one of the configured triggers (default `"remember"`, `"my name is"`).
-//! - `system_prompt` / `recall` (order 60): adds the remembered facts, newest last, at most
-//!   `max_facts` of them.
+//! Agent Zero's memory plugin, on an embedded database: rusqlite with SQLite bundled, FTS5 for
+//! search (bm25 rank, porter stemming), WAL so a recall never waits for a write. One database
+//! per agent scope: `<data folder>/<scope name>/memory.sqlite`, where the data folder is the
+//! config's `data_dir`, else the application's choice ([`set_data_dir`]), else
+//! [`default_data_dir`] (`$XDG_DATA_HOME/hookpoint/memory` or
+//! `~/.local/share/hookpoint/memory`). Memories survive a restart; two agents (threads,
+//! processes) writing at once lose nothing.
 //!
-//! Its facts live in the [`Scope`](hookpoint::Scope) (`Scope::plugin_state`), so each agent scope
-//! has its own memory and a reload keeps it. Config (`<layer>/plugins/memory/config.json`):
-//! `{"triggers": ["remember"], "max_facts": 20}`.
+//! | point | order · extension | does |
+//! |---|---|---|
+//! | `monologue_start` | 10 `memory_init` | opens the scope's store (logs and sits out if it cannot) |
+//! | `system_prompt` | 20 `behaviour_prompt` | tells the model it has a memory |
+//! | `message_loop_prompts_after` | 50 `recall_memories` | every `recall_interval` iterations, starts the search as a background task |
+//! | `message_loop_prompts_after` | 91 `recall_wait` | awaits it until `recall_timeout_ms`; puts hits into the persistent extras `memories` and `solutions`; a slow, failing or timed-out recall is logged and never fails the monologue |
+//! | `monologue_end` | 50 `memorize_fragments` | sentences of the user's message that start with a trigger → `memory.write` |
+//! | `monologue_end` | 51 `memorize_solutions` | a task answered with tools: question, tools, answer → `memory.write` |
+//! | `memory.write` | 100 `store_memory` | stores fragments, solutions and lessons (the `summary` an earlier extension set, else the content); tool results with `store_tool_results` |
+//! | `embedding_model_changed` | 10 `memory_reload` | rebuilds the search index, records the model |
+//! | `webui_ws_event` | 50 `memory_dashboard` | `memory.list`, `memory.search`, `memory.delete` for the web interface |
+//!
+//! Config: [`MemoryConfig`] (`<layer>/plugins/memory/config.json`, reloaded live; its
+//! self-check is [`check`]). Disabling the plugin closes the store and keeps the data
+//! (`purge_on_uninstall` or [`purge`] deletes it). The web interface's API: [`store`] gives the
+//! scope's [`MemoryStore`] (list, search, delete, count).
+//!
+//! ```
+//! use hookpoint_extensions::MemoryKind;
+//! let scope = hookpoint::ScopeBuilder::new("lib-doc").watch(false).build().unwrap();
+//! # let dir = tempfile::tempdir().unwrap();
+//! hookpoint_plugin_memory::set_data_dir(&scope, dir.path());
+//! let store = hookpoint_plugin_memory::store(&scope)?;
+//! store.add(MemoryKind::Fragment, "I prefer metric units", "", "ada")?;
+//! let hits = store.search("which units?", None, 5)?;
+//! assert_eq!(hits[0].text, "I prefer metric units");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! Link it from the binary: `hookpoint::link!(hookpoint_plugin_memory);`.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
-use std::sync::Mutex;
+mod config;
+mod home;
+mod lifecycle;
+mod memorize;
+mod memory;
+mod notes;
+mod query;
+mod recall;
+mod state;
+mod store;
+mod webui;
 
-use hookpoint::{Cx, Error, extension};
-use hookpoint_extensions::{MONOLOGUE_END, MonologueEnd, SYSTEM_PROMPT, SystemPrompt};
-use serde::{Deserialize, Serialize};
+pub use config::{MemoryConfig, check};
+pub use home::{database_path, default_data_dir, set_data_dir};
+pub use memory::Memory;
+pub use query::{fragments_in, fts_query};
+pub use state::{open_store, purge, store};
+pub use store::{MemoryStore, RANKED_CANDIDATES, StoreError};
 
-/// The plugin's name.
+/// The plugin's name (its config folder: `<layer>/plugins/memory/`).
 pub const NAME: &str = "memory";
-
-/// The plugin's config.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct MemoryConfig {
-    /// A sentence is remembered when it starts with one of these (case-insensitive).
-    pub triggers: Vec<String>,
-    /// How many facts the prompt shows at most (the newest).
-    pub max_facts: usize,
-}
-
-impl Default for MemoryConfig {
-    fn default() -> Self {
-        MemoryConfig {
-            triggers: vec!["remember".into(), "my name is".into()],
-            max_facts: 20,
-        }
-    }
-}
-
-/// The facts remembered in one scope.
-#[derive(Debug, Default)]
-pub struct Facts(pub Mutex<Vec<String>>);
-
-fn uninstall(scope: &hookpoint::Scope) -> Result<(), Error> {
-    scope
-        .plugin_state::<Facts>(NAME)
-        .0
-        .lock()
-        .map_err(|_| Error::msg("memory store poisoned"))?
-        .clear();
-    Ok(())
-}
 
 hookpoint::plugin! {
     name: "memory",
-    description: "Remembers facts the user states and recalls them into the system prompt.",
+    description: "Long-term memory on SQLite: recalls into the prompt in the background, memorizes through memory.write.",
     config: MemoryConfig,
-    uninstall: uninstall,
-}
-
-/// The sentences of `text` that start with a trigger.
-pub fn facts_in(text: &str, triggers: &[String]) -> Vec<String> {
-    text.split(['.', '!', '?', '\n'])
-        .map(str::trim)
-        .filter(|s| {
-            let lower = s.to_lowercase();
-            triggers
-                .iter()
-                .any(|t| lower.starts_with(&t.to_lowercase()))
-        })
-        .map(str::to_owned)
-        .collect()
-}
-
-#[extension(point = MONOLOGUE_END, order = 50)]
-async fn memorize(cx: &Cx<'_>, end: &mut MonologueEnd) -> Result<(), Error> {
-    let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
-    let found = facts_in(&end.user_message, &config.triggers);
-    if found.is_empty() {
-        return Ok(());
-    }
-    let facts = cx.scope().plugin_state::<Facts>(NAME);
-    let mut facts = facts
-        .0
-        .lock()
-        .map_err(|_| Error::msg("memory store poisoned"))?;
-    for f in found {
-        if !facts.contains(&f) {
-            facts.push(f);
-        }
-    }
-    Ok(())
-}
-
-#[extension(point = SYSTEM_PROMPT, order = 60)]
-fn recall(cx: &Cx<'_>, prompt: &mut SystemPrompt) -> Result<(), Error> {
-    let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
-    let facts = cx.scope().plugin_state::<Facts>(NAME);
-    let facts = facts
-        .0
-        .lock()
-        .map_err(|_| Error::msg("memory store poisoned"))?;
-    if facts.is_empty() {
-        return Ok(());
-    }
-    let start = facts.len().saturating_sub(config.max_facts);
-    let lines: Vec<String> = facts[start..].iter().map(|f| format!("- {f}")).collect();
-    prompt.push(format!(
-        "Things the user told you earlier:\n{}",
-        lines.join("\n")
-    ));
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn facts_start_with_a_trigger() {
-        let triggers = MemoryConfig::default().triggers;
-        assert_eq!(
-            facts_in(
-                "Hi. My name is Ada. Remember that I like tea! What time is it?",
-                &triggers
-            ),
-            ["My name is Ada", "Remember that I like tea"]
-        );
-    }
+    uninstall: lifecycle::uninstall,
+    check: check,
 }

@@ -8,5 +8,5 @@ import sys
 hook = json.load(sys.stdin)
 payload = hook["payload"]
 if "no such table" in payload["message"]:
-    payload["message"] += " (hint from annotate.py: list the tables with sql_schema)"
+    payload["message"] += " (hint from annotate.py: the tables are listed in sqlite_schema)"
 json.dump({"payload": payload}, sys.stdout)

@@ -1,0 +1,84 @@
+//! Where a scope's database lives: `<data folder>/<scope name>/memory.sqlite`. The data folder
+//! is, in this order: the config's `data_dir`, the folder the application chose with
+//! [`set_data_dir`], or [`default_data_dir`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use hookpoint::Scope;
+
+use crate::NAME;
+use crate::config::MemoryConfig;
+
+/// The folder the application chose for a scope.
+#[derive(Default)]
+struct ChosenDir(Mutex<Option<PathBuf>>);
+
+/// Chooses the data folder of `scope`'s memory (the config's `data_dir`, if set, still wins).
+/// Takes effect at the next `monologue_start` (a store open on another folder is closed then).
+///
+/// ```
+/// let scope = hookpoint::ScopeBuilder::new("doc-memory").watch(false).build().unwrap();
+/// # let dir = tempfile::tempdir().unwrap();
+/// hookpoint_plugin_memory::set_data_dir(&scope, dir.path());
+/// let file = hookpoint_plugin_memory::database_path(&scope)?;
+/// assert_eq!(file, Some(dir.path().join("doc-memory").join("memory.sqlite")));
+/// # Ok::<(), hookpoint::Error>(())
+/// ```
+pub fn set_data_dir(scope: &Scope, dir: impl Into<PathBuf>) {
+    let chosen = scope.plugin_state::<ChosenDir>(NAME);
+    *chosen.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(dir.into());
+}
+
+/// The default data folder: `$XDG_DATA_HOME/hookpoint/memory`, else
+/// `$HOME/.local/share/hookpoint/memory`; `None` when neither variable is set (memory is then
+/// off until a folder is chosen).
+pub fn default_data_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| Path::new(&h).join(".local/share"))
+        })?;
+    Some(base.join("hookpoint").join("memory"))
+}
+
+/// A scope name as a folder name: letters, digits, `-`, `_` and `.` kept, anything else `_`.
+fn folder_name(scope: &str) -> String {
+    let name: String = scope
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match name.trim_matches('.') {
+        "" => "default".to_owned(),
+        n => n.to_owned(),
+    }
+}
+
+/// The database file of `scope` under its current config, if a data folder is known.
+///
+/// # Errors
+/// The plugin's config does not parse (see [`Scope::plugin_config`]).
+pub fn database_path(scope: &Scope) -> Result<Option<PathBuf>, hookpoint::Error> {
+    let config: MemoryConfig = scope.plugin_config(NAME)?;
+    Ok(path_for(scope, &config))
+}
+
+pub(crate) fn path_for(scope: &Scope, config: &MemoryConfig) -> Option<PathBuf> {
+    let chosen = scope.plugin_state::<ChosenDir>(NAME);
+    let chosen = chosen.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let dir = config
+        .data_dir
+        .clone()
+        .or(chosen)
+        .or_else(default_data_dir)?;
+    Some(dir.join(folder_name(scope.name())).join("memory.sqlite"))
+}

@@ -1,0 +1,89 @@
+//! The store's life: opened at `monologue_start` (`_10_memory_init`), described to the model at
+//! `system_prompt` (`_20_behaviour_prompt`), re-indexed at `embedding_model_changed`
+//! (`_10_memory_reload`), closed (and on request purged) by `uninstall`.
+
+use hookpoint::{Cx, Error, Scope, extension};
+use hookpoint_extensions::{
+    EMBEDDING_MODEL_CHANGED, EmbeddingModelChanged, MONOLOGUE_START, MonologueStart, SYSTEM_PROMPT,
+    SystemPrompt,
+};
+
+use crate::NAME;
+use crate::config::MemoryConfig;
+use crate::home::path_for;
+use crate::notes::{blocking, info, warn};
+use crate::state::{OpenStore, purge};
+
+/// Opens the scope's store (once; again when the data folder changed). A store that cannot be
+/// opened is logged, and memory sits this monologue out.
+#[extension(point = MONOLOGUE_START, order = 10)]
+async fn memory_init(cx: &Cx<'_>, _start: &mut MonologueStart) -> Result<(), Error> {
+    let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
+    let open = OpenStore::of(cx.scope());
+    let Some(path) = path_for(cx.scope(), &config) else {
+        open.close();
+        if open.note_off() {
+            warn(
+                "memory is off",
+                "no data folder: set `data_dir` in plugins/memory/config.json or call hookpoint_plugin_memory::set_data_dir",
+            );
+        }
+        return Ok(());
+    };
+    if open.current().is_some_and(|s| s.path() == path) {
+        return Ok(());
+    }
+    let shown = path.display().to_string();
+    match blocking(move || {
+        let store = open.get_or_open(path)?;
+        store.count(None).map_err(Error::new)
+    })
+    .await?
+    {
+        Ok(n) => info("memory", format!("{n} memories in {shown}")),
+        Err(e) => warn("memory is off", format!("{e}")),
+    }
+    Ok(())
+}
+
+/// Tells the model it has a memory, when the store is open.
+#[extension(point = SYSTEM_PROMPT, order = 20)]
+fn behaviour_prompt(cx: &Cx<'_>, prompt: &mut SystemPrompt) -> Result<(), Error> {
+    let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
+    if OpenStore::of(cx.scope()).current().is_none() || !config.recall {
+        return Ok(());
+    }
+    prompt.push(
+        "# Memory\nYou have a long-term memory. What the user states and how finished tasks were \
+         solved are remembered; relevant memories appear below under \"memories\" and \
+         \"solutions\". Use them, and say so when you do.",
+    );
+    Ok(())
+}
+
+/// Rebuilds the search index for the new embedding model.
+#[extension(point = EMBEDDING_MODEL_CHANGED, order = 10)]
+async fn memory_reload(cx: &Cx<'_>, changed: &mut EmbeddingModelChanged) -> Result<(), Error> {
+    let Some(store) = OpenStore::of(cx.scope()).current() else {
+        return Ok(());
+    };
+    let model = changed.new.clone();
+    match blocking(move || store.reindex(&model)).await? {
+        Ok(n) => info(
+            "memory",
+            format!("re-indexed {n} memories for {}", changed.new),
+        ),
+        Err(e) => warn("memory re-index failed", e.to_string()),
+    }
+    Ok(())
+}
+
+/// `uninstall`: closes the store; deletes the database only with `purge_on_uninstall`.
+pub(crate) fn uninstall(scope: &Scope) -> Result<(), Error> {
+    let config: MemoryConfig = scope.plugin_config(NAME)?;
+    OpenStore::of(scope).close();
+    if config.purge_on_uninstall {
+        purge(scope)?;
+    }
+    Ok(())
+}

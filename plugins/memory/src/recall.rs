@@ -1,0 +1,172 @@
+//! Recall (`message_loop_prompts_after`): `_50_recall_memories` starts the search as a
+//! background task every `recall_interval` iterations; `_91_recall_wait` awaits it at a later
+//! order, so the slow part runs while other extensions work. A recall that is slow (past
+//! `recall_timeout_ms`), fails or panics is logged, and the monologue goes on without it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookpoint::{Cx, Error, extension};
+use hookpoint_extensions::{
+    AgentRef, LoopData, MESSAGE_LOOP_PROMPTS_AFTER, MemoryKind, Namespace, current_agent,
+};
+use serde::Serialize;
+use tokio::task::JoinHandle;
+
+use crate::NAME;
+use crate::config::MemoryConfig;
+use crate::memory::Memory;
+use crate::notes::{blocking, warn};
+use crate::state::OpenStore;
+use crate::store::MemoryStore;
+
+/// What the utility model is asked when `utility_query` is on.
+const QUERY_PROMPT: &str = "Write a short search query (keywords only) for memories that would help with the user's message. Answer with the query alone.";
+
+/// Longest memory text shown in the prompt, in characters.
+const SHOWN_CHARS: usize = 400;
+
+/// The recall in flight for this task.
+pub(crate) struct Pending {
+    handle: JoinHandle<Result<Recalled, String>>,
+    deadline: tokio::time::Instant,
+    interrupt: Arc<rusqlite::InterruptHandle>,
+}
+
+/// What one recall found.
+pub(crate) struct Recalled {
+    memories: Vec<Memory>,
+    solutions: Vec<Memory>,
+}
+
+/// The plugin's part of the task context: the tools the task used (for its solution) and the
+/// recall in flight. Others see `{"tools": [..], "recalls": n}`.
+#[derive(Default, Serialize)]
+pub(crate) struct MemoryTask {
+    pub(crate) tools: Vec<String>,
+    recalls: u32,
+    #[serde(skip)]
+    pending: Option<Pending>,
+}
+
+impl Namespace for MemoryTask {
+    const NAME: &'static str = "memory";
+}
+
+/// Starts the background recall on iterations 0, n, 2n… (`recall_interval` n).
+#[extension(point = MESSAGE_LOOP_PROMPTS_AFTER, order = 50)]
+fn recall_memories(cx: &Cx<'_>, ld: &mut LoopData) -> Result<(), Error> {
+    let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
+    if !config.recall || !ld.iteration.is_multiple_of(config.recall_interval) {
+        return Ok(());
+    }
+    let (Some(agent), Some(store)) = (current_agent(), OpenStore::of(cx.scope()).current()) else {
+        return Ok(());
+    };
+    let (Some(task), Ok(rt)) = (agent.task(), tokio::runtime::Handle::try_current()) else {
+        return Ok(());
+    };
+    let timeout = Duration::from_millis(config.recall_timeout_ms);
+    let interrupt = store.reader_interrupt();
+    let handle = rt.spawn(search(agent, store, ld.user_message.clone(), config));
+    let pending = Pending {
+        handle,
+        deadline: tokio::time::Instant::now() + timeout,
+        interrupt,
+    };
+    task.with(|t: &mut MemoryTask| {
+        t.recalls += 1;
+        t.pending = Some(pending);
+    });
+    Ok(())
+}
+
+/// The background part: the query (the message's words, or the utility model's), the search.
+async fn search(
+    agent: AgentRef,
+    store: Arc<MemoryStore>,
+    message: String,
+    config: MemoryConfig,
+) -> Result<Recalled, String> {
+    let query = if config.utility_query {
+        agent
+            .call_utility_model(QUERY_PROMPT, &message)
+            .await
+            .map_err(|e| format!("the utility model failed: {e}"))?
+    } else {
+        message
+    };
+    let limit = config.recall_limit;
+    let found = blocking(move || store.search(&query, None, limit * 2))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    let (mut solutions, mut memories): (Vec<Memory>, Vec<Memory>) = found
+        .into_iter()
+        .partition(|m| m.kind == MemoryKind::Solution);
+    solutions.truncate(limit);
+    memories.truncate(limit);
+    Ok(Recalled {
+        memories,
+        solutions,
+    })
+}
+
+/// Awaits the recall until its deadline and puts what it found into the persistent extras
+/// (`memories`, `solutions`).
+#[extension(point = MESSAGE_LOOP_PROMPTS_AFTER, order = 91)]
+async fn recall_wait(cx: &Cx<'_>, ld: &mut LoopData) -> Result<(), Error> {
+    let Some(task) = current_agent().and_then(|a| a.task()) else {
+        return Ok(());
+    };
+    let Some(mut p) = task.with(|t: &mut MemoryTask| t.pending.take()) else {
+        return Ok(());
+    };
+    match tokio::time::timeout_at(p.deadline, &mut p.handle).await {
+        Ok(Ok(Ok(found))) => {
+            show(ld, "memories", &found.memories);
+            show(ld, "solutions", &found.solutions);
+        }
+        Ok(Ok(Err(why))) => warn(
+            "memory recall failed",
+            format!("{why}; going on without it"),
+        ),
+        Ok(Err(stopped)) => warn(
+            "memory recall failed",
+            format!("{stopped}; going on without it"),
+        ),
+        Err(_) => {
+            p.handle.abort();
+            p.interrupt.interrupt();
+            let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
+            warn(
+                "memory recall timed out",
+                format!(
+                    "no result within {} ms (recall_timeout_ms); going on without it",
+                    config.recall_timeout_ms
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Sets (or, when nothing was found, removes) one persistent extra.
+fn show(ld: &mut LoopData, name: &str, found: &[Memory]) {
+    if found.is_empty() {
+        ld.extras_persistent.remove(name);
+        return;
+    }
+    let lines: Vec<String> = found
+        .iter()
+        .map(|m| {
+            let text: String = m.text.chars().take(SHOWN_CHARS).collect();
+            match m.kind {
+                MemoryKind::Lesson => format!("- (lesson) {text}"),
+                _ => format!("- {text}"),
+            }
+        })
+        .collect();
+    ld.extras_persistent
+        .insert(name.to_owned(), lines.join("\n"));
+}

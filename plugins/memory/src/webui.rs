@@ -1,0 +1,74 @@
+//! The memory dashboard's calls over the web interface's WebSocket (`webui_ws_event`), the
+//! counterpart of Agent Zero's sidebar entry. Each event's `reply` is JSON:
+//!
+//! | event | data | reply |
+//! |---|---|---|
+//! | `memory.list` | `{"kind"?: "fragment", "offset"?: 0, "limit"?: 50}` | `{"memories": [Memory..], "total": n}` |
+//! | `memory.search` | `{"query": "...", "kind"?: .., "limit"?: 10}` | `{"memories": [Memory..]}` |
+//! | `memory.delete` | `{"id": 42}` | `{"deleted": true}` |
+//!
+//! A bad request or a store error replies `{"error": "..."}`.
+
+use hookpoint::{Cx, extension};
+use hookpoint_extensions::{MemoryKind, WEBUI_WS_EVENT, WsEvent};
+use serde_json::{Value, json};
+
+use crate::state::store;
+use crate::store::MemoryStore;
+
+fn kind(data: &Value) -> Result<Option<MemoryKind>, String> {
+    match data.get("kind").and_then(Value::as_str) {
+        None => Ok(None),
+        Some(k) => MemoryStore::kind(k)
+            .map(Some)
+            .ok_or_else(|| format!("unknown kind `{k}` (fragment, solution, lesson, tool_result)")),
+    }
+}
+
+fn number(data: &Value, key: &str, default: usize) -> usize {
+    data.get(key)
+        .and_then(Value::as_u64)
+        .map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+fn answer(store: &MemoryStore, event: &str, data: &Value) -> Result<Value, String> {
+    let err = |e: crate::StoreError| e.to_string();
+    match event {
+        "memory.list" => {
+            let kind = kind(data)?;
+            let page = store
+                .list(kind, number(data, "offset", 0), number(data, "limit", 50))
+                .map_err(err)?;
+            Ok(json!({"memories": page, "total": store.count(kind).map_err(err)?}))
+        }
+        "memory.search" => {
+            let query = data
+                .get("query")
+                .and_then(Value::as_str)
+                .ok_or("`query` must be a string")?;
+            let found = store
+                .search(query, kind(data)?, number(data, "limit", 10))
+                .map_err(err)?;
+            Ok(json!({"memories": found}))
+        }
+        _ => {
+            let id = data
+                .get("id")
+                .and_then(Value::as_i64)
+                .ok_or("`id` must be an integer")?;
+            Ok(json!({"deleted": store.delete(id).map_err(err)?}))
+        }
+    }
+}
+
+/// Answers `memory.list`, `memory.search` and `memory.delete`.
+#[extension(point = WEBUI_WS_EVENT, order = 50)]
+fn memory_dashboard(cx: &Cx<'_>, event: &mut WsEvent) {
+    if !["memory.list", "memory.search", "memory.delete"].contains(&event.event.as_str()) {
+        return;
+    }
+    let reply = store(cx.scope())
+        .map_err(|e| e.to_string())
+        .and_then(|s| answer(&s, &event.event, &event.data));
+    event.reply = Some(reply.unwrap_or_else(|e| json!({"error": e})));
+}

@@ -1,0 +1,56 @@
+//! The policy at work: `tool.before_call` gives the verdicts, `tool.after_call` counts the
+//! calls that ran (per task, in the task context).
+
+use std::collections::BTreeMap;
+
+use hookpoint::{Cx, Error, extension};
+use hookpoint_extensions::{
+    Decision, Namespace, TOOL_AFTER_CALL, TOOL_BEFORE_CALL, ToolCall, ToolResult, ToolStatus,
+    current_agent,
+};
+use serde::Serialize;
+
+use crate::NAME;
+use crate::config::PolicyConfig;
+use crate::evaluate::verdicts;
+
+/// The plugin's part of the task context: how often each tool ran in this task. Others see
+/// `{"runs": {"db.search": 2}}`.
+#[derive(Default, Serialize)]
+struct PolicyTask {
+    runs: BTreeMap<String, u32>,
+}
+
+impl Namespace for PolicyTask {
+    const NAME: &'static str = "tool_policy";
+}
+
+/// Applies the rules and rate limits (read from the config now, so edits apply at once).
+#[extension(point = TOOL_BEFORE_CALL, order = 50)]
+fn apply_policy(cx: &Cx<'_>, call: &mut ToolCall) -> Result<(), Error> {
+    let config: PolicyConfig = cx.scope().plugin_config(NAME)?;
+    let runs = current_agent()
+        .and_then(|a| a.task())
+        .map(|t| t.with(|p: &mut PolicyTask| p.runs.clone()))
+        .unwrap_or_default();
+    for v in verdicts(&config, &call.tool, &call.args, &runs) {
+        match v.decision {
+            Decision::Allow => call.allow(v.reason),
+            Decision::Ask => call.ask(v.reason),
+            Decision::Deny => call.deny(v.reason),
+        }
+    }
+    Ok(())
+}
+
+/// Counts a call that ran (it answered or failed; denied, unknown and malformed calls did not
+/// run).
+#[extension(point = TOOL_AFTER_CALL, order = 50)]
+fn count_run(result: &mut ToolResult) {
+    if !matches!(result.status, ToolStatus::Ok | ToolStatus::Failed) {
+        return;
+    }
+    if let Some(task) = current_agent().and_then(|a| a.task()) {
+        task.with(|p: &mut PolicyTask| *p.runs.entry(result.tool.clone()).or_default() += 1);
+    }
+}
