@@ -93,6 +93,8 @@ pub use dispatch::MAX_DEPTH;
 pub use error::{Error, ErrorKind, Origin};
 pub use extensible::{CallEnd, CallStart};
 #[cfg(feature = "fs")]
+pub use fs::webui;
+#[cfg(feature = "fs")]
 pub use fs::{FileProblem, LayerRoot, ReloadEvent};
 pub use introspect::introspect;
 pub use link::{assert_crates_linked, assert_linked, linked_crates};

@@ -25,6 +25,8 @@ pub(crate) struct ScopeFs {
     pub(crate) status: Mutex<ReloadEvent>,
     /// Roots to rescan at the next rebuild; `None` means all.
     pub(crate) dirty: Mutex<Option<HashSet<PathBuf>>>,
+    /// The web UI manifest, rebuilt with each snapshot.
+    pub(crate) webui: super::webui::cache::WebuiCache,
 }
 
 impl ScopeFs {
@@ -53,13 +55,17 @@ impl ScopeFs {
         generation: u64,
     ) -> (Snapshot, ReloadEvent) {
         let dirty = locks::lock(&self.dirty).replace(Default::default());
-        locks::lock(&self.state).load(LoadInput {
+        let webui_dirty = dirty.clone();
+        let (snap, mut event) = locks::lock(&self.state).load(LoadInput {
             config: &self.config,
             table,
             disabled,
             dirty,
             generation,
-        })
+        });
+        self.webui
+            .rebuild(&self.config, disabled, webui_dirty.as_ref(), &mut event);
+        (snap, event)
     }
 
     /// Marks roots to rescan at the next rebuild (`None`: all of them).
