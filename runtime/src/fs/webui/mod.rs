@@ -32,11 +32,11 @@
 //! # Ok(()) }
 //! ```
 //!
-//! - [`asset`]: one asset and its kind;
-//! - [`names`]: which file and folder names an asset path may have;
-//! - [`scan`]: one layer's `extensions/webui/` folder into assets and refusals;
-//! - [`manifest`]: the merged, ordered manifest and its glob filter;
-//! - [`cache`]: a scope's manifest, rebuilt with its snapshot (rescanning what changed).
+//! Inside (one concept per file): `asset` ([`WebuiAsset`], [`AssetKind`]); `names` (which file
+//! and folder names an asset path may have); `scan` (one layer's `extensions/webui/` folder into
+//! assets and refusals, with the bounds [`MAX_ASSET_BYTES`], [`MAX_LAYER_BYTES`],
+//! [`MAX_DEPTH`]); `manifest` ([`WebuiManifest`] and its glob filter); `cache` (a scope's
+//! manifest, rebuilt with its snapshot, rescanning only the layers that changed).
 //!
 //! Comes after `layers` and `problem`; `scope` exposes it.
 
