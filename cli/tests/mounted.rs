@@ -96,6 +96,12 @@ impl Fixture {
             "<p>card</p>",
             0o644,
         );
+        put(
+            &user,
+            "extensions/webui/prompt/my card.html",
+            "<p>refused</p>",
+            0o644,
+        );
         let scope = ScopeBuilder::new("cli-fixture")
             .project(&project)
             .user(&user)
@@ -283,7 +289,7 @@ fn watch_prints_one_line_per_reload_with_what_changed() {
     );
     assert!(lines[1].starts_with("reload "), "{text}");
     assert!(lines[1].contains("~prompt:tools order "), "{text}");
-    assert!(lines[1].ends_with("2 problem(s), 2 warning(s)"), "{text}");
+    assert!(lines[1].ends_with("3 problem(s), 2 warning(s)"), "{text}");
 }
 
 #[test]

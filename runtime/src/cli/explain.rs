@@ -29,8 +29,8 @@ pub struct Explanation {
     pub point_refused: Vec<String>,
     /// Every extension, the running ones first in run order.
     pub extensions: Vec<ExtensionVerdict>,
-    /// Files of this point's folders that were refused (`file:line:column: why`) and define
-    /// nothing in effect.
+    /// Files of this point's folders (backend and web UI) that were refused
+    /// (`file:line:column: why`) and define nothing in effect.
     pub refused_files: Vec<String>,
     /// Warnings of the latest reload about this point (overrides that match nothing).
     pub warnings: Vec<String>,
@@ -109,10 +109,12 @@ fn list_or_none(names: &[String]) -> String {
 pub(super) fn explain(scope: &Scope, point: &str) -> Option<Explanation> {
     let info = scope.introspect().into_iter().find(|p| p.name == point);
     let status = scope.status();
-    let folders = point_folders(scope, point);
+    let folders = point_folders(scope, point, "extensions");
+    let web_folders = point_folders(scope, point, "extensions/webui");
     let in_folder = |path: &Path| {
         path.parent()
             .is_some_and(|d| folders.iter().any(|f| f == d))
+            || web_folders.iter().any(|f| path.starts_with(f))
     };
     let mention = format!("point `{point}`");
     let warnings: Vec<String> = status
@@ -177,17 +179,13 @@ pub(super) fn explain(scope: &Scope, point: &str) -> Option<Explanation> {
     })
 }
 
-/// `<layer>/extensions/<point>` of every layer of the scope (absolute, as the scanner reports).
-fn point_folders(scope: &Scope, point: &str) -> Vec<PathBuf> {
+/// `<layer>/<under>/<point>` of every layer of the scope (absolute, as the scanners report).
+fn point_folders(scope: &Scope, point: &str, under: &str) -> Vec<PathBuf> {
     scope
         .layers()
         .iter()
         .filter_map(|l| std::path::absolute(&l.root).ok())
-        .map(|root| {
-            point
-                .split('/')
-                .fold(root.join("extensions"), |d, s| d.join(s))
-        })
+        .map(|root| point.split('/').fold(root.join(under), |d, s| d.join(s)))
         .collect()
 }
 
