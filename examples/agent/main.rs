@@ -18,6 +18,7 @@
 //! cargo run --example agent -- --watch           # then edit an override: applied live
 //! cargo run --example agent -- --forget          # start with an empty memory
 //! cargo run --example agent -- --base-url http://127.0.0.1:8080/v1 --model qwen2.5 "Hi!"
+//! cargo run --example agent -- hookpoint explain system_prompt   # hookpoint's command line
 //! ```
 
 mod house;
@@ -409,6 +410,25 @@ fn copy_dir(src: &Path, dst: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// `cargo run --example agent -- hookpoint <subcommand>`: hookpoint's command line
+/// (`hookpoint::cli`) on the demo's scope, with its override folder.
+fn hookpoint_cli(args: &[std::ffi::OsString]) -> Result<i32, Box<dyn std::error::Error>> {
+    let dir = stage_overrides()?;
+    let watch = args.get(1).is_some_and(|c| c == "watch");
+    if watch {
+        eprintln!("override folder (a copy; edit it): {}", dir.display());
+    }
+    let scope = ScopeBuilder::new("demo")
+        .profile("developer")
+        .project(&dir)
+        .trust_project(true)
+        .watch(watch)
+        .build()?;
+    let exit = hookpoint::cli::main_from(&scope, args);
+    let _ = std::fs::remove_dir_all(dir);
+    Ok(exit.code())
+}
+
 fn init_tracing() {
     let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
@@ -427,6 +447,10 @@ fn init_tracing() {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     init_tracing();
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|a| a == "hookpoint") {
+        std::process::exit(hookpoint_cli(&argv[1..])?);
+    }
     let args = Args::parse();
     // Every extension this demo expects must be linked in, and the registry must be consistent.
     hookpoint::assert_linked(&[

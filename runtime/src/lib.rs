@@ -44,8 +44,11 @@
 //! ```
 //!
 //! ## Features
-//! - `fs` (default): filesystem override layers, command hooks, hot reload. Without it hookpoint
-//!   reads no files and depends on neither notify nor tokio.
+//! - `fs` (default): filesystem override layers, command hooks, hot reload, the
+//!   [web UI manifest](webui). Without it hookpoint reads no files and depends on neither notify
+//!   nor tokio.
+//! - `cli`: `hookpoint::cli`, the `hookpoint` subcommands (`list`, `explain`, `validate`, `watch`,
+//!   `points`, `export`) an application mounts in its own binary (clap). Implies `fs`.
 
 #![warn(missing_docs)]
 
@@ -62,10 +65,13 @@
 //   fs             (fs) layer folders -> snapshot inputs: scan, load with last good, watch
 //   scope          owns and swaps snapshots; current scope; plugins; reload
 //   point, call, extensible, introspect, validate, link   the API on top
+//   cli            (cli) the `hookpoint` subcommands, on top of the API
 
 #[doc(hidden)]
 pub mod __bench;
 mod call;
+#[cfg(feature = "cli")]
+pub mod cli;
 #[cfg(feature = "fs")]
 pub mod command;
 mod dispatch;
@@ -95,6 +101,8 @@ pub use call::{call_async, call_sync};
 pub use dispatch::MAX_DEPTH;
 pub use error::{Error, ErrorKind, Origin};
 pub use extensible::{CallEnd, CallStart};
+#[cfg(feature = "fs")]
+pub use fs::webui;
 #[cfg(feature = "fs")]
 pub use fs::{FileProblem, LayerKind, LayerRoot, ReloadEvent};
 pub use introspect::introspect;

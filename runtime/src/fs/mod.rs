@@ -8,7 +8,8 @@
 //! - [`load`]: the scans of a scope's layers into override definitions, command hooks and plugin
 //!   configs, keeping each bad file's last good version;
 //! - [`watch`]: a self-contained debounced watcher over the layer roots;
-//! - [`switch`]: the process-wide command-hook switch.
+//! - [`switch`]: the process-wide command-hook switch;
+//! - [`webui`]: the web UI manifest (front-end assets under `extensions/webui/`).
 //!
 //! Command hooks themselves run in [`command`](crate::command) (the runner) through
 //! `dispatch`'s hook bridge.
@@ -29,6 +30,7 @@ pub(crate) mod state;
 pub(crate) mod stem;
 pub(crate) mod switch;
 pub(crate) mod watch;
+pub mod webui;
 
 pub use event::ReloadEvent;
 pub(crate) use layers::FsConfig;

@@ -34,7 +34,8 @@
 //!   `*.swx`, `*~`, `#*#`, `*.tmp`, `*.bak`, `*.orig`, `*.rej`) and
 //!   non-regular files (FIFOs, sockets, devices) that are not `.json`.
 //!
-//! Folders are descended into; they form nested point paths.
+//! Folders are descended into; they form nested point paths. The folder `extensions/webui/`
+//! is skipped: it holds front-end assets, which [`webui`](super::webui) reads.
 //!
 //! # Refused files (reported as problems)
 //!
@@ -271,6 +272,11 @@ impl Scanner {
         let Some(name) = self.usable_name(path, file_name) else {
             return;
         };
+        if point.is_empty() && name == "webui" {
+            // Front-end assets: the web UI manifest reads them (`fs::webui`), they are no
+            // backend override files.
+            return;
+        }
         let Some((meta, canon)) = self.resolve(dir_canon, path, name) else {
             return;
         };

@@ -27,6 +27,8 @@ pub(crate) struct ScopeFs {
     pub(crate) folder_plugins: Mutex<Vec<FolderPluginStatus>>,
     /// Roots to rescan at the next rebuild; `None` means all.
     pub(crate) dirty: Mutex<Option<HashSet<PathBuf>>>,
+    /// The web UI manifest, rebuilt with each snapshot.
+    pub(crate) webui: super::webui::cache::WebuiCache,
 }
 
 impl ScopeFs {
@@ -57,6 +59,7 @@ impl ScopeFs {
         generation: u64,
     ) -> (Snapshot, ReloadEvent) {
         let dirty = locks::lock(&self.dirty).replace(Default::default());
+        let webui_dirty = dirty.clone();
         let loaded = locks::lock(&self.state).load(LoadInput {
             config: &self.config,
             table,
@@ -65,8 +68,22 @@ impl ScopeFs {
             dirty,
             generation,
         });
+        let active: Vec<(String, PathBuf)> = loaded
+            .folder_plugins
+            .iter()
+            .filter(|p| p.enabled && p.installed && p.unhealthy.is_none())
+            .map(|p| (p.name.clone(), p.dir.clone()))
+            .collect();
         *locks::lock(&self.folder_plugins) = loaded.folder_plugins;
-        (loaded.snapshot, loaded.event)
+        let mut event = loaded.event;
+        self.webui.rebuild(
+            &self.config,
+            disabled,
+            &active,
+            webui_dirty.as_ref(),
+            &mut event,
+        );
+        (loaded.snapshot, event)
     }
 
     /// Marks roots to rescan at the next rebuild (`None`: all of them).

@@ -1,0 +1,52 @@
+//! Copies the example's shipped folders to a temporary folder before serving them, so edits made
+//! while it runs (and the browser test's) never touch the repository, and every file has the
+//! mode hookpoint requires (not writable by group or others).
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The two layer folders of the example, once staged.
+pub struct Staged {
+    /// The application's own web UI (`examples/webui/app`): the lower layer (`user`).
+    pub app: PathBuf,
+    /// The override folder (`examples/webui/override`): the higher layer (`project`).
+    pub overrides: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// Stages `examples/webui/app` and `examples/webui/override` into a new temporary folder,
+/// removed when the [`Staged`] is dropped.
+///
+/// # Errors
+/// The copy failed.
+pub fn stage() -> io::Result<Staged> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("webui");
+    let dir = tempfile::Builder::new()
+        .prefix("hookpoint-webui-")
+        .tempdir()?;
+    let app = dir.path().join("app");
+    let overrides = dir.path().join("override");
+    copy_dir(&src.join("app"), &app)?;
+    copy_dir(&src.join("override"), &overrides)?;
+    Ok(Staged {
+        app,
+        overrides,
+        _dir: dir,
+    })
+}
+
+fn copy_dir(src: &Path, dst: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dst)?;
+    for entry in std::fs::read_dir(src)? {
+        let entry = entry?;
+        let to = dst.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &to)?;
+        } else {
+            std::fs::copy(entry.path(), &to)?;
+            std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o644))?;
+        }
+    }
+    Ok(())
+}

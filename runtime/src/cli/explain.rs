@@ -1,0 +1,323 @@
+//! `hookpoint explain POINT [EXTENSION]`: why each extension of a point runs or does not.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::{Exit, write_json};
+use crate::fs::FileProblem;
+use crate::introspect::PointInfo;
+use crate::registry::PointKind;
+use crate::scope::Scope;
+
+/// What `explain` found about one point (its JSON form).
+#[derive(Debug, Clone, Serialize)]
+pub struct Explanation {
+    /// The point asked about.
+    pub point: String,
+    /// Whether the application knows the point (a declaration or a compiled-in extension); an
+    /// unknown point may still have override files, listed as warnings.
+    pub known: bool,
+    /// `sync` or `async` when the point is declared.
+    pub kind: Option<PointKind>,
+    /// The declared payload type.
+    pub payload_type: Option<String>,
+    /// Where the point is declared (`crate, file:line`).
+    pub declared_at: Option<String>,
+    /// Why dispatch refuses the whole point, if it does (registry problems).
+    pub point_refused: Vec<String>,
+    /// Every extension, the running ones first in run order.
+    pub extensions: Vec<ExtensionVerdict>,
+    /// Files of this point's folders (backend and web UI) that were refused
+    /// (`file:line:column: why`) and define nothing in effect.
+    pub refused_files: Vec<String>,
+    /// Warnings of the latest reload about this point (overrides that match nothing).
+    pub warnings: Vec<String>,
+    /// The point's web UI assets in manifest order (`path (layer N)`).
+    pub webui: Vec<String>,
+}
+
+/// Why one extension runs or not.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExtensionVerdict {
+    /// The extension's name.
+    pub name: String,
+    /// Whether dispatch runs it in this scope.
+    pub runs: bool,
+    /// Its 1-based place in the run order, when it runs.
+    pub position: Option<usize>,
+    /// Its order, when it runs.
+    pub order: Option<i32>,
+    /// The layer whose definition is in effect (`compiled-in` or `layer N (root)`).
+    pub layer: String,
+    /// Where it is defined: `crate, file:line` or the override file.
+    pub origin: String,
+    /// Each fact that decides it, most important first.
+    pub reasons: Vec<String>,
+}
+
+pub(super) fn run(
+    scope: &Scope,
+    point: &str,
+    extension: Option<&str>,
+    json: bool,
+    out: &mut dyn Write,
+) -> io::Result<Exit> {
+    let Some(mut ex) = explain(scope, point) else {
+        let known = scope.introspect();
+        let hint = crate::suggest::nearest(point, known.iter().map(|p| p.name.as_str()))
+            .map(|n| format!("; nearest: `{n}`"))
+            .unwrap_or_default();
+        writeln!(out, "no point `{point}` in this application{hint}")?;
+        return Ok(Exit::Problems);
+    };
+    if let Some(name) = extension {
+        let mut names: Vec<String> = Vec::new();
+        for v in &ex.extensions {
+            if !names.contains(&v.name) {
+                names.push(v.name.clone());
+            }
+        }
+        ex.extensions.retain(|v| v.name == name);
+        if ex.extensions.is_empty() {
+            writeln!(
+                out,
+                "point `{point}` has no extension `{name}`; it has: {}",
+                list_or_none(&names)
+            )?;
+            return Ok(Exit::Problems);
+        }
+    }
+    if json {
+        write_json(out, &ex)?;
+    } else {
+        write_text(out, &ex)?;
+    }
+    Ok(if ex.known { Exit::Ok } else { Exit::Problems })
+}
+
+fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// The explanation of `point`, or `None` when nothing in the scope knows it.
+pub(super) fn explain(scope: &Scope, point: &str) -> Option<Explanation> {
+    let info = scope.introspect().into_iter().find(|p| p.name == point);
+    let status = scope.status();
+    let folders = point_folders(scope, point, "extensions");
+    let web_folders = point_folders(scope, point, "extensions/webui");
+    let in_folder = |path: &Path| {
+        path.parent()
+            .is_some_and(|d| folders.iter().any(|f| f == d))
+            || web_folders.iter().any(|f| path.starts_with(f))
+    };
+    let mention = format!("point `{point}`");
+    let warnings: Vec<String> = status
+        .warnings
+        .iter()
+        .filter(|w| {
+            w.contains(&mention) || folders.iter().any(|f| w.contains(&*f.to_string_lossy()))
+        })
+        .cloned()
+        .collect();
+    let webui: Vec<String> = scope
+        .webui_manifest()
+        .point(point)
+        .iter()
+        .map(|a| match a.shadows.as_slice() {
+            [] => format!("{} (layer {})", a.path, a.layer),
+            s => format!(
+                "{} (layer {}, replaces the file of layer {s:?})",
+                a.path, a.layer
+            ),
+        })
+        .collect();
+    let bad: Vec<&FileProblem> = status
+        .problems
+        .iter()
+        .filter(|p| in_folder(&p.path))
+        .collect();
+    if info.is_none() && warnings.is_empty() && bad.is_empty() && webui.is_empty() {
+        return None;
+    }
+    let plugins = scope.plugins();
+    let mut extensions = Vec::new();
+    let mut explained: Vec<&FileProblem> = Vec::new();
+    if let Some(info) = &info {
+        extensions = verdicts(info, &bad, &mut explained, &plugins);
+    }
+    let refused_files = bad
+        .iter()
+        .filter(|p| !explained.iter().any(|e| e.path == p.path))
+        .map(|p| format!("{p}; nothing from this file is in effect"))
+        .collect();
+    let point_refused = match crate::validate() {
+        Ok(()) => Vec::new(),
+        Err(report) => report
+            .problems
+            .iter()
+            .filter(|p| p.point == point)
+            .map(|p| p.to_string())
+            .collect(),
+    };
+    Some(Explanation {
+        point: point.to_owned(),
+        known: info.is_some(),
+        kind: info.as_ref().and_then(|i| i.kind),
+        payload_type: info.as_ref().and_then(|i| i.payload_type.clone()),
+        declared_at: info.as_ref().and_then(|i| i.declared_at.clone()),
+        point_refused,
+        extensions,
+        refused_files,
+        warnings,
+        webui,
+    })
+}
+
+/// `<layer>/<under>/<point>` of every layer of the scope (absolute, as the scanners report).
+fn point_folders(scope: &Scope, point: &str, under: &str) -> Vec<PathBuf> {
+    scope
+        .layers()
+        .iter()
+        .filter_map(|l| std::path::absolute(&l.root).ok())
+        .map(|root| point.split('/').fold(root.join(under), |d, s| d.join(s)))
+        .collect()
+}
+
+/// A verdict per extension; the bad files that explain one (last good in use) go to `explained`.
+fn verdicts<'p>(
+    info: &PointInfo,
+    bad: &[&'p FileProblem],
+    explained: &mut Vec<&'p FileProblem>,
+    plugins: &[crate::PluginInfo],
+) -> Vec<ExtensionVerdict> {
+    let total = info.extensions.len();
+    let mut out = Vec::new();
+    for (i, e) in info.extensions.iter().enumerate() {
+        let mut reasons = vec![format!("origin {}; winning layer: {}", e.origin, e.layer)];
+        reasons.extend(plugin_of(&e.origin, plugins));
+        reasons.extend(e.note.clone());
+        if e.runs_as == "command" {
+            reasons.push(format!("a command hook; on_error {}", e.on_error));
+        } else if e.on_error != "propagate" {
+            reasons.push(format!(
+                "on_error {}: its errors are logged and the chain goes on",
+                e.on_error
+            ));
+        }
+        for p in bad
+            .iter()
+            .filter(|p| mentions(&e.origin, e.note.as_deref(), &p.path))
+        {
+            reasons.push(format!("{p}; its last good version is in use"));
+            explained.push(p);
+        }
+        reasons.insert(0, format!("runs {} of {total}, order {}", i + 1, e.order));
+        out.push(ExtensionVerdict {
+            name: e.name.clone(),
+            runs: true,
+            position: Some(i + 1),
+            order: Some(e.order),
+            layer: e.layer.clone(),
+            origin: e.origin.clone(),
+            reasons,
+        });
+    }
+    for x in &info.inactive {
+        let mut reasons = vec![
+            format!("does not run: {}", x.why),
+            format!("origin {}; layer: {}", x.origin, x.layer),
+        ];
+        reasons.extend(plugin_of(&x.origin, plugins));
+        for p in bad.iter().filter(|p| mentions(&x.origin, None, &p.path)) {
+            reasons.push(format!("{p}; its last good version is in use"));
+            explained.push(p);
+        }
+        out.push(ExtensionVerdict {
+            name: x.name.clone(),
+            runs: false,
+            position: None,
+            order: None,
+            layer: x.layer.clone(),
+            origin: x.origin.clone(),
+            reasons,
+        });
+    }
+    out
+}
+
+/// Whether an extension's origin or note names `path`.
+fn mentions(origin: &str, note: Option<&str>, path: &Path) -> bool {
+    let p = path.to_string_lossy();
+    origin == p || note.is_some_and(|n| n.contains(&*p))
+}
+
+/// "from plugin `x` (enabled|disabled in this scope)" for an origin in a plugin's crate.
+fn plugin_of(origin: &str, plugins: &[crate::PluginInfo]) -> Option<String> {
+    plugins
+        .iter()
+        .find(|p| {
+            p.crate_name
+                .is_some_and(|c| origin.starts_with(&format!("{c}, ")))
+        })
+        .map(|p| {
+            format!(
+                "from plugin `{}`, {} in this scope",
+                p.name,
+                if p.enabled { "enabled" } else { "disabled" }
+            )
+        })
+}
+
+fn write_text(out: &mut dyn Write, ex: &Explanation) -> io::Result<()> {
+    let kind = ex
+        .kind
+        .map(|k| format!("{k:?}").to_lowercase())
+        .unwrap_or_else(|| "undeclared".into());
+    let payload = ex.payload_type.as_deref().unwrap_or("checked at dispatch");
+    let at = ex
+        .declared_at
+        .as_deref()
+        .map(|d| format!(", declared at {d}"))
+        .unwrap_or_default();
+    if ex.known {
+        writeln!(out, "{}: {kind} point, payload {payload}{at}", ex.point)?;
+    } else {
+        writeln!(
+            out,
+            "{}: no declaration or compiled-in extension of this application knows this point",
+            ex.point
+        )?;
+    }
+    for r in &ex.point_refused {
+        writeln!(out, "  the whole point is refused: {r}")?;
+    }
+    if ex.extensions.is_empty() {
+        writeln!(out, "  no extensions")?;
+    }
+    for v in &ex.extensions {
+        let (head, rest) = v
+            .reasons
+            .split_first()
+            .map_or(("", &[][..]), |(h, r)| (h.as_str(), r));
+        writeln!(out, "  {}: {head}", v.name)?;
+        for r in rest {
+            writeln!(out, "      {r}")?;
+        }
+    }
+    for f in &ex.refused_files {
+        writeln!(out, "  refused file: {f}")?;
+    }
+    for w in &ex.warnings {
+        writeln!(out, "  warning: {w}")?;
+    }
+    for a in &ex.webui {
+        writeln!(out, "  web UI asset: {a}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,136 @@
+//! The points file: every point of the compiled-in registry as JSON, written by
+//! `hookpoint export` in the application and read by the standalone `hookpoint validate
+//! --points` (and [`validate_folders`](super::validate_folders)).
+
+use std::io::{self, Write};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Exit, write_json};
+use crate::registry::PointKind;
+use crate::scope::{COMPILED, Scope};
+
+/// Every point an application knows, independent of any override folder.
+///
+/// ```json
+/// {"format": "hookpoint-points/1", "points": [{"name": "system_prompt", "kind": "async",
+///   "payload_type": "app::SystemPrompt", "command_hooks": true,
+///   "declared_at": "app, src/points.rs:12",
+///   "extensions": [{"name": "main_prompt", "order": 10, "origin": "app, src/prompt.rs:3"}]}]}
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointsFile {
+    /// The file format, [`PointsFile::FORMAT`].
+    pub format: String,
+    /// The points, sorted by name.
+    pub points: Vec<ExportedPoint>,
+}
+
+/// One point of a [`PointsFile`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedPoint {
+    /// The point's name.
+    pub name: String,
+    /// `sync` or `async` for declared points; `null` for points only used by name.
+    pub kind: Option<PointKind>,
+    /// The declared payload type.
+    pub payload_type: Option<String>,
+    /// Whether command hooks may attach (the point is declared `#[serde]`).
+    pub command_hooks: bool,
+    /// Where it is declared (`crate, file:line`).
+    pub declared_at: Option<String>,
+    /// Its compiled-in extensions, in run order (before any override).
+    pub extensions: Vec<ExportedExtension>,
+}
+
+/// One compiled-in extension of an [`ExportedPoint`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedExtension {
+    /// Its name.
+    pub name: String,
+    /// Its compiled-in order.
+    pub order: i32,
+    /// `crate, file:line`.
+    pub origin: String,
+}
+
+impl PointsFile {
+    /// The format tag this version writes and reads.
+    pub const FORMAT: &'static str = "hookpoint-points/1";
+
+    /// The points of this binary's compiled-in registry (declared ones and those extensions use
+    /// by name), sorted by name.
+    ///
+    /// ```
+    /// #[hookpoint::extension(point = "doc_points_file", order = 4)]
+    /// fn listed(_: &mut u8) {}
+    /// let file = hookpoint::cli::PointsFile::current();
+    /// let p = file.points.iter().find(|p| p.name == "doc_points_file").unwrap();
+    /// assert_eq!((p.extensions[0].name.as_str(), p.extensions[0].order), ("listed", 4));
+    /// assert!(!p.command_hooks); // used by name only: no JSON form for its payload
+    /// ```
+    pub fn current() -> PointsFile {
+        let table = &*COMPILED;
+        let mut names: Vec<&str> = table.by_point.keys().map(String::as_str).collect();
+        names.extend(table.declared.keys().copied());
+        names.sort_unstable();
+        names.dedup();
+        let points = names
+            .into_iter()
+            .map(|name| {
+                let d = table.declared.get(name);
+                let mut extensions: Vec<ExportedExtension> = table
+                    .by_point
+                    .get(name)
+                    .into_iter()
+                    .flatten()
+                    .map(|c| ExportedExtension {
+                        name: c.meta.name.to_string(),
+                        order: c.meta.order,
+                        origin: c.meta.origin.to_string(),
+                    })
+                    .collect();
+                extensions.sort_by(|a, b| (a.order, &a.name).cmp(&(b.order, &b.name)));
+                ExportedPoint {
+                    name: name.to_owned(),
+                    kind: d.map(|d| d.kind),
+                    payload_type: d.map(|d| (d.payload_type)().to_owned()),
+                    command_hooks: d.is_some_and(|d| d.codec.is_some()),
+                    declared_at: d.map(|d| format!("{}, {}:{}", d.crate_name, d.file, d.line)),
+                    extensions,
+                }
+            })
+            .collect();
+        PointsFile {
+            format: Self::FORMAT.to_owned(),
+            points,
+        }
+    }
+
+    /// Reads a points file.
+    ///
+    /// # Errors
+    /// Not JSON of this shape (with line and column), or another format tag.
+    pub fn from_json(text: &str) -> Result<PointsFile, String> {
+        let file: PointsFile =
+            serde_json::from_str(text).map_err(|e| format!("not a hookpoint points file: {e}"))?;
+        if file.format != Self::FORMAT {
+            return Err(format!(
+                "points file format `{}`; this hookpoint reads `{}` (export it again with this version)",
+                file.format,
+                Self::FORMAT
+            ));
+        }
+        Ok(file)
+    }
+
+    /// The point named `name`.
+    pub fn point(&self, name: &str) -> Option<&ExportedPoint> {
+        self.points.iter().find(|p| p.name == name)
+    }
+}
+
+pub(super) fn run(_scope: &Scope, out: &mut dyn Write) -> io::Result<Exit> {
+    write_json(out, &PointsFile::current())?;
+    Ok(Exit::Ok)
+}

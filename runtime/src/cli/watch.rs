@@ -1,0 +1,158 @@
+//! `hookpoint watch`: one line per reload of the scope, with what changed: extensions added
+//! (`+point:name`), removed (`-`), changed (`~`: order, layer, origin), the same for web UI
+//! assets, and the reload's problem and warning counts.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::sync::mpsc;
+
+use serde::Serialize;
+
+use super::Exit;
+use crate::fs::ReloadEvent;
+use crate::scope::Scope;
+
+/// What a reload is compared on.
+#[derive(Default)]
+struct State {
+    /// (point, name) -> (order, layer, origin) of each running extension.
+    extensions: BTreeMap<(String, String), (i32, String, String)>,
+    /// (point, path) -> (hash, layer) of each web UI asset.
+    webui: BTreeMap<(String, String), (String, u8)>,
+}
+
+impl State {
+    fn of(scope: &Scope) -> State {
+        let mut s = State::default();
+        for p in scope.introspect() {
+            for e in p.extensions {
+                s.extensions
+                    .insert((p.name.clone(), e.name), (e.order, e.layer, e.origin));
+            }
+        }
+        for a in scope.webui_manifest().assets() {
+            s.webui
+                .insert((a.point.clone(), a.path.clone()), (a.hash.clone(), a.layer));
+        }
+        s
+    }
+}
+
+/// One reload as `--format json` prints it (one line each).
+#[derive(Serialize)]
+struct Line<'a> {
+    generation: u64,
+    changes: &'a [String],
+    problems: Vec<String>,
+    warnings: &'a [String],
+}
+
+pub(super) fn run(
+    scope: &Scope,
+    count: Option<u64>,
+    json: bool,
+    out: &mut dyn Write,
+) -> io::Result<Exit> {
+    let (tx, rx) = mpsc::channel::<ReloadEvent>();
+    scope.on_reload(move |e| {
+        // The receiver is gone once `watch` returned: nothing to tell.
+        let _ = tx.send(e.clone());
+    });
+    if !json {
+        writeln!(
+            out,
+            "watching scope `{}` ({} layer folder(s)); one line per reload",
+            scope.name(),
+            scope.layers().len()
+        )?;
+        out.flush()?;
+    }
+    let mut since = scope.snapshot().generation();
+    let mut before = State::of(scope);
+    let mut seen = 0;
+    while count.is_none_or(|c| seen < c) {
+        let Ok(event) = rx.recv() else { break };
+        if event.generation <= since {
+            // Published before `before` was taken: already part of it.
+            continue;
+        }
+        since = event.generation;
+        let after = State::of(scope);
+        let changes = diff(&before, &after);
+        before = after;
+        seen += 1;
+        if json {
+            let line = Line {
+                generation: event.generation,
+                changes: &changes,
+                problems: event.problems.iter().map(ToString::to_string).collect(),
+                warnings: &event.warnings,
+            };
+            serde_json::to_writer(&mut *out, &line).map_err(io::Error::other)?;
+            writeln!(out)?;
+        } else {
+            let what = if changes.is_empty() {
+                "no change".to_owned()
+            } else {
+                changes.join("; ")
+            };
+            writeln!(
+                out,
+                "reload {}: {what}; {} problem(s), {} warning(s)",
+                event.generation,
+                event.problems.len(),
+                event.warnings.len()
+            )?;
+        }
+        out.flush()?;
+    }
+    Ok(Exit::Ok)
+}
+
+/// The changes from `a` to `b`, extensions first, each list sorted.
+fn diff(a: &State, b: &State) -> Vec<String> {
+    let mut out = Vec::new();
+    for ((point, name), (order, layer, origin)) in &b.extensions {
+        match a.extensions.get(&(point.clone(), name.clone())) {
+            None => out.push(format!("+{point}:{name} order {order} ({layer})")),
+            Some((o, l, g)) => {
+                let mut what = Vec::new();
+                if o != order {
+                    what.push(format!("order {o} → {order}"));
+                }
+                if l != layer {
+                    what.push(format!("{l} → {layer}"));
+                }
+                if g != origin {
+                    what.push(format!("now from {origin}"));
+                }
+                if !what.is_empty() {
+                    out.push(format!("~{point}:{name} {}", what.join(", ")));
+                }
+            }
+        }
+    }
+    for (point, name) in a
+        .extensions
+        .keys()
+        .filter(|k| !b.extensions.contains_key(*k))
+    {
+        out.push(format!("-{point}:{name}"));
+    }
+    for ((point, path), (hash, layer)) in &b.webui {
+        match a.webui.get(&(point.clone(), path.clone())) {
+            None => out.push(format!("+webui {point}/{path} (layer {layer})")),
+            Some((h, _)) if h != hash => out.push(format!(
+                "~webui {point}/{path} (layer {layer}, new content)"
+            )),
+            Some((_, l)) if l != layer => {
+                out.push(format!("~webui {point}/{path} (layer {l} → layer {layer})"))
+            }
+            Some(_) => {}
+        }
+    }
+    for (point, path) in a.webui.keys().filter(|k| !b.webui.contains_key(*k)) {
+        out.push(format!("-webui {point}/{path}"));
+    }
+    out
+}

@@ -1,0 +1,78 @@
+//! A scope's web UI manifest, rebuilt with its snapshot: the layers whose folders changed are
+//! rescanned, the others' scans are reused, and the merged manifest is swapped in whole.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use super::manifest::WebuiManifest;
+use super::scan::{LayerAssets, scan_layer};
+use crate::fs::event::ReloadEvent;
+use crate::fs::layers::{FsConfig, LayerRoot};
+use crate::locks;
+
+/// The web UI side of a scope's filesystem state.
+#[derive(Default)]
+pub(crate) struct WebuiCache {
+    /// The latest scan of each layer root.
+    scans: Mutex<HashMap<PathBuf, LayerAssets>>,
+    current: Mutex<Arc<WebuiManifest>>,
+}
+
+impl WebuiCache {
+    /// The manifest of the latest rebuild.
+    pub(crate) fn current(&self) -> Arc<WebuiManifest> {
+        Arc::clone(&locks::lock(&self.current))
+    }
+
+    /// Rescans the layers under a `dirty` root (`None`: all), merges the enabled layers into a
+    /// new manifest for `generation`, and adds the refusals to `event` (problems) and the assets
+    /// of an untrusted project to its warnings.
+    pub(crate) fn rebuild(
+        &self,
+        config: &FsConfig,
+        disabled: &HashMap<&'static str, &'static str>,
+        folder_plugins: &[(String, PathBuf)],
+        dirty: Option<&HashSet<PathBuf>>,
+        event: &mut ReloadEvent,
+    ) {
+        let off: BTreeSet<&str> = disabled.values().copied().collect();
+        let layers = config.layers(|n| !off.contains(n), folder_plugins);
+        let mut scans = locks::lock(&self.scans);
+        for layer in &layers {
+            let is_dirty = dirty.is_none_or(|set| {
+                set.iter().any(|d| {
+                    d == &layer.root || layer.root.starts_with(d) || d.starts_with(&layer.root)
+                })
+            });
+            if is_dirty || !scans.contains_key(&layer.root) {
+                scans.insert(layer.root.clone(), scan_layer(&layer.root));
+            }
+        }
+        let mut used: Vec<(&LayerRoot, &LayerAssets)> = Vec::new();
+        for layer in &layers {
+            let Some(scan) = scans.get(&layer.root) else {
+                continue;
+            };
+            event.problems.extend(scan.problems.iter().cloned());
+            if layer.project && !config.trust_project {
+                event.warnings.extend(scan.assets.iter().map(|a| {
+                    format!(
+                        "{}: web UI asset in the untrusted project layer {}: not served (it is code the browser runs); trust it with ScopeBuilder::trust_project(true)",
+                        a.file.display(),
+                        layer.root.display()
+                    )
+                }));
+                continue;
+            }
+            used.push((layer, scan));
+        }
+        let manifest = WebuiManifest::merge(event.generation, &used);
+        drop(used);
+        drop(scans);
+        event
+            .problems
+            .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+        *locks::lock(&self.current) = Arc::new(manifest);
+    }
+}

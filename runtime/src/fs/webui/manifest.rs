@@ -1,0 +1,141 @@
+//! The merged manifest of a scope: per (point, relative path) the highest layer's asset, listed
+//! per point by order then path; and its glob filter.
+
+use std::collections::{BTreeMap, HashMap};
+
+use globset::{GlobBuilder, GlobSetBuilder};
+use serde::Serialize;
+
+use super::asset::WebuiAsset;
+use super::scan::LayerAssets;
+use crate::fs::layers::LayerRoot;
+
+/// Every web UI asset of a scope, grouped by point (see [`Scope::webui_manifest`](crate::Scope::webui_manifest)).
+///
+/// Serializes (serde) as `{"generation": 3, "points": {"<point>": [<asset>, ...]}}` with the
+/// points sorted by name and each point's assets in manifest order: the order number of the file
+/// name (`_10_card.html` is 10, no number is 0), then the relative path.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WebuiManifest {
+    /// The generation of the scope snapshot this manifest was built with.
+    pub generation: u64,
+    /// The assets of each point, in manifest order.
+    pub points: BTreeMap<String, Vec<WebuiAsset>>,
+}
+
+/// A glob given to [`WebuiManifest::filter`] that does not parse.
+#[derive(Debug, thiserror::Error)]
+#[error("bad web UI filter `{glob}`: {source}")]
+pub struct WebuiFilterError {
+    /// The glob as given.
+    pub glob: String,
+    /// Why it does not parse.
+    #[source]
+    pub source: globset::Error,
+}
+
+impl WebuiManifest {
+    /// Merges the layers' scans (`layers`, highest priority first): per (point, path) the first
+    /// layer that has the file wins and records the ranks it shadows.
+    pub(crate) fn merge(generation: u64, layers: &[(&LayerRoot, &LayerAssets)]) -> WebuiManifest {
+        let mut by_key: HashMap<(&str, &str), WebuiAsset> = HashMap::new();
+        for (layer, scan) in layers {
+            for a in &scan.assets {
+                if let Some(winner) = by_key.get_mut(&(a.point.as_str(), a.path.as_str())) {
+                    winner.shadows.push(layer.rank);
+                    continue;
+                }
+                by_key.insert(
+                    (&a.point, &a.path),
+                    WebuiAsset {
+                        point: a.point.clone(),
+                        path: a.path.clone(),
+                        kind: a.kind,
+                        order: a.order,
+                        layer: layer.rank,
+                        plugin: layer.plugin.clone(),
+                        hash: a.hash.clone(),
+                        size: a.bytes.len() as u64,
+                        shadows: Vec::new(),
+                        file: a.file.clone(),
+                        bytes: a.bytes.clone(),
+                    },
+                );
+            }
+        }
+        let mut points: BTreeMap<String, Vec<WebuiAsset>> = BTreeMap::new();
+        for asset in by_key.into_values() {
+            points.entry(asset.point.clone()).or_default().push(asset);
+        }
+        for assets in points.values_mut() {
+            assets.sort_by(|a, b| (a.order, &a.path).cmp(&(b.order, &b.path)));
+        }
+        WebuiManifest { generation, points }
+    }
+
+    /// The assets of `point` in manifest order (empty for a point with none).
+    pub fn point(&self, point: &str) -> &[WebuiAsset] {
+        self.points.get(point).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every asset, point by point, in manifest order.
+    pub fn assets(&self) -> impl Iterator<Item = &WebuiAsset> {
+        self.points.values().flatten()
+    }
+
+    /// The asset whose content hash is `hash` (64 lower-case hex digits), if the manifest lists one.
+    pub fn asset(&self, hash: &str) -> Option<&WebuiAsset> {
+        self.assets().find(|a| a.hash == hash)
+    }
+
+    /// True when no layer has a web UI asset.
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// The assets whose `<point>/<path>` matches at least one of `globs` (globset syntax: `*`
+    /// stays within a segment, `**` crosses them, `{a,b}` alternates). Each asset appears once
+    /// however many globs match it, in manifest order. No globs: an empty manifest.
+    ///
+    /// # Errors
+    /// [`WebuiFilterError`] for the first glob that does not parse.
+    ///
+    /// ```
+    /// let m = hookpoint::webui::WebuiManifest::default();
+    /// let sidebar = m.filter(&["sidebar-*/**", "sidebar-quick/*.js"]).unwrap();
+    /// assert!(sidebar.is_empty());
+    /// assert!(m.filter(&["sidebar/{a"]).is_err());
+    /// ```
+    pub fn filter(&self, globs: &[&str]) -> Result<WebuiManifest, WebuiFilterError> {
+        let mut set = GlobSetBuilder::new();
+        for g in globs {
+            let glob = GlobBuilder::new(g)
+                .literal_separator(true)
+                .build()
+                .map_err(|source| WebuiFilterError {
+                    glob: (*g).to_owned(),
+                    source,
+                })?;
+            set.add(glob);
+        }
+        let set = set.build().map_err(|source| WebuiFilterError {
+            glob: globs.join(" "),
+            source,
+        })?;
+        let mut points = BTreeMap::new();
+        for (point, assets) in &self.points {
+            let kept: Vec<WebuiAsset> = assets
+                .iter()
+                .filter(|a| set.is_match(format!("{}/{}", a.point, a.path)))
+                .cloned()
+                .collect();
+            if !kept.is_empty() {
+                points.insert(point.clone(), kept);
+            }
+        }
+        Ok(WebuiManifest {
+            generation: self.generation,
+            points,
+        })
+    }
+}

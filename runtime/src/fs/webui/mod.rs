@@ -1,0 +1,51 @@
+//! The web UI manifest (feature `fs`, SPEC §12): every front-end asset of a scope's layers,
+//! `<layer>/extensions/webui/<point>/<relative path>` ending in `.html`, `.htm`, `.xhtml`, `.js`
+//! or `.mjs`, grouped by point, the highest layer winning per (point, relative path), each with
+//! its layer and a SHA-256 content hash, so a web server can hand the manifest to a browser and
+//! serve each asset under a hash-stamped URL.
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::fs;
+//! let user = tempfile::tempdir()?;
+//! let project = tempfile::tempdir()?;
+//! for (root, text) in [(&user, "<p>user</p>"), (&project, "<p>project</p>")] {
+//!     fs::create_dir_all(root.path().join("extensions/webui/sidebar"))?;
+//!     fs::write(root.path().join("extensions/webui/sidebar/_10_card.html"), text)?;
+//! }
+//! fs::write(user.path().join("extensions/webui/sidebar/_20_clock.js"), "export default () => {};")?;
+//! let scope = hookpoint::ScopeBuilder::new("doc-webui")
+//!     .project(project.path())
+//!     .trust_project(true) // the project's assets are code the browser runs
+//!     .user(user.path())
+//!     .watch(false)
+//!     .build()?;
+//! let manifest = scope.webui_manifest();
+//! let sidebar = manifest.point("sidebar");
+//! let paths: Vec<&str> = sidebar.iter().map(|a| a.path.as_str()).collect();
+//! assert_eq!(paths, ["_10_card.html", "_20_clock.js"]);       // manifest order: number, then path
+//! assert_eq!(sidebar[0].bytes(), b"<p>project</p>");          // the higher layer won
+//! let asset = scope.webui_asset(&sidebar[1].hash).expect("listed, so served");
+//! assert_eq!(asset.content_type(), "text/javascript; charset=utf-8");
+//! let json = serde_json::to_value(&*manifest)?;               // what a browser receives
+//! assert_eq!(json["points"]["sidebar"][1]["kind"], "module");
+//! # Ok(()) }
+//! ```
+//!
+//! Inside (one concept per file): `asset` ([`WebuiAsset`], [`AssetKind`]); `names` (which file
+//! and folder names an asset path may have); `scan` (one layer's `extensions/webui/` folder into
+//! assets and refusals, with the bounds [`MAX_ASSET_BYTES`], [`MAX_LAYER_BYTES`],
+//! [`MAX_DEPTH`]); `manifest` ([`WebuiManifest`] and its glob filter); `cache` (a scope's
+//! manifest, rebuilt with its snapshot, rescanning only the layers that changed).
+//!
+//! Comes after `layers` and `problem`; `scope` exposes it.
+
+pub(crate) mod asset;
+pub(crate) mod cache;
+pub(crate) mod manifest;
+mod names;
+pub(crate) mod scan;
+
+pub use asset::{AssetKind, WebuiAsset};
+pub use manifest::{WebuiFilterError, WebuiManifest};
+pub use scan::{MAX_ASSET_BYTES, MAX_DEPTH, MAX_LAYER_BYTES};

@@ -1,0 +1,307 @@
+//! One layer's web UI folder, `<root>/extensions/webui/`, into assets and refusals.
+//!
+//! The first folder below `webui/` is the point; everything below it is the asset's relative
+//! path. Files ending in `.html`, `.htm`, `.xhtml`, `.js`, `.mjs` are assets; other files are
+//! ignored (`debug` log), as are hidden and editor files (the backend scanner's rules).
+//!
+//! Refused, each with a [`FileProblem`] and never served: a symlink whose target leaves the
+//! layer (or dangles, or loops); a file or folder name that is not UTF-8, contains `..` or a
+//! character outside `[A-Za-z0-9._-]`; a file over [`MAX_ASSET_BYTES`]; files past
+//! [`MAX_LAYER_BYTES`] in one layer; folders nested deeper than [`MAX_DEPTH`] below the point;
+//! an asset directly in `webui/` (no point); an asset that is not a regular file (a FIFO would
+//! block the reader); an asset writable by group or others (the browser runs it); a file that
+//! cannot be read.
+
+use std::fs::{self, Metadata};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use super::asset::AssetKind;
+use super::names;
+use crate::fs::problem::{FileProblem, check_not_shared_writable};
+use crate::fs::stem::{EntryName, entry_name, parse_stem};
+
+/// The largest web UI asset served, in bytes (1 MiB). A larger file is refused with a problem
+/// in [`Scope::status`](crate::Scope::status): the manifest keeps every asset in memory.
+pub const MAX_ASSET_BYTES: u64 = 1 << 20;
+
+/// The most asset bytes one layer contributes (64 MiB); files past it are refused.
+pub const MAX_LAYER_BYTES: u64 = 64 << 20;
+
+/// How many folders an asset may sit below its point's folder (16); deeper ones are refused.
+pub const MAX_DEPTH: usize = 16;
+
+/// An asset as read from one layer.
+#[derive(Debug, Clone)]
+pub(crate) struct ScannedAsset {
+    pub(crate) point: String,
+    pub(crate) path: String,
+    pub(crate) kind: AssetKind,
+    pub(crate) order: i32,
+    pub(crate) file: PathBuf,
+    pub(crate) bytes: Arc<[u8]>,
+    pub(crate) hash: String,
+}
+
+/// One layer's assets, sorted by point then path, and its refusals.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LayerAssets {
+    pub(crate) assets: Vec<ScannedAsset>,
+    pub(crate) problems: Vec<FileProblem>,
+}
+
+/// Scans `<root>/extensions/webui/`. A missing folder is an empty scan. Never panics.
+pub(crate) fn scan_layer(root: &Path) -> LayerAssets {
+    let mut out = LayerAssets::default();
+    let Ok(root_canon) = fs::canonicalize(root) else {
+        // A missing or unreadable root: the backend scan of the same layer reports it.
+        return out;
+    };
+    let webui = root.join("extensions").join("webui");
+    match fs::symlink_metadata(&webui) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return out,
+        Err(e) => {
+            out.problems
+                .push(FileProblem::io(&webui, "cannot inspect web UI folder", &e));
+            return out;
+        }
+        Ok(_) => {}
+    }
+    let mut walker = Walker {
+        root_canon,
+        ancestors: Vec::new(),
+        layer_bytes: 0,
+        out,
+    };
+    if let Some((meta, canon)) = walker.resolve(&webui) {
+        if meta.is_dir() {
+            walker.walk(&webui, canon, &mut Vec::new());
+        } else {
+            walker.problem(FileProblem::new(
+                &webui,
+                "`extensions/webui` is not a folder",
+            ));
+        }
+    }
+    let mut out = walker.out;
+    out.assets
+        .sort_by(|a, b| (&a.point, &a.path).cmp(&(&b.point, &b.path)));
+    out.problems.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+struct Walker {
+    root_canon: PathBuf,
+    /// Canonical folders being walked (symlink loop guard).
+    ancestors: Vec<PathBuf>,
+    layer_bytes: u64,
+    out: LayerAssets,
+}
+
+impl Walker {
+    fn problem(&mut self, p: FileProblem) {
+        self.out.problems.push(p);
+    }
+
+    /// Walks `dir`; `segs` are the folder names below `webui/` (the first is the point).
+    fn walk(&mut self, dir: &Path, dir_canon: PathBuf, segs: &mut Vec<String>) {
+        let mut entries: Vec<(std::ffi::OsString, PathBuf)> = match fs::read_dir(dir) {
+            Ok(r) => r
+                .filter_map(|e| match e {
+                    Ok(e) => Some((e.file_name(), e.path())),
+                    Err(e) => {
+                        self.problem(FileProblem::io(dir, "cannot list folder", &e));
+                        None
+                    }
+                })
+                .collect(),
+            Err(e) => {
+                self.problem(FileProblem::io(dir, "cannot list folder", &e));
+                return;
+            }
+        };
+        entries.sort();
+        self.ancestors.push(dir_canon);
+        for (name, path) in entries {
+            self.entry(&path, &name, segs);
+        }
+        self.ancestors.pop();
+    }
+
+    /// One folder entry: a folder is walked, an asset read, anything else skipped or refused.
+    fn entry(&mut self, path: &Path, name: &std::ffi::OsStr, segs: &mut Vec<String>) {
+        let name = match entry_name(name) {
+            EntryName::Usable(n) => n,
+            EntryName::Ignored(reason) => {
+                tracing::debug!(path = %path.display(), reason, "ignoring web UI file");
+                return;
+            }
+            EntryName::NotUtf8 => {
+                let lossy = PathBuf::from(path.to_string_lossy().into_owned());
+                self.problem(FileProblem::new(
+                    lossy,
+                    "name is not valid UTF-8; web UI asset paths are text, refused",
+                ));
+                return;
+            }
+        };
+        if let Some(why) = names::refusal(name) {
+            self.problem(FileProblem::new(path, why));
+            return;
+        }
+        let Some((meta, canon)) = self.resolve(path) else {
+            return;
+        };
+        if meta.is_dir() {
+            self.descend(path, canon, name, segs);
+        } else if let Some(kind) = AssetKind::of_file_name(name) {
+            self.asset(path, &canon, &meta, name, kind, segs);
+        } else {
+            tracing::debug!(path = %path.display(), "ignoring a file that is no web UI asset");
+        }
+    }
+
+    fn descend(&mut self, path: &Path, canon: PathBuf, name: &str, segs: &mut Vec<String>) {
+        if segs.len() > MAX_DEPTH {
+            self.problem(FileProblem::new(
+                path,
+                format!("nested more than {MAX_DEPTH} folders below its point; not scanned"),
+            ));
+            return;
+        }
+        if self.ancestors.contains(&canon) {
+            self.problem(FileProblem::new(
+                path,
+                format!(
+                    "symlink loop: {} is already being scanned; not followed",
+                    canon.display()
+                ),
+            ));
+            return;
+        }
+        segs.push(name.to_owned());
+        self.walk(path, canon, segs);
+        segs.pop();
+    }
+
+    /// Reads one asset file into the scan, or refuses it.
+    fn asset(
+        &mut self,
+        path: &Path,
+        canon: &Path,
+        meta: &Metadata,
+        name: &str,
+        kind: AssetKind,
+        segs: &[String],
+    ) {
+        let Some((point, folders)) = segs.split_first() else {
+            self.problem(FileProblem::new(
+                path,
+                "web UI asset directly in `extensions/webui/` belongs to no point; move it into a folder named after the point",
+            ));
+            return;
+        };
+        if !meta.is_file() {
+            self.problem(FileProblem::new(
+                path,
+                "web UI asset is not a regular file; refused",
+            ));
+            return;
+        }
+        // The browser runs it: whoever may write it may act as the user.
+        if let Err(p) = check_not_shared_writable(path, meta) {
+            self.problem(p);
+            return;
+        }
+        let bytes = match self.read_bounded(canon, meta) {
+            Ok(b) => b,
+            Err(why) => {
+                self.problem(FileProblem::new(path, why));
+                return;
+            }
+        };
+        let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+        let order = parse_stem(stem).ok().and_then(|(o, _)| o).unwrap_or(0);
+        let rel: Vec<&str> = folders.iter().map(String::as_str).chain([name]).collect();
+        self.out.assets.push(ScannedAsset {
+            point: point.clone(),
+            path: rel.join("/"),
+            kind,
+            order,
+            file: path.to_path_buf(),
+            hash: hex_sha256(&bytes),
+            bytes: bytes.into(),
+        });
+    }
+
+    /// The file's bytes, refusing files over the bounds (also when one grows while read).
+    fn read_bounded(&mut self, canon: &Path, meta: &Metadata) -> Result<Vec<u8>, String> {
+        let too_big = |n: u64| {
+            format!(
+                "file is {n} bytes, over the web UI asset bound of {MAX_ASSET_BYTES} bytes (hookpoint::webui::MAX_ASSET_BYTES); not served"
+            )
+        };
+        if meta.len() > MAX_ASSET_BYTES {
+            return Err(too_big(meta.len()));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        fs::File::open(canon)
+            .and_then(|f| f.take(MAX_ASSET_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(|e| format!("cannot read web UI asset: {e}"))?;
+        let len = bytes.len() as u64;
+        if len > MAX_ASSET_BYTES {
+            return Err(too_big(len));
+        }
+        if self.layer_bytes + len > MAX_LAYER_BYTES {
+            return Err(format!(
+                "the layer's web UI assets pass {MAX_LAYER_BYTES} bytes (hookpoint::webui::MAX_LAYER_BYTES); not served"
+            ));
+        }
+        self.layer_bytes += len;
+        Ok(bytes)
+    }
+
+    /// The entry's metadata and canonical path; a symlink must resolve inside the layer.
+    fn resolve(&mut self, path: &Path) -> Option<(Metadata, PathBuf)> {
+        let resolved = fs::canonicalize(path).and_then(|c| fs::metadata(&c).map(|m| (m, c)));
+        match resolved {
+            Ok((_, canon)) if !canon.starts_with(&self.root_canon) => {
+                self.problem(FileProblem::new(
+                    path,
+                    format!(
+                        "symlink leaves the layer: resolves to {} outside {}; not served",
+                        canon.display(),
+                        self.root_canon.display()
+                    ),
+                ));
+                None
+            }
+            Ok(found) => Some(found),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.problem(FileProblem::new(
+                    path,
+                    "symlink target does not exist (dangling symlink, or removed while scanning)",
+                ));
+                None
+            }
+            Err(e) => {
+                self.problem(FileProblem::io(path, "cannot inspect file", &e));
+                None
+            }
+        }
+    }
+}
+
+/// 64 lower-case hex digits of the SHA-256 of `bytes`.
+fn hex_sha256(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
