@@ -9,10 +9,15 @@ fn explain(scope: &hookpoint::Scope) -> String {
     let mut out = Vec::new();
     let exit = run_from(
         scope,
-        ["hookpoint", "explain", "monologue_end", "memorize"],
+        [
+            "hookpoint",
+            "explain",
+            "monologue_end",
+            "memorize_fragments",
+        ],
         &mut out,
     );
-    assert_eq!(exit, Exit::Ok);
+    assert_eq!(exit, Exit::Ok, "{}", String::from_utf8_lossy(&out));
     String::from_utf8(out).expect("utf-8")
 }
 
@@ -23,7 +28,7 @@ fn explain_names_the_plugin_and_says_when_it_is_off() {
         .build()
         .expect("scope");
     let on = explain(&scope);
-    assert!(on.contains("memorize: runs 1 of"), "{on}");
+    assert!(on.contains("memorize_fragments: runs"), "{on}");
     assert!(
         on.contains("from plugin `memory`, enabled in this scope"),
         "{on}"
@@ -31,7 +36,7 @@ fn explain_names_the_plugin_and_says_when_it_is_off() {
     scope.set_plugin_enabled("memory", false).expect("toggle");
     let off = explain(&scope);
     assert!(
-        off.contains("memorize: does not run: plugin `memory` is disabled"),
+        off.contains("memorize_fragments: does not run: plugin `memory` is disabled"),
         "{off}"
     );
     assert!(
