@@ -71,7 +71,13 @@ pub(crate) fn require_object(path: &Path, body: &[u8], what: &str) -> Result<(),
     let Some(first) = body.iter().position(|b| !b.is_ascii_whitespace()) else {
         return Ok(());
     };
-    if body[first] == b'{' {
+    // Only a well-begun non-object value (`[`, a string, a number, `true`…) gets this message;
+    // anything else (`{`, binary, a typo) is left to the JSON parser's own error.
+    let starts_other_value = matches!(
+        body[first],
+        b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+    );
+    if !starts_other_value {
         return Ok(());
     }
     let (line, column) = line_column(body, first);

@@ -281,7 +281,7 @@ pub(crate) fn command_refusal(
     }
     if project && !config.trust_project {
         return Some(format!(
-            "command in the untrusted project folder {}; trust it with ScopeBuilder::trust_project(true)",
+            "command hook in the untrusted project layer {}; trust it with ScopeBuilder::trust_project(true)",
             place.display()
         ));
     }
