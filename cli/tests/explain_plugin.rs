@@ -44,3 +44,33 @@ fn explain_names_the_plugin_and_says_when_it_is_off() {
         "{off}"
     );
 }
+
+#[test]
+fn explain_names_the_folder_plugin_a_command_hook_comes_from() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let plugin = root.path().join("notes");
+    std::fs::create_dir_all(plugin.join("extensions/monologue_end")).expect("mkdir");
+    std::fs::write(plugin.join("plugin.json"), r#"{"name": "notes"}"#).expect("write");
+    std::fs::write(
+        plugin.join("extensions/monologue_end/_5_jot.json"),
+        r#"{"command": ["true"]}"#,
+    )
+    .expect("write");
+    let scope = ScopeBuilder::new("cli-folder-plugin")
+        .plugin_root(root.path())
+        .watch(false)
+        .build()
+        .expect("scope");
+    let mut out = Vec::new();
+    let exit = run_from(
+        &scope,
+        ["hookpoint", "explain", "monologue_end", "jot"],
+        &mut out,
+    );
+    let out = String::from_utf8(out).expect("utf-8");
+    assert_eq!(exit, Exit::Ok, "{out}");
+    assert!(
+        out.contains("from plugin `notes`, enabled in this scope"),
+        "{out}"
+    );
+}

@@ -25,6 +25,7 @@ mod house;
 mod render;
 mod script;
 mod shop;
+mod stage;
 mod watch;
 mod workbench;
 
@@ -36,6 +37,7 @@ use clap::Parser;
 use hookpoint::{Scope, ScopeBuilder};
 use hookpoint_extensions::*;
 use render::{Renderer, TraceMode};
+use stage::Staged;
 use tracing_subscriber::prelude::*;
 
 // The plugins are used through their extensions: name them so rustc links them.
@@ -154,15 +156,7 @@ fn print_scope(out: &Renderer, scope: &Scope) {
         }
     }
     for p in scope.plugins() {
-        let state = match (&p.unhealthy, p.enabled) {
-            (Some(why), _) => format!("unhealthy: {why}"),
-            (None, true) => "enabled".to_owned(),
-            (None, false) => "disabled".to_owned(),
-        };
-        out.say(
-            "plugin",
-            &format!("{} ({} extensions) {state}", p.name, p.extensions),
-        );
+        out.say("plugin", &describe_plugin(&p));
     }
     let status = scope.status();
     for p in &status.problems {
@@ -171,6 +165,21 @@ fn print_scope(out: &Renderer, scope: &Scope) {
     for w in &status.warnings {
         out.say("warn", w);
     }
+}
+
+/// One line for a plugin: its name, kind, what it carries and its state.
+pub fn describe_plugin(p: &hookpoint::PluginInfo) -> String {
+    let what = match &p.folder {
+        Some(folder) => format!("folder plugin {}", folder.display()),
+        None => format!("{} extensions", p.extensions),
+    };
+    let state = match (&p.broken, &p.unhealthy, p.enabled) {
+        (Some(why), _, _) => format!("broken: {why}"),
+        (None, Some(why), _) => format!("unhealthy: {why}"),
+        (None, None, true) => "enabled".to_owned(),
+        (None, None, false) => "disabled".to_owned(),
+    };
+    format!("{} ({what}) {state}", p.name)
 }
 
 /// What the agent's creation did: the settings its profile changed, the greeting.
@@ -375,58 +384,26 @@ fn memory_dir(args: &Args) -> PathBuf {
         .unwrap_or_else(|| std::env::temp_dir().join("hookpoint-agent-demo-memory"))
 }
 
-/// Copies the shipped override folder to a temporary one (so `--watch` edits never touch the
-/// repository, and file modes are exactly what hookpoint requires: no group/other write).
-fn stage_overrides() -> std::io::Result<PathBuf> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("agent")
-        .join("project");
-    let dst = std::env::temp_dir().join(format!("hookpoint-agent-demo-{}", std::process::id()));
-    if dst.exists() {
-        std::fs::remove_dir_all(&dst)?;
-    }
-    copy_dir(&src, &dst)?;
-    Ok(dst)
-}
-
-fn copy_dir(src: &Path, dst: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dst)?;
-    for entry in std::fs::read_dir(src)? {
-        let entry = entry?;
-        let to = dst.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &to)?;
-        } else {
-            std::fs::copy(entry.path(), &to)?;
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                let mode = entry.metadata()?.permissions().mode();
-                let mode = if mode & 0o111 != 0 { 0o755 } else { 0o644 };
-                std::fs::set_permissions(&to, std::fs::Permissions::from_mode(mode))?;
-            }
-        }
-    }
-    Ok(())
-}
-
 /// `cargo run --example agent -- hookpoint <subcommand>`: hookpoint's command line
 /// (`hookpoint::cli`) on the demo's scope, with its override folder.
 fn hookpoint_cli(args: &[std::ffi::OsString]) -> Result<i32, Box<dyn std::error::Error>> {
-    let dir = stage_overrides()?;
+    let staged = Staged::new()?;
     let watch = args.get(1).is_some_and(|c| c == "watch");
     if watch {
-        eprintln!("override folder (a copy; edit it): {}", dir.display());
+        eprintln!(
+            "override folder (a copy; edit it): {}\nplugin root (a copy): {}",
+            staged.project.display(),
+            staged.plugins.display()
+        );
     }
     let scope = ScopeBuilder::new("demo")
         .profile("developer")
-        .project(&dir)
+        .project(&staged.project)
         .trust_project(true)
+        .plugin_root(&staged.plugins)
         .watch(watch)
         .build()?;
-    let exit = hookpoint::cli::main_from(&scope, args);
-    let _ = std::fs::remove_dir_all(dir);
-    Ok(exit.code())
+    Ok(hookpoint::cli::main_from(&scope, args).code())
 }
 
 fn init_tracing() {
@@ -465,18 +442,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ])?;
     hookpoint::validate()?;
 
-    let overrides = if args.no_overrides {
+    let staged = if args.no_overrides {
         None
     } else {
-        let dir = stage_overrides()?;
-        shop::configure(&dir, &shop::create(&dir)?)?;
-        Some(dir)
+        let staged = Staged::new()?;
+        shop::configure(&staged.project, &shop::create(&staged.project)?)?;
+        Some(staged)
     };
     let mut builder = ScopeBuilder::new("demo")
         .profile("developer")
         .watch(args.watch);
-    if let Some(dir) = &overrides {
-        builder = builder.project(dir).trust_project(true);
+    if let Some(staged) = &staged {
+        builder = builder
+            .project(&staged.project)
+            .trust_project(true)
+            .plugin_root(&staged.plugins);
     }
     let scope = builder.build()?;
     hookpoint_plugin_memory::set_data_dir(&scope, memory_dir(&args));
@@ -488,19 +468,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if args.trace == TraceMode::Text {
         out.say("trace", "per point: the extensions that ran (each one's time), the point's total time, then what changed");
     }
-    session(&args, &scope, overrides.as_deref(), &out).await?;
+    session(
+        &args,
+        &scope,
+        staged.as_ref().map(|s| s.project.as_path()),
+        &out,
+    )
+    .await?;
     out.say(
         "done",
         &format!("in {:.0} ms", started.elapsed().as_secs_f64() * 1000.0),
     );
 
     if args.watch
-        && let Some(dir) = &overrides
+        && let Some(staged) = &staged
     {
-        watch::watch_demo(&scope, dir, args.watch_seconds).await?;
-    }
-    if let Some(dir) = overrides {
-        let _ = std::fs::remove_dir_all(dir);
+        watch::watch_demo(&scope, staged, args.watch_seconds).await?;
     }
     Ok(())
 }

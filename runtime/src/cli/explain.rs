@@ -257,13 +257,17 @@ fn mentions(origin: &str, note: Option<&str>, path: &Path) -> bool {
     origin == p || note.is_some_and(|n| n.contains(&*p))
 }
 
-/// "from plugin `x` (enabled|disabled in this scope)" for an origin in a plugin's crate.
+/// "from plugin `x` (enabled|disabled in this scope)" for an origin in a plugin's crate or a
+/// file in a folder plugin.
 fn plugin_of(origin: &str, plugins: &[crate::PluginInfo]) -> Option<String> {
     plugins
         .iter()
         .find(|p| {
             p.crate_name
                 .is_some_and(|c| origin.starts_with(&format!("{c}, ")))
+                || p.folder
+                    .as_deref()
+                    .is_some_and(|f| Path::new(origin).starts_with(f))
         })
         .map(|p| {
             format!(

@@ -1,0 +1,85 @@
+//! The agent demo, run as a user runs it: `cargo test` builds the example next to this test
+//! (`target/<profile>/examples/agent`); these tests run that binary and check what it prints.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The demo binary `cargo test` built beside this test's own binary.
+fn demo() -> Command {
+    let exe = std::env::current_exe().expect("test binary path");
+    // target/<profile>/deps/agent_demo-<hash> → target/<profile>/examples/agent
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target dir");
+    let bin: PathBuf = dir
+        .join("examples")
+        .join(format!("agent{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} is missing: run the tests with `cargo test --workspace` (it builds the examples)",
+        bin.display()
+    );
+    Command::new(bin)
+}
+
+fn run(args: &[&str]) -> String {
+    let memory = tempfile::tempdir().expect("tempdir");
+    let out = demo()
+        .args(args)
+        .arg("--memory-dir")
+        .arg(memory.path())
+        .output()
+        .expect("the demo starts");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "demo failed: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn the_session_fires_every_point_and_loads_the_folder_plugin() {
+    let out = run(&["--trace", "off"]);
+    assert!(out.contains("all 43 points of the runtime fired"), "{out}");
+    assert!(out.contains("plugin    welcome (folder plugin "), "{out}");
+    let python = Command::new("python3").arg("--version").output().is_ok();
+    if python {
+        assert!(
+            out.contains("banner    welcome: hello from the `welcome` folder plugin"),
+            "{out}"
+        );
+    } else {
+        assert!(
+            out.contains("welcome") && out.contains("unhealthy"),
+            "{out}"
+        );
+    }
+    assert!(out.contains("Observability: 9 tasks"), "{out}");
+}
+
+#[test]
+fn watch_applies_an_override_then_uninstalls_and_reinstalls_the_folder_plugin() {
+    let out = run(&["--trace", "off", "--watch", "--watch-seconds", "1"]);
+    let watch: Vec<&str> = out.lines().filter(|l| l.starts_with("--watch:")).collect();
+    let text = watch.join("\n");
+    assert!(
+        text.contains("system_prompt now runs [") && text.contains("\"signature_footer\"]"),
+        "{text}"
+    );
+    let removed = watch
+        .iter()
+        .position(|l| l.contains("plugin welcome not there; banners runs [\"model_banner\"]"));
+    let back = watch.iter().position(|l| {
+        l.contains("reloaded")
+            && l.contains("plugin welcome (folder plugin")
+            && l.contains("\"welcome\"]")
+    });
+    assert!(
+        matches!((removed, back), (Some(r), Some(b)) if r < b),
+        "expected the plugin to leave, then come back:\n{text}"
+    );
+}
