@@ -372,3 +372,71 @@ fn a_hundred_add_remove_cycles_never_duplicate_an_extension_under_dispatch() {
             .all(|c| c == ["install cycled", "uninstall cycled"])
     );
 }
+
+#[test]
+fn a_folder_deleted_while_its_install_runs_leaves_nothing_behind() {
+    let root = tempfile::tempdir().unwrap();
+    let logdir = tempfile::tempdir().unwrap();
+    let log = logdir.path().join("log");
+    let scope = scope(root.path(), true);
+    let staging = tempfile::tempdir_in(root.path().parent().unwrap()).unwrap();
+    let built = plugin(staging.path(), "slow", "", &log);
+    write(
+        &built.join("install.sh"),
+        format!(
+            "#!/bin/sh\ncat >/dev/null\necho started >> {0}\nsleep 1\necho \"install $HOOKPOINT_PLUGIN\" >> {0}\n",
+            log.display()
+        ),
+        0o755,
+    );
+    fs::rename(&built, root.path().join("slow")).unwrap();
+    wait_until("the install to start", || {
+        log_lines(&log).first().is_some_and(|l| l == "started")
+    });
+    fs::remove_dir_all(root.path().join("slow")).unwrap();
+    wait_until("the plugin to be gone", || {
+        !scope.plugins().iter().any(|p| p.name == "slow")
+    });
+    // Let any reload still in flight finish, then check the final state.
+    std::thread::sleep(Duration::from_millis(1500));
+    scope.reload();
+    assert_eq!(
+        greet(&scope),
+        ["compiled"],
+        "no extension of the removed plugin"
+    );
+    assert!(!scope.plugins().iter().any(|p| p.name == "slow"));
+    let lines = log_lines(&log);
+    let installs = lines.iter().filter(|l| *l == "install slow").count();
+    let uninstalls = lines.iter().filter(|l| *l == "uninstall slow").count();
+    assert!(
+        installs <= 1 && uninstalls == installs,
+        "an install that finished is undone exactly once: {lines:?}"
+    );
+}
+
+#[test]
+fn a_folder_plugins_web_assets_are_served_while_it_is_enabled() {
+    let root = tempfile::tempdir().unwrap();
+    let log = root.path().join("log");
+    let dir = plugin(root.path(), "cards", "", &log);
+    write(
+        &dir.join("extensions/webui/sidebar/_10_card.html"),
+        "<p>card</p>",
+        0o644,
+    );
+    let scope = scope(root.path(), false);
+    let files = |scope: &Scope| -> Vec<String> {
+        scope
+            .webui_manifest()
+            .point("sidebar")
+            .iter()
+            .map(|a| a.file_name().to_owned())
+            .collect()
+    };
+    assert_eq!(files(&scope), ["_10_card.html"]);
+    scope.set_plugin_enabled("cards", false).unwrap();
+    assert!(files(&scope).is_empty(), "a disabled plugin's assets leave");
+    scope.set_plugin_enabled("cards", true).unwrap();
+    assert_eq!(files(&scope), ["_10_card.html"]);
+}

@@ -86,6 +86,12 @@ impl ScopeFs {
         (loaded.snapshot, event)
     }
 
+    /// Runs what waits for the snapshot [`build_snapshot`](Self::build_snapshot) made to be
+    /// published (folder plugins' `uninstall`), adding its warnings to the reload's event.
+    pub(crate) fn after_publish(&self, event: &mut ReloadEvent) {
+        locks::lock(&self.state).after_publish(&mut event.warnings);
+    }
+
     /// Marks roots to rescan at the next rebuild (`None`: all of them).
     pub(crate) fn mark_dirty(&self, roots: Option<&[PathBuf]>) {
         let mut dirty = locks::lock(&self.dirty);

@@ -45,7 +45,9 @@ pub static HOOKPOINT_PLG_V0: [PluginEntry];
 ///   lowest layer, each override layer's `plugins/<name>/config.json` overlays it key by key
 ///   (higher layer wins). Read it with [`Scope::plugin_config`](crate::Scope::plugin_config).
 /// - `install` / `uninstall` (optional): `fn(&Scope) -> Result<(), hookpoint::Error>`, called once
-///   when the plugin is enabled / disabled at run time on a scope.
+///   when the plugin is enabled / disabled at run time on a scope: `install` before its
+///   extensions join the scope's snapshot (if it fails, the plugin stays disabled), `uninstall`
+///   after they have left it.
 /// - `check` (optional): `fn(&Config) -> Result<(), hookpoint::Error>`, the plugin's self-check of
 ///   its merged config (is the database there, is the folder writable, do the rules parse). It
 ///   runs whenever the scope's snapshot is built: at start, on every reload, when the plugin is

@@ -135,11 +135,12 @@ impl Scope {
         #[cfg(feature = "fs")]
         {
             let disabled_plugins = self.disabled_plugins();
-            let (snap, event) =
+            let (snap, mut event) =
                 self.0
                     .fs
                     .build_snapshot(&COMPILED, &disabled, &disabled_plugins, generation);
             self.publish(snap);
+            self.0.fs.after_publish(&mut event);
             drop(serial);
             self.notify(event);
         }

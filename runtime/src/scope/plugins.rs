@@ -124,14 +124,17 @@ impl Scope {
         out
     }
 
-    /// Enables or disables a plugin in this scope: a new snapshot without (or with) all its
-    /// extensions is published, then `uninstall` (or `install`) runs once. Setting the state it
-    /// already has does nothing. Dispatches in flight finish on the snapshot they started with.
-    /// Safe to call from inside an extension (no lock is held while hooks run).
+    /// Enables or disables a plugin in this scope. Enabling runs its `install` first and then
+    /// publishes a new snapshot with its extensions (a failing install leaves it disabled, so no
+    /// extension of a half-installed plugin ever runs); disabling publishes a snapshot without
+    /// its extensions and then runs `uninstall`. Crate and folder plugins follow the same order.
+    /// Setting the state it already has does nothing. Dispatches in flight finish on the
+    /// snapshot they started with. Safe to call from inside an extension (no lock is held while
+    /// hooks run).
     ///
     /// # Errors
-    /// [`ErrorKind::Plugin`]: no such plugin, or its install/uninstall hook failed (the new
-    /// enablement stays; the hook's error is the source).
+    /// [`ErrorKind::Plugin`]: no such plugin; its install hook failed (it stays disabled); its
+    /// uninstall hook failed (it stays disabled). The hook's error is the source.
     ///
     /// ```
     /// # #[derive(Default, serde::Serialize, serde::Deserialize)] struct NoConfig {}
@@ -149,26 +152,29 @@ impl Scope {
             }
             Err(e) => return Err(e),
         };
-        if !self.toggle(name, enabled) {
+        let is_enabled = !locks::lock(&self.0.plugins.disabled).contains(name);
+        if is_enabled == enabled {
             return Ok(());
         }
-        self.rebuild();
-        let hook = if enabled {
-            entry.install
-        } else {
-            entry.uninstall
+        let hook_failed = |e: Error, which: &str| {
+            Error::kind_msg(
+                ErrorKind::Plugin,
+                format!("plugin `{name}`: {which} hook failed"),
+            )
+            .with_source(e)
         };
-        if let Some(hook) = hook {
-            hook(self).map_err(|e| {
-                Error::kind_msg(
-                    ErrorKind::Plugin,
-                    format!(
-                        "plugin `{name}`: {} hook failed",
-                        if enabled { "install" } else { "uninstall" }
-                    ),
-                )
-                .with_source(e)
-            })?;
+        if enabled {
+            if let Some(install) = entry.install {
+                install(self).map_err(|e| hook_failed(e, "install"))?;
+            }
+            self.toggle(name, true);
+            self.rebuild();
+        } else {
+            self.toggle(name, false);
+            self.rebuild();
+            if let Some(uninstall) = entry.uninstall {
+                uninstall(self).map_err(|e| hook_failed(e, "uninstall"))?;
+            }
         }
         tracing::info!(
             scope = self.name(),

@@ -106,6 +106,14 @@ impl FolderPlugins {
     }
 }
 
+impl FolderPlugins {
+    /// Runs the `uninstall` of the plugins that left in the latest load (after its snapshot is
+    /// published).
+    pub(crate) fn finish_leaving(&mut self, warnings: &mut Vec<String>) {
+        self.lifecycle.finish_leaving(warnings);
+    }
+}
+
 /// The plugin folders that discovery refused, from its problems: a `plugin.json` or a folder
 /// directly under a root that is not among the plugins found.
 fn broken(

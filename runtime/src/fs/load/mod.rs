@@ -53,6 +53,12 @@ pub(crate) struct LoadInput<'a> {
 }
 
 impl LoadState {
+    /// Runs what waits for the latest load's snapshot to be published: the `uninstall` of the
+    /// folder plugins that left. Its warnings go to `warnings`.
+    pub(crate) fn after_publish(&mut self, warnings: &mut Vec<String>) {
+        self.plugins.finish_leaving(warnings);
+    }
+
     /// Rescans what is dirty, applies the last-good rule, merges everything into a snapshot.
     pub(crate) fn load(&mut self, input: LoadInput<'_>) -> Loaded {
         let disabled: BTreeSet<&str> = input.disabled.values().copied().collect();

@@ -1,5 +1,6 @@
 //! Folder plugins' lifecycle: `install` runs once when a plugin appears (or is enabled) before
-//! its extensions join a snapshot; `uninstall` runs once when it goes (deleted or disabled) —
+//! its extensions join a snapshot; `uninstall` runs once when it goes (deleted or disabled),
+//! after the snapshot without its extensions is published —
 //! from a private copy of the folder taken at install time when the folder itself is gone;
 //! `check` runs on every reload, and a failing check makes the plugin unhealthy. The commands
 //! run with the command-hook rules (no shell, cleared environment, timeout, process group) in
@@ -22,14 +23,20 @@ const MAX_PLUGIN_COPY: u64 = 16 * 1024 * 1024;
 /// A folder plugin that was installed in this scope.
 struct Installed {
     plugin: FolderPlugin,
-    /// A private copy of its folder, for `uninstall` once the folder is gone.
-    copy: Option<tempfile::TempDir>,
+    /// A private copy of its folder, for `uninstall` once the folder is gone, or why none
+    /// could be made.
+    copy: Result<tempfile::TempDir, String>,
 }
 
 /// Which folder plugins are installed in a scope.
 #[derive(Default)]
 pub(crate) struct Lifecycle {
     installed: BTreeMap<String, Installed>,
+    /// Plugins that left in the latest reconcile, with why their `uninstall` may not run: it
+    /// runs once the snapshot without their extensions is published
+    /// ([`finish_leaving`](Self::finish_leaving)), so no new dispatch reaches an extension whose
+    /// plugin is already uninstalled.
+    leaving: Vec<(Installed, Option<String>)>,
 }
 
 /// What may stop a lifecycle command from running (trust, managed-only, the global switch).
@@ -54,7 +61,8 @@ impl Lifecycle {
             .collect();
         for name in gone {
             if let Some(done) = self.installed.remove(&name) {
-                uninstall(done, gate, warnings);
+                let refusal = gate(&done.plugin);
+                self.leaving.push((done, refusal));
             }
         }
         let mut active = Vec::new();
@@ -74,25 +82,46 @@ impl Lifecycle {
                 ));
                 continue;
             }
-            match run(plugin, &plugin.manifest.install, "install", &plugin.dir) {
-                Ok(()) => {
-                    let copy = private_copy(&plugin.dir);
-                    self.installed.insert(
-                        plugin.name().to_owned(),
-                        Installed {
-                            plugin: plugin.clone(),
-                            copy,
-                        },
-                    );
-                    active.push(plugin.clone());
-                }
-                Err(why) => problems.push(FileProblem::new(
-                    &plugin.manifest_path,
-                    format!("plugin `{}`: install failed, so it is not loaded (retried at the next reload): {why}", plugin.name()),
-                )),
+            if self.install(plugin, gate, problems, warnings) {
+                active.push(plugin.clone());
             }
         }
         active
+    }
+
+    /// Installs one plugin; `true` when it is installed and may join the layers. The private
+    /// copy is taken before `install` runs, so a folder deleted while its install runs can still
+    /// be uninstalled (at once: nothing is left half-installed).
+    fn install(
+        &mut self,
+        plugin: &FolderPlugin,
+        gate: Gate<'_>,
+        problems: &mut Vec<FileProblem>,
+        warnings: &mut Vec<String>,
+    ) -> bool {
+        let copy = private_copy(&plugin.dir);
+        if let Err(why) = run(plugin, &plugin.manifest.install, "install", &plugin.dir) {
+            problems.push(FileProblem::new(
+                &plugin.manifest_path,
+                format!("plugin `{}`: install failed, so it is not loaded (retried at the next reload): {why}", plugin.name()),
+            ));
+            return false;
+        }
+        let done = Installed {
+            plugin: plugin.clone(),
+            copy,
+        };
+        if !plugin.dir.is_dir() {
+            warnings.push(format!(
+                "plugin `{}` was removed while its install ran: it is uninstalled again",
+                plugin.name()
+            ));
+            let refusal = gate(&done.plugin);
+            uninstall(done, refusal, warnings);
+            return false;
+        }
+        self.installed.insert(plugin.name().to_owned(), done);
+        true
     }
 
     /// Runs every active plugin's `check`; returns the unhealthy ones with the reason.
@@ -114,29 +143,41 @@ impl Lifecycle {
         out
     }
 
+    /// Runs the `uninstall` of the plugins that left in the latest reconcile; call it after the
+    /// snapshot without them is published.
+    pub(crate) fn finish_leaving(&mut self, warnings: &mut Vec<String>) {
+        for (done, refusal) in self.leaving.drain(..) {
+            uninstall(done, refusal, warnings);
+        }
+    }
+
     /// The names of the installed plugins.
     pub(crate) fn installed(&self) -> impl Iterator<Item = &str> {
         self.installed.keys().map(String::as_str)
     }
 }
 
-/// Runs `uninstall` of a plugin that goes: in its folder if it still exists, else in the copy.
-fn uninstall(done: Installed, gate: Gate<'_>, warnings: &mut Vec<String>) {
+/// Runs `uninstall` of a plugin that goes: in its folder if it still exists, else in the copy;
+/// `refusal` says why it may not run (trust, managed-only, the global switch).
+fn uninstall(done: Installed, refusal: Option<String>, warnings: &mut Vec<String>) {
     let name = done.plugin.name().to_owned();
     if done.plugin.manifest.uninstall.is_none() {
         return;
     }
     let cwd: PathBuf = if done.plugin.dir.is_dir() {
         done.plugin.dir.clone()
-    } else if let Some(copy) = &done.copy {
-        copy.path().to_path_buf()
     } else {
-        warnings.push(format!(
-            "plugin `{name}` was removed and no copy of its folder was kept (larger than {MAX_PLUGIN_COPY} bytes): its uninstall did not run"
-        ));
-        return;
+        match &done.copy {
+            Ok(copy) => copy.path().to_path_buf(),
+            Err(why) => {
+                warnings.push(format!(
+                    "plugin `{name}` was removed and no copy of its folder was kept ({why}): its uninstall did not run"
+                ));
+                return;
+            }
+        }
     };
-    if let Some(why) = gate(&done.plugin) {
+    if let Some(why) = refusal {
         warnings.push(format!("plugin `{name}`: uninstall did not run: {why}"));
         return;
     }
@@ -184,16 +225,29 @@ fn run(
     }
 }
 
-/// A private copy of a plugin's folder (regular files and folders, no symlinks), or `None` when
-/// it is larger than [`MAX_PLUGIN_COPY`] or cannot be made.
-fn private_copy(dir: &Path) -> Option<tempfile::TempDir> {
+/// A private copy of a plugin's folder (regular files and folders, no symlinks), or why none
+/// was made (larger than [`MAX_PLUGIN_COPY`], or an I/O error).
+fn private_copy(dir: &Path) -> Result<tempfile::TempDir, String> {
     let copy = tempfile::Builder::new()
         .prefix("hookpoint-plugin-")
         .tempdir()
-        .ok()?;
+        .map_err(|e| format!("no temporary folder: {e}"))?;
     let mut budget = MAX_PLUGIN_COPY;
-    copy_tree(dir, copy.path(), &mut budget).ok()?;
-    Some(copy)
+    copy_tree(dir, copy.path(), &mut budget).map_err(|e| {
+        if budget_exceeded(&e) {
+            format!("the folder is larger than {MAX_PLUGIN_COPY} bytes")
+        } else {
+            format!("copying {}: {e}", dir.display())
+        }
+    })?;
+    Ok(copy)
+}
+
+const TOO_LARGE: &str = "too large";
+
+fn budget_exceeded(e: &std::io::Error) -> bool {
+    e.get_ref()
+        .is_some_and(|inner| inner.to_string() == TOO_LARGE)
 }
 
 fn copy_tree(from: &Path, to: &Path, budget: &mut u64) -> std::io::Result<()> {
@@ -209,7 +263,7 @@ fn copy_tree(from: &Path, to: &Path, budget: &mut u64) -> std::io::Result<()> {
             let len = entry.metadata()?.len();
             *budget = budget
                 .checked_sub(len)
-                .ok_or_else(|| std::io::Error::other("too large"))?;
+                .ok_or_else(|| std::io::Error::other(TOO_LARGE))?;
             std::fs::copy(entry.path(), &target)?;
             let mode = entry.metadata()?.permissions().mode() & 0o755;
             std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))?;
