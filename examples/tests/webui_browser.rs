@@ -196,6 +196,8 @@ async fn web_ui_extensions_render_override_and_update_live_in_chromium() {
     let not_reloaded: bool = eval(&page, "window.__notReloaded === true").await;
     assert!(not_reloaded, "the page was reloaded");
 
+    memory_dashboard_lists_searches_and_deletes(&page, limit).await;
+
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("webui-browser.png");
     page.save_screenshot(ScreenshotParams::builder().full_page(true).build(), &shot)
         .await
@@ -206,4 +208,45 @@ async fn web_ui_extensions_render_override_and_update_live_in_chromium() {
     let _ = browser.wait().await;
     events.abort();
     server.stop().await;
+}
+
+const MEMORY: &str = r#"document.querySelector('x-extension[point="memory"] .memory-dashboard')"#;
+
+/// The memory plugin's dashboard (a JS web UI extension from the plugin crate's shipped folder,
+/// answered by the plugin's `webui_ws_event` extension): lists the seeded memories, searches,
+/// deletes one.
+async fn memory_dashboard_lists_searches_and_deletes(page: &Page, limit: Duration) {
+    let items = format!("{MEMORY}?.querySelectorAll('.memory-list li').length ?? 0");
+    let summary = format!("{MEMORY}?.querySelector('.memory-summary').textContent ?? ''");
+    wait_until(page, &format!("({items}) === 3"), limit).await;
+    let text: String = eval(page, &summary).await;
+    assert_eq!(text, "3 memories");
+    let _: bool = eval(
+        page,
+        &format!(
+            "(() => {{ const f = {MEMORY}.querySelector('.memory-search'); f.q.value = 'metric'; f.requestSubmit(); return true; }})()"
+        ),
+    )
+    .await;
+    wait_until(page, &format!("({summary}).startsWith('1 found')"), limit).await;
+    let found: String = eval(
+        page,
+        &format!("{MEMORY}.querySelector('.memory-list li .memory-text').textContent"),
+    )
+    .await;
+    assert_eq!(found, "fragment: The user prefers metric units.");
+    let _: bool = eval(
+        page,
+        &format!("(() => {{ {MEMORY}.querySelector('.memory-delete').click(); return true; }})()"),
+    )
+    .await;
+    wait_until(page, &format!("({summary}) === '2 memories'"), limit).await;
+    let left: String = eval(
+        page,
+        &format!(
+            "[...{MEMORY}.querySelectorAll('.memory-text')].map(e => e.textContent).join('|')"
+        ),
+    )
+    .await;
+    assert!(!left.contains("metric"), "{left}");
 }

@@ -8,8 +8,10 @@
 //!
 //! The page has two anchors, `banner` (an HTML component) and `status` (a JavaScript module that
 //! asks the server for its uptime over the WebSocket, answered by an extension on
-//! `webui_ws_event`). The override folder replaces `banner/_10_welcome.html` by name. Edit the
-//! staged files the example prints and the page updates without a reload.
+//! `webui_ws_event`). The override folder replaces `banner/_10_welcome.html` by name. A third
+//! anchor, `memory`, shows the memory plugin's dashboard (from the folder the plugin crate
+//! ships): list, search and delete the memories of a database seeded in the staged folder. Edit
+//! the staged files the example prints and the page updates without a reload.
 
 use clap::Parser;
 use hookpoint_examples::webui::{WebuiServer, demo_scope, stage};
@@ -35,6 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("hookpoint web UI example: {}", server.url());
     println!("  application layer: {}", staged.app.display());
     println!("  override layer:    {}", staged.overrides.display());
+    println!("  memory database:   {}", staged.memory.display());
     println!(
         "Edit a file under extensions/webui/ in either folder; the page updates. Ctrl-C stops."
     );

@@ -5,13 +5,16 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `GET /` | the page: two anchors, `<x-extension point="banner">` and `<x-extension point="status">` |
+//! | `GET /` | the page: three anchors, `<x-extension point="banner">`, `<x-extension point="status">` and `<x-extension point="memory">` (the memory plugin's dashboard) |
 //! | `GET /loader.js` | the loader that fills the anchors |
 //! | `GET /webui/manifest.json` | [`Scope::webui_manifest`] |
 //! | `GET /webui/assets/{hash}/{file name}` | one listed asset (`Cache-Control: immutable`); 404 for anything the manifest does not list |
 //! | `GET /ws` | the WebSocket |
 
 mod extensions;
+
+// The memory plugin answers the dashboard's WebSocket events; name it so rustc links it.
+hookpoint::link!(hookpoint_plugin_memory);
 mod socket;
 pub mod stage;
 
@@ -127,16 +130,44 @@ async fn asset(State(app): State<App>, Path((hash, name)): Path<(String, String)
     }
 }
 
+/// The memories the example starts with (the memory dashboard lists them).
+pub const SEED_MEMORIES: [&str; 3] = [
+    "The user prefers metric units.",
+    "The deploy host is deploy.example.internal.",
+    "Orders are kept in the shop database.",
+];
+
 /// The example's scope: the application's folder as the `user` layer, the override folder as the
-/// (trusted) `project` layer above it, watched.
+/// (trusted) `project` layer above it, and the memory plugin's shipped folder (its dashboard for
+/// the `memory` anchor), watched. The memory plugin keeps its database in `staged.memory`, seeded
+/// with [`SEED_MEMORIES`].
 ///
 /// # Errors
-/// The example's own extensions are not linked, or the watcher cannot start.
+/// The example's own extensions are not linked, the watcher cannot start, or the memory store
+/// cannot be opened.
 pub fn demo_scope(staged: &stage::Staged) -> Result<Scope, hookpoint::Error> {
-    hookpoint::assert_linked(&[("webui_ws_connect", "greet"), ("webui_ws_event", "uptime")])?;
-    hookpoint::ScopeBuilder::new("webui-demo")
+    hookpoint::assert_linked(&[
+        ("webui_ws_connect", "greet"),
+        ("webui_ws_event", "uptime"),
+        ("webui_ws_event", "memory_dashboard"),
+    ])?;
+    let scope = hookpoint::ScopeBuilder::new("webui-demo")
         .user(&staged.app)
         .project(&staged.overrides)
         .trust_project(true)
-        .build()
+        .plugin_folder("memory", hookpoint_plugin_memory::shipped_folder())
+        .build()?;
+    hookpoint_plugin_memory::set_data_dir(&scope, &staged.memory);
+    let store = hookpoint_plugin_memory::store(&scope)?;
+    for text in SEED_MEMORIES {
+        store
+            .add(
+                hookpoint_extensions::MemoryKind::Fragment,
+                text,
+                "",
+                "webui-demo",
+            )
+            .map_err(hookpoint::Error::msg)?;
+    }
+    Ok(scope)
 }

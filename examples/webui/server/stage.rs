@@ -11,10 +11,13 @@ pub struct Staged {
     pub app: PathBuf,
     /// The override folder (`examples/webui/override`): the higher layer (`project`).
     pub overrides: PathBuf,
+    /// The memory plugin's data folder (its database), empty at first.
+    pub memory: PathBuf,
     _dir: tempfile::TempDir,
 }
 
-/// Stages `examples/webui/app` and `examples/webui/override` into a new temporary folder,
+/// Stages `examples/webui/app` and `examples/webui/override` into a new temporary folder (with
+/// an empty data folder for the memory plugin),
 /// removed when the [`Staged`] is dropped.
 ///
 /// # Errors
@@ -28,9 +31,11 @@ pub fn stage() -> io::Result<Staged> {
     let overrides = dir.path().join("override");
     copy_dir(&src.join("app"), &app)?;
     copy_dir(&src.join("override"), &overrides)?;
+    let memory = dir.path().join("memory");
     Ok(Staged {
         app,
         overrides,
+        memory,
         _dir: dir,
     })
 }

@@ -23,7 +23,8 @@
 //! Config: [`MemoryConfig`] (`<layer>/plugins/memory/config.json`, reloaded live; its
 //! self-check is [`check`]). Disabling the plugin closes the store and keeps the data
 //! (`purge_on_uninstall` or [`purge`] deletes it). The web interface's API: [`store`] gives the
-//! scope's [`MemoryStore`] (list, search, delete, count).
+//! scope's [`MemoryStore`] (list, search, delete, count); its front end, a dashboard for a web
+//! UI anchor named `memory`, is in the plugin folder the crate ships ([`shipped_folder`]).
 //!
 //! ```
 //! use hookpoint_extensions::MemoryKind;
@@ -60,6 +61,7 @@ pub use memory::Memory;
 pub use query::{fragments_in, fts_query};
 pub use state::{open_store, purge, store};
 pub use store::{MemoryStore, RANKED_CANDIDATES, StoreError};
+pub use webui::shipped_folder;
 
 /// The plugin's name (its config folder: `<layer>/plugins/memory/`).
 pub const NAME: &str = "memory";

@@ -8,6 +8,10 @@
 //! | `memory.delete` | `{"id": 42}` | `{"deleted": true}` |
 //!
 //! A bad request or a store error replies `{"error": "..."}`.
+//!
+//! The front end ships in the crate's plugin folder ([`shipped_folder`]):
+//! `extensions/webui/memory/_50_dashboard.js`, a JavaScript web UI extension for an anchor
+//! named `memory` that lists, searches and deletes memories through these events.
 
 use hookpoint::{Cx, extension};
 use hookpoint_extensions::{MemoryKind, WEBUI_WS_EVENT, WsEvent};
@@ -59,6 +63,23 @@ fn answer(store: &MemoryStore, event: &str, data: &Value) -> Result<Value, Strin
             Ok(json!({"deleted": store.delete(id).map_err(err)?}))
         }
     }
+}
+
+/// The plugin folder this crate ships: give it to a scope with
+/// `ScopeBuilder::plugin_folder("memory", hookpoint_plugin_memory::shipped_folder())` and the
+/// scope's web UI manifest lists the memory dashboard
+/// (`extensions/webui/memory/_50_dashboard.js`) while the plugin is enabled.
+///
+/// It is the `folder/` directory of the crate's sources (where Cargo unpacked or checked out
+/// the crate); an application installed without its sources copies that folder next to its
+/// binary and passes that path instead.
+///
+/// ```
+/// let folder = hookpoint_plugin_memory::shipped_folder();
+/// assert!(folder.join("extensions/webui/memory/_50_dashboard.js").is_file());
+/// ```
+pub fn shipped_folder() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("folder")
 }
 
 /// Answers `memory.list`, `memory.search` and `memory.delete`.
