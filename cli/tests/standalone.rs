@@ -281,3 +281,84 @@ fn usage_errors_exit_2() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(2), "a folder is required");
 }
+
+#[test]
+fn manifests_are_checked_as_the_loader_checks_match_ordering_and_pins() {
+    let ws = workspace();
+    let d = ws.path().join("layer");
+    put(&d, "hooks/x.sh", "#!/bin/sh\n", 0o755);
+    let sum = "0".repeat(64);
+    put(
+        &d,
+        "extensions/note/stamp.json",
+        format!(
+            r#"{{"match": {{"/text": "*"}}, "after": ["nobody"], "command": ["hooks/x.sh"], "sha256": "{sum}"}}"#
+        ),
+        0o644,
+    );
+    put(
+        &d,
+        "extensions/note/regex.json",
+        r#"{"match": {"/text": {"regex": "("}}}"#,
+        0o644,
+    );
+    put(
+        &d,
+        "extensions/plain/bump.json",
+        r#"{"match": {"/": "x"}, "before": ["bump"]}"#,
+        0o644,
+    );
+    let (code, out, _) = validate(&ws, &["layer"], &[]);
+    assert_eq!(code, 1, "{out}");
+    for want in [
+        "regex.json: invalid manifest: `match` `/text`: bad regex `(`: unclosed group\n",
+        "stamp.json: `after` names `nobody`, which point `note` does not have (it has: stamp)",
+        "stamp.json: `sha256` pin does not match [DIR]/layer/hooks/x.sh",
+        "bump.json: point `plain` cannot be matched (`match`)",
+    ] {
+        assert!(out.contains(want), "no `{want}` in:\n{out}");
+    }
+    assert!(!out.contains("`before` names"), "{out}");
+}
+
+#[test]
+fn folder_plugins_and_plugin_roots_are_checked_with_their_plugin_json() {
+    let ws = workspace();
+    let root = ws.path().join("plugins");
+    put(&root, "good/plugin.json", r#"{"name": "good"}"#, 0o644);
+    put(
+        &root,
+        "good/extensions/note/stamp.json",
+        r#"{"order": 3}"#,
+        0o644,
+    );
+    put(
+        &root,
+        "typo/plugin.json",
+        "{\n  \"name\": \"typo\",\n  \"instal\": []\n}",
+        0o644,
+    );
+    put(&root, "other/plugin.json", r#"{"name": "renamed"}"#, 0o644);
+    put(&root, "other/extensions/notez/x.json", "{}", 0o644);
+    let (code, out, _) = validate(&ws, &["plugins"], &[]);
+    assert_eq!(code, 1, "{out}");
+    for want in [
+        "[DIR]/plugins/other/extensions/notez/x.json: override for point `notez`",
+        "[DIR]/plugins/other/plugin.json: invalid plugin.json: `name` is `renamed` but the folder is `other`",
+        "[DIR]/plugins/typo/plugin.json:3:3: invalid plugin.json: unknown field `instal`",
+    ] {
+        assert!(out.contains(want), "no `{want}` in:\n{out}");
+    }
+    assert!(!out.contains("/good/"), "{out}");
+    // One plugin folder on its own.
+    let (code, out, _) = validate(&ws, &["plugins/good"], &[]);
+    assert_eq!(code, 0, "{out}");
+    // A folder that is none of the three.
+    fs::create_dir_all(ws.path().join("empty")).unwrap();
+    let (code, out, _) = validate(&ws, &["empty"], &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("a layer folder, a folder plugin or a plugin root"),
+        "{out}"
+    );
+}

@@ -61,7 +61,7 @@ impl JsonMatcher {
                 let re = o["regex"].as_str().unwrap_or_default();
                 regex::Regex::new(re)
                     .map(Pattern::Regex)
-                    .map_err(|e| format!("`match` `{pointer}`: bad regex: {e}"))
+                    .map_err(|e| format!("`match` `{pointer}`: bad regex `{re}`: {}", one_line(&e)))
             }
             _ => Err(format!(
                 "`match` `{pointer}`: a pattern is a glob string or {{\"regex\": \"...\"}}"
@@ -85,6 +85,16 @@ impl JsonMatcher {
     }
 }
 
+/// A regex error on one line: its `error: ...` line (the full text draws the pattern with a
+/// caret over several lines, which breaks `file:line:column: why` output).
+fn one_line(e: &regex::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("error: "))
+        .unwrap_or_else(|| text.lines().next().unwrap_or_default())
+        .to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::JsonMatcher;
@@ -106,7 +116,10 @@ mod tests {
             (json!(["/tool"]), "must be an object"),
             (json!({"tool": "x"}), "not a JSON pointer"),
             (json!({"/tool": 3}), "a pattern is a glob"),
-            (json!({"/tool": {"regex": "("}}), "bad regex"),
+            (
+                json!({"/tool": {"regex": "("}}),
+                "bad regex `(`: unclosed group",
+            ),
             (json!({"/tool": "[a"}), "bad glob"),
         ] {
             let err = JsonMatcher::parse(&bad).unwrap_err();

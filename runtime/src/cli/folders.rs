@@ -2,12 +2,16 @@
 //! what the standalone `hookpoint validate --points points.json <dir>...` runs, for the CI of a
 //! repository that holds override folders.
 //!
-//! Each folder is a layer root (it holds `extensions/` and/or `plugins/`) and is read with the
-//! same scanners the runtime uses, so every refusal is the runtime's own (bad JSON with line and
-//! column, unknown manifest keys, symlinks leaving the layer, files writable by group or
-//! others, bad web UI assets). On top, what only the points file can tell: an override for a
-//! point the application does not know (with the nearest known one), a command hook on a point
-//! that takes none, a manifest that changes an extension nobody defines, and plugin configs that
+//! Each folder is a layer root (it holds `extensions/` and/or `plugins/`), a folder plugin (it
+//! holds a `plugin.json`, checked with the runtime's own parser, and is a layer too), or a plugin
+//! root (its subfolders with a `plugin.json` are folder plugins, each checked). Files are read
+//! with the same scanners the runtime uses, so every refusal is the runtime's own (bad JSON with
+//! line and column, unknown manifest keys, symlinks leaving the layer, files writable by group
+//! or others, bad web UI assets). On top, what only the points file can tell: an override for a
+//! point the application does not know (with the nearest known one), a command hook or a
+//! `match` on a point whose payload has no JSON form, a `match` that does not compile, an
+//! `after`/`before` naming an extension the point does not have, a manifest that changes an
+//! extension nobody defines, a `sha256` pin its program does not have, and plugin configs that
 //! are not JSON objects.
 
 use std::collections::BTreeSet;
@@ -17,11 +21,15 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::export::PointsFile;
+use super::export::{ExportedPoint, PointsFile};
 use super::validate::ValidateProblem;
+use crate::fs::load::verify_pin;
+use crate::fs::manifest::Manifest;
+use crate::fs::plugins::manifest::{self as plugin_manifest, MAX_PLUGIN_JSON};
 use crate::fs::problem::json_error_position;
 use crate::fs::scan::{self, OverrideFile, OverrideKind};
 use crate::fs::webui::scan as webui_scan;
+use crate::matcher::JsonMatcher;
 
 /// One problem in a folder: `file:line:column: why`.
 pub type FolderProblem = ValidateProblem;
@@ -85,24 +93,33 @@ fn check_folder(
         Ok(_) => return problems.push(at("not a folder".into())),
         Err(e) => return problems.push(at(format!("cannot read the folder: {e}"))),
     }
-    if !dir.join("extensions").exists() && !dir.join("plugins").exists() {
-        problems.push(at(
-            "holds neither `extensions/` nor `plugins/`: give the layer folder (the one that holds `extensions/`)".into(),
-        ));
+    if dir.join("plugin.json").exists() {
+        check_plugin_json(dir, problems);
+    } else if !dir.join("extensions").exists() && !dir.join("plugins").exists() {
+        let plugins = plugin_folders(dir);
+        if plugins.is_empty() {
+            problems.push(at(
+                "holds neither `extensions/` nor `plugins/` nor `plugin.json`, and no subfolder has a `plugin.json`: give a layer folder, a folder plugin or a plugin root".into(),
+            ));
+        }
+        for plugin in plugins {
+            check_folder(points, &plugin, problems, files);
+        }
         return;
     }
     let backend = scan::scan_layer(dir);
     problems.extend(backend.problems.iter().map(FolderProblem::from));
     for f in &backend.files {
-        match check_override(points, f, &backend.files) {
-            Some(message) => problems.push(FolderProblem {
-                file: f.path.to_string_lossy().into_owned(),
-                line: None,
-                column: None,
-                message,
-            }),
-            None => *files += 1,
+        let found = check_override(points, dir, f, &backend.files);
+        if found.is_empty() {
+            *files += 1;
         }
+        problems.extend(found.into_iter().map(|message| FolderProblem {
+            file: f.path.to_string_lossy().into_owned(),
+            line: None,
+            column: None,
+            message,
+        }));
     }
     let web = webui_scan::scan_layer(dir);
     problems.extend(web.problems.iter().map(FolderProblem::from));
@@ -110,47 +127,165 @@ fn check_folder(
     check_configs(dir, problems);
 }
 
-/// What is wrong with one readable override file, judged by the points file.
-fn check_override(points: &PointsFile, f: &OverrideFile, all: &[OverrideFile]) -> Option<String> {
+/// What is wrong with one readable override file in layer `dir`, judged by the points file.
+fn check_override(
+    points: &PointsFile,
+    dir: &Path,
+    f: &OverrideFile,
+    all: &[OverrideFile],
+) -> Vec<String> {
     let Some(point) = points.point(&f.point) else {
         let hint = crate::suggest::nearest(&f.point, points.points.iter().map(|p| p.name.as_str()))
             .map(|n| format!("; nearest known point: `{n}`"))
             .unwrap_or_default();
-        return Some(format!(
+        return vec![format!(
             "override for point `{}`, which the application does not know{hint}",
             f.point
-        ));
+        )];
     };
-    let is_command = |f: &OverrideFile| match &f.kind {
-        OverrideKind::Command { .. } => true,
-        OverrideKind::Manifest(m) => m.command.is_some(),
-    };
+    let mut found = Vec::new();
     if is_command(f) && !point.command_hooks {
-        return Some(format!(
+        found.push(format!(
             "point `{}` does not accept command hooks: its payload is not declared `#[serde]` in `point!`",
             f.point
         ));
     }
-    let defined = point.extensions.iter().any(|e| e.name == f.name)
-        || all
-            .iter()
-            .any(|o| o.point == f.point && o.name == f.name && is_command(o));
-    if !defined {
-        let names: BTreeSet<&str> = point.extensions.iter().map(|e| e.name.as_str()).collect();
-        let known = if names.is_empty() {
-            "it has no compiled-in extension".to_owned()
-        } else {
-            format!(
-                "it has: {}",
-                names.into_iter().collect::<Vec<_>>().join(", ")
-            )
-        };
-        return Some(format!(
-            "override matches no extension named `{}` on point `{}` ({known}); it has no effect",
-            f.name, f.point
+    let names = extension_names(point, all);
+    if !names.contains(f.name.as_str()) {
+        found.push(format!(
+            "override matches no extension named `{}` on point `{}` ({}); it has no effect",
+            f.name,
+            f.point,
+            known_names(point)
         ));
     }
-    None
+    if let OverrideKind::Manifest(m) = &f.kind {
+        found.extend(check_manifest(point, dir, m, &names));
+    }
+    found
+}
+
+fn is_command(f: &OverrideFile) -> bool {
+    match &f.kind {
+        OverrideKind::Command { .. } => true,
+        OverrideKind::Manifest(m) => m.command.is_some(),
+    }
+}
+
+/// The names an override can refer to on `point`: its compiled-in extensions and the command
+/// hooks the folder defines for it.
+fn extension_names<'a>(point: &'a ExportedPoint, all: &'a [OverrideFile]) -> BTreeSet<&'a str> {
+    point
+        .extensions
+        .iter()
+        .map(|e| e.name.as_str())
+        .chain(
+            all.iter()
+                .filter(|o| o.point == point.name && is_command(o))
+                .map(|o| o.name.as_str()),
+        )
+        .collect()
+}
+
+fn known_names(point: &ExportedPoint) -> String {
+    if point.extensions.is_empty() {
+        return "it has no compiled-in extension".to_owned();
+    }
+    let names: BTreeSet<&str> = point.extensions.iter().map(|e| e.name.as_str()).collect();
+    format!(
+        "it has: {}",
+        names.into_iter().collect::<Vec<_>>().join(", ")
+    )
+}
+
+/// The checks of a manifest's `match`, `after`/`before` and `sha256` that the loader makes.
+fn check_manifest(
+    point: &ExportedPoint,
+    dir: &Path,
+    m: &Manifest,
+    names: &BTreeSet<&str>,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    if let Some(v) = &m.matcher {
+        if !point.command_hooks {
+            found.push(format!(
+                "point `{}` cannot be matched (`match`): its payload is not declared `#[serde]` in `point!`",
+                point.name
+            ));
+        } else if let Err(why) = JsonMatcher::parse(v) {
+            found.push(why);
+        }
+    }
+    for (key, targets) in [("after", &m.after), ("before", &m.before)] {
+        for target in targets.iter().flatten() {
+            if !names.contains(target.as_str()) {
+                found.push(format!(
+                    "`{key}` names `{target}`, which point `{}` does not have ({}); the constraint is ignored",
+                    point.name,
+                    known_names(point)
+                ));
+            }
+        }
+    }
+    if let (Some(want), Some(program)) = (&m.sha256, m.command.as_ref().and_then(|c| c.first())) {
+        if let Err(why) = verify_pin(&dir.join(program), want) {
+            found.push(why);
+        }
+    }
+    found
+}
+
+/// A folder plugin's `plugin.json`, read with the runtime's parser.
+fn check_plugin_json(dir: &Path, problems: &mut Vec<FolderProblem>) {
+    let path = dir.join("plugin.json");
+    let folder = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let bytes = match read_limited(&path, MAX_PLUGIN_JSON) {
+        Ok(bytes) => bytes,
+        Err(why) => {
+            return problems.push(FolderProblem {
+                file: path.to_string_lossy().into_owned(),
+                line: None,
+                column: None,
+                message: why,
+            });
+        }
+    };
+    if let Err(p) = plugin_manifest::parse(&path, &folder, &bytes) {
+        problems.push(FolderProblem::from(&p));
+    }
+}
+
+/// The subfolders of a plugin root that hold a `plugin.json`, sorted.
+fn plugin_folders(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("plugin.json").exists())
+        .collect();
+    out.sort();
+    out
+}
+
+/// A file's bytes, at most `limit` of them (more is an error).
+fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    let meta = fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    fs::File::open(path)
+        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("larger than {limit} bytes"));
+    }
+    Ok(bytes)
 }
 
 /// Each `plugins/<name>/config.json` must be a JSON object.
@@ -177,22 +312,13 @@ fn check_config(path: &Path) -> Option<FolderProblem> {
         column: at.map(|(_, c)| c),
         message,
     };
-    let meta = fs::metadata(path).ok()?;
-    if !meta.is_file() {
-        return Some(problem(None, "plugin config is not a regular file".into()));
+    if !path.exists() {
+        return None;
     }
-    let mut bytes = Vec::new();
-    if let Err(e) =
-        fs::File::open(path).and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes))
-    {
-        return Some(problem(None, format!("cannot read: {e}")));
-    }
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Some(problem(
-            None,
-            format!("plugin config over {MAX_CONFIG_BYTES} bytes"),
-        ));
-    }
+    let bytes = match read_limited(path, MAX_CONFIG_BYTES) {
+        Ok(bytes) => bytes,
+        Err(why) => return Some(problem(None, format!("plugin config: {why}"))),
+    };
     match serde_json::from_slice::<serde_json::Value>(&bytes) {
         Ok(v) if v.is_object() => None,
         Ok(_) => Some(problem(

@@ -119,32 +119,12 @@ impl LastGood {
         program: &Path,
         want: &str,
     ) -> (Option<PathBuf>, Option<String>) {
-        use sha2::Digest;
-        let read = std::fs::metadata(program)
-            .map_err(|e| e.to_string())
-            .and_then(|m| {
-                if m.len() > MAX_PINNED {
-                    return Err(format!("larger than {MAX_PINNED} bytes"));
-                }
-                std::fs::read(program).map_err(|e| e.to_string())
-            });
-        let problem = match read {
+        let problem = match verify_pin(program, want) {
             Ok(bytes) => {
-                let got = hex(&sha2::Sha256::digest(&bytes));
-                if got.eq_ignore_ascii_case(want) {
-                    self.pinned.insert(manifest.to_path_buf(), Arc::new(bytes));
-                    None
-                } else {
-                    Some(format!(
-                        "`sha256` pin does not match {}: expected {want}, the file has {got}",
-                        program.display()
-                    ))
-                }
+                self.pinned.insert(manifest.to_path_buf(), Arc::new(bytes));
+                None
             }
-            Err(e) => Some(format!(
-                "cannot read pinned program {}: {e}",
-                program.display()
-            )),
+            Err(why) => Some(why),
         };
         let copy = match self.pinned.get(manifest).cloned() {
             Some(content) => program
@@ -182,6 +162,30 @@ impl LastGood {
             .ok()?;
         std::io::Write::write_all(&mut f, content).ok()?;
         Some(target)
+    }
+}
+
+/// The content of a pinned program (`sha256` in a manifest) when its SHA-256 is `want` (hex, any
+/// case), else why not (unreadable, larger than 8 MiB, another hash).
+pub(crate) fn verify_pin(program: &Path, want: &str) -> Result<Vec<u8>, String> {
+    use sha2::Digest;
+    let bytes = std::fs::metadata(program)
+        .map_err(|e| e.to_string())
+        .and_then(|m| {
+            if m.len() > MAX_PINNED {
+                return Err(format!("larger than {MAX_PINNED} bytes"));
+            }
+            std::fs::read(program).map_err(|e| e.to_string())
+        })
+        .map_err(|e| format!("cannot read pinned program {}: {e}", program.display()))?;
+    let got = hex(&sha2::Sha256::digest(&bytes));
+    if got.eq_ignore_ascii_case(want) {
+        Ok(bytes)
+    } else {
+        Err(format!(
+            "`sha256` pin does not match {}: expected {want}, the file has {got}",
+            program.display()
+        ))
     }
 }
 

@@ -20,6 +20,7 @@ use super::layers::{FsConfig, LayerRoot};
 use super::scan::{self, LayerScan};
 use crate::snapshot::{self, BuildInput, CompiledTable, LayerInput, Snapshot};
 pub(crate) use folder_plugins::FolderPluginStatus;
+pub(crate) use last_good::verify_pin;
 
 /// What a scope's loader remembers between reloads.
 #[derive(Default)]
