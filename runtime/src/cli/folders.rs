@@ -227,10 +227,10 @@ fn check_manifest(
             }
         }
     }
-    if let (Some(want), Some(program)) = (&m.sha256, m.command.as_ref().and_then(|c| c.first())) {
-        if let Err(why) = verify_pin(&dir.join(program), want) {
-            found.push(why);
-        }
+    if let (Some(want), Some(program)) = (&m.sha256, m.command.as_ref().and_then(|c| c.first()))
+        && let Err(why) = verify_pin(&dir.join(program), want)
+    {
+        found.push(why);
     }
     found
 }
