@@ -537,6 +537,14 @@ fn registration(m: &ExtensibleFn<'_>, p: &TokenStream) -> TokenStream {
             quote!(|| #p::type_name::<#e>()),
         )
     };
+    let start_doc = format!(
+        "Start of the `#[extensible]` fn `{}`: extensions see (and may change) its arguments before its body runs.",
+        m.qual
+    );
+    let end_doc = format!(
+        "End of the `#[extensible]` fn `{}`: extensions see its arguments and (may change) its result.",
+        m.qual
+    );
     let fn_span = m.sig.ident.span();
     let file_line = quote_spanned! {fn_span=> file: ::core::file!(), line: ::core::line!(), };
     quote! {
@@ -549,6 +557,7 @@ fn registration(m: &ExtensibleFn<'_>, p: &TokenStream) -> TokenStream {
             payload_key: #start_entry_key,
             payload_type: #start_entry_ty,
             codec: #p::None,
+            doc: #start_doc,
             crate_name: ::core::env!("CARGO_PKG_NAME"),
             #file_line
         }) };
@@ -561,6 +570,7 @@ fn registration(m: &ExtensibleFn<'_>, p: &TokenStream) -> TokenStream {
             payload_key: #end_entry_key,
             payload_type: #end_entry_ty,
             codec: #p::None,
+            doc: #end_doc,
             crate_name: ::core::env!("CARGO_PKG_NAME"),
             #file_line
         }) };

@@ -167,6 +167,7 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
         name.value(),
         quote!(#payload).to_string().replace(" ", "")
     );
+    let doc_text = doc_comment(attrs);
     // `line!()` spanned on the point's name gives its own line, not the `point!` block's.
     let file_line =
         quote::quote_spanned! {ident.span()=> file: ::core::file!(), line: ::core::line!(), };
@@ -203,9 +204,31 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
                 payload_key: #p::Some(|| #p::TypeId::of::<fn(&mut #payload)>()),
                 payload_type: || #p::type_name::<#payload>(),
                 codec: #codec_ref,
+                doc: #doc_text,
                 crate_name: ::core::env!("CARGO_PKG_NAME"),
                 #file_line
             }) };
         };
     }
+}
+
+/// The text of a declaration's doc comment (`///` lines and `#[doc = "..."]`), one line per
+/// attribute with the leading space of `/// text` removed; `""` when there is none.
+fn doc_comment(attrs: &[Attribute]) -> String {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .map(|l| l.strip_prefix(' ').unwrap_or(&l).to_owned())
+        .collect();
+    lines.join("\n").trim().to_owned()
 }

@@ -25,6 +25,8 @@ pub struct PointInfo {
     pub kind: Option<PointKind>,
     /// The declared payload type, if declared.
     pub payload_type: Option<String>,
+    /// The declaration's doc comment, if declared with one.
+    pub doc: Option<String>,
     /// Where it is declared (`file:line`), if declared.
     pub declared_at: Option<String>,
     /// Active extensions, in run order.
@@ -112,6 +114,10 @@ impl Scope {
                 name: name.to_owned(),
                 kind: declared.map(|d| d.kind),
                 payload_type: declared.map(|d| (d.payload_type)().to_owned()),
+                doc: declared
+                    .map(|d| d.doc)
+                    .filter(|d| !d.is_empty())
+                    .map(str::to_owned),
                 declared_at: declared.map(|d| format!("{}, {}:{}", d.crate_name, d.file, d.line)),
                 extensions,
                 inactive,

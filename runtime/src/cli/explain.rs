@@ -25,6 +25,8 @@ pub struct Explanation {
     pub payload_type: Option<String>,
     /// Where the point is declared (`crate, file:line`).
     pub declared_at: Option<String>,
+    /// The declaration's doc comment, if it has one.
+    pub doc: Option<String>,
     /// Why dispatch refuses the whole point, if it does (registry problems).
     pub point_refused: Vec<String>,
     /// Every extension, the running ones first in run order.
@@ -170,6 +172,7 @@ pub(super) fn explain(scope: &Scope, point: &str) -> Option<Explanation> {
         known: info.is_some(),
         kind: info.as_ref().and_then(|i| i.kind),
         payload_type: info.as_ref().and_then(|i| i.payload_type.clone()),
+        doc: info.as_ref().and_then(|i| i.doc.clone()),
         declared_at: info.as_ref().and_then(|i| i.declared_at.clone()),
         point_refused,
         extensions,
@@ -291,6 +294,10 @@ fn write_text(out: &mut dyn Write, ex: &Explanation) -> io::Result<()> {
         .unwrap_or_default();
     if ex.known {
         writeln!(out, "{}: {kind} point, payload {payload}{at}", ex.point)?;
+        if let Some(doc) = &ex.doc {
+            let first = doc.split("\n\n").next().unwrap_or(doc).replace('\n', " ");
+            writeln!(out, "  {}", first.trim())?;
+        }
     } else {
         writeln!(
             out,

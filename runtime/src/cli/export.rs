@@ -35,6 +35,9 @@ pub struct ExportedPoint {
     pub kind: Option<PointKind>,
     /// The declared payload type.
     pub payload_type: Option<String>,
+    /// The declaration's doc comment, if it has one (absent in files of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc: Option<String>,
     /// Whether command hooks may attach (the point is declared `#[serde]`).
     pub command_hooks: bool,
     /// Where it is declared (`crate, file:line`).
@@ -95,6 +98,10 @@ impl PointsFile {
                     name: name.to_owned(),
                     kind: d.map(|d| d.kind),
                     payload_type: d.map(|d| (d.payload_type)().to_owned()),
+                    doc: d
+                        .map(|d| d.doc)
+                        .filter(|d| !d.is_empty())
+                        .map(str::to_owned),
                     command_hooks: d.is_some_and(|d| d.codec.is_some()),
                     declared_at: d.map(|d| format!("{}, {}:{}", d.crate_name, d.file, d.line)),
                     extensions,

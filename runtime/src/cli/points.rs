@@ -1,5 +1,6 @@
 //! `hookpoint points [--markdown]`: every point with its kind, payload type, command-hook support,
-//! compiled-in extensions and declaration; as text, a Markdown reference, or JSON.
+//! compiled-in extensions and declaration; as text, a Markdown reference (with the first
+//! paragraph of each point's doc comment), or JSON (with the whole doc comment).
 
 use std::io::{self, Write};
 
@@ -45,6 +46,11 @@ fn kind(p: &ExportedPoint) -> String {
         .map_or_else(|| "undeclared".into(), |k| format!("{k:?}").to_lowercase())
 }
 
+/// The first paragraph of a doc comment (up to the first blank line).
+fn first_paragraph(doc: &str) -> &str {
+    doc.split("\n\n").next().unwrap_or(doc).trim()
+}
+
 /// A Markdown table cell: pipes escaped, newlines folded.
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -62,9 +68,9 @@ fn write_markdown(out: &mut dyn Write, points: &[ExportedPoint]) -> io::Result<(
     )?;
     writeln!(
         out,
-        "| point | kind | payload | command hooks | compiled-in extensions (run order) | declared at |"
+        "| point | what it is | kind | payload | command hooks | compiled-in extensions (run order) | declared at |"
     )?;
-    writeln!(out, "|---|---|---|---|---|---|")?;
+    writeln!(out, "|---|---|---|---|---|---|---|")?;
     for p in points {
         let exts: Vec<String> = p
             .extensions
@@ -73,8 +79,11 @@ fn write_markdown(out: &mut dyn Write, points: &[ExportedPoint]) -> io::Result<(
             .collect();
         writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} | {} | {} |",
             cell(&p.name),
+            p.doc
+                .as_deref()
+                .map_or("—".into(), |d| cell(first_paragraph(d))),
             kind(p),
             p.payload_type
                 .as_deref()

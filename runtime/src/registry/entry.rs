@@ -169,6 +169,8 @@ pub struct PointParts {
     pub payload_type: fn() -> &'static str,
     /// The JSON codec of the payload, for points declared `#[serde]`: command hooks may attach.
     pub codec: Option<&'static JsonCodec>,
+    /// The declaration's doc comment (`""` when it has none).
+    pub doc: &'static str,
     pub crate_name: &'static str,
     pub file: &'static str,
     pub line: u32,
