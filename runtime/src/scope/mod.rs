@@ -6,7 +6,8 @@
 //!   per-thread copy of the default scope's snapshot handle;
 //! - [`builder`]: the [`ScopeBuilder`];
 //! - [`plugins`]: per-scope plugin enablement, config and state;
-//! - `reload` (feature `fs`): status, reload events, watching.
+//! - `reload` (feature `fs`): status, reload events, watching;
+//! - `wasm` (feature `wasm`): the compiled-module cache folder and compile statistics.
 //!
 //! Comes after `dispatch` (it hands a snapshot and itself to the dispatch loops) and after `fs`
 //! (whose loader produces the override inputs of a rebuild).
@@ -18,6 +19,8 @@ mod folder_plugins;
 mod plugins;
 #[cfg(feature = "fs")]
 mod reload;
+#[cfg(feature = "wasm")]
+mod wasm;
 
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};

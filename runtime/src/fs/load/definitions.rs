@@ -21,6 +21,9 @@ use crate::snapshot::{CompiledTable, Inactive, Layer, OverrideDef};
 pub(super) struct Definitions {
     pub(super) defs: Vec<OverrideDef>,
     pub(super) commands: Vec<CommandSpec>,
+    /// Wasm extensions, indexed by [`OverrideDef::wasm`] (feature `wasm`).
+    #[cfg(feature = "wasm")]
+    pub(super) wasm: Vec<crate::wasm::WasmHook>,
     /// Command hooks that may not run (untrusted, switched off), shown as inactive.
     pub(super) refused: Vec<(String, Inactive)>,
     pub(super) warnings: Vec<String>,
@@ -68,7 +71,16 @@ impl Definitions {
         let manifest = match &f.file.kind {
             OverrideKind::Manifest(m) => Some(m),
             OverrideKind::Command { .. } => None,
+            #[cfg(feature = "wasm")]
+            OverrideKind::Wasm => None,
         };
+        #[cfg(not(feature = "wasm"))]
+        if manifest.is_some_and(|m| m.wasm.is_some()) {
+            self.problem(f, "`wasm` runs a wasm extension, which needs hookpoint's `wasm` feature; this build has none".into());
+            return None;
+        }
+        #[cfg(feature = "wasm")]
+        let wasm = self.wasm_hook(f, &layer, manifest, last_good, config, table)?;
         let matcher = match manifest.and_then(|m| m.matcher.as_ref()) {
             Some(v) => Some(self.matcher(f, v, table)?),
             None => None,
@@ -89,11 +101,13 @@ impl Definitions {
             enabled: manifest.and_then(|m| m.enabled),
             policy: manifest.and_then(|m| m.on_error),
             command,
+            #[cfg(feature = "wasm")]
+            wasm,
             after: names(manifest.and_then(|m| m.after.as_ref())),
             before: names(manifest.and_then(|m| m.before.as_ref())),
             matcher,
             timeout: manifest
-                .filter(|m| m.command.is_none())
+                .filter(|m| m.command.is_none() && m.wasm.is_none())
                 .and_then(|m| m.timeout_ms)
                 .map(Duration::from_millis),
         })
@@ -132,6 +146,8 @@ impl Definitions {
                 Some(Some(argv))
             }
             OverrideKind::Command { argv } => Some(Some(argv.clone())),
+            #[cfg(feature = "wasm")]
+            OverrideKind::Wasm => Some(None),
         }
     }
 
@@ -162,7 +178,7 @@ impl Definitions {
         }
     }
 
-    fn problem(&mut self, f: &FileInEffect<'_>, message: String) {
+    pub(super) fn problem(&mut self, f: &FileInEffect<'_>, message: String) {
         self.problems.push(FileProblem {
             path: f.file.path.clone(),
             line: None,
@@ -230,7 +246,7 @@ impl Definitions {
 }
 
 /// A command hook's file, shown as inactive with why.
-fn inactive(f: &FileInEffect<'_>, layer: &Layer, why: String) -> Inactive {
+pub(super) fn inactive(f: &FileInEffect<'_>, layer: &Layer, why: String) -> Inactive {
     Inactive {
         name: Arc::from(f.file.name.as_str()),
         origin: Origin::File {
@@ -243,7 +259,7 @@ fn inactive(f: &FileInEffect<'_>, layer: &Layer, why: String) -> Inactive {
 
 /// Why no command hook can reach `point`'s payload, if none can: command hooks need the JSON
 /// codec of a point declared `#[serde]` in `point!`. Listing and dispatch agree on this.
-fn no_codec(point: &str, table: &CompiledTable) -> Option<String> {
+pub(super) fn no_codec(point: &str, table: &CompiledTable) -> Option<String> {
     match table.declared.get(point) {
         Some(d) if d.codec.is_some() => None,
         Some(_) => Some(format!(

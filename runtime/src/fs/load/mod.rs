@@ -11,6 +11,8 @@ pub(crate) mod configs;
 mod definitions;
 mod folder_plugins;
 mod last_good;
+#[cfg(feature = "wasm")]
+mod wasm;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
@@ -74,6 +76,10 @@ impl LoadState {
         let defs = definitions::definitions(&files, &mut self.files, input.config, input.table);
         problems.extend(defs.problems);
         warnings.extend(defs.warnings);
+        #[cfg(feature = "wasm")]
+        let wasm = defs.wasm;
+        #[cfg(feature = "wasm")]
+        warnings.extend(self.files.wasm.sweep());
         let plugin_configs =
             self.configs
                 .merge_all(&layers, &folder.defaults, &mut problems, &mut warnings);
@@ -103,6 +109,10 @@ impl LoadState {
         );
         warnings.extend(merge_warnings);
         snap.unhealthy_plugins.extend(folder.unhealthy);
+        #[cfg(feature = "wasm")]
+        {
+            snap.wasm = wasm;
+        }
         problems.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
         problems.dedup_by(|a, b| a.path == b.path && a.message == b.message);
         let event = ReloadEvent {
@@ -115,6 +125,12 @@ impl LoadState {
             event,
             folder_plugins: folder.statuses,
         }
+    }
+
+    /// What this scope's loader compiled or found cached, of wasm modules.
+    #[cfg(feature = "wasm")]
+    pub(crate) fn wasm_stats(&self) -> crate::wasm::WasmStats {
+        self.files.wasm.stats()
     }
 
     /// Scans the layers under a dirty root (or all of them), and any never scanned.
