@@ -7,7 +7,12 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
-use super::host::{NOT_FOUND, NOT_GRANTED, REFUSED};
+/// The manifest does not grant this (or nothing is granted).
+pub const NOT_GRANTED: i64 = -1;
+/// Granted, but the file or variable does not exist.
+pub const NOT_FOUND: i64 = -2;
+/// Refused: a path that is not plain and relative, not a regular file, unreadable, or too large.
+pub const REFUSED: i64 = -3;
 
 /// The largest file `read_file` returns, in bytes (16 MiB); larger files answer [`REFUSED`].
 pub(crate) const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;

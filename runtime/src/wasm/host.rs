@@ -18,12 +18,7 @@ use wasmtime::{Caller, Engine, Extern, Linker, Memory};
 use super::cap::MemoryCap;
 use super::grants::Grants;
 
-/// The manifest does not grant this (or nothing is granted).
-pub const NOT_GRANTED: i64 = -1;
-/// Granted, but the file or variable does not exist.
-pub const NOT_FOUND: i64 = -2;
-/// Refused: a path that is not plain and relative, not a regular file, unreadable, or too large.
-pub const REFUSED: i64 = -3;
+pub use super::grants::{NOT_FOUND, NOT_GRANTED, REFUSED};
 
 /// Longest path or variable name a guest may pass, in bytes.
 const MAX_NAME: i32 = 4096;
@@ -75,7 +70,7 @@ fn read_file(
     let path = read(&caller, memory, path_ptr, path_len.min(MAX_NAME))?;
     let answer = match std::str::from_utf8(&path) {
         Ok(path) => caller.data().grants.read_file(path),
-        Err(_) => Err(super::host::REFUSED),
+        Err(_) => Err(REFUSED),
     };
     answer_with(&mut caller, memory, answer, buf_ptr, buf_len)
 }

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::last_good::{FileInEffect, LastGood};
+#[cfg(feature = "wasm")]
+use super::wasm::{Outcome, WasmFiles};
 use crate::command::{CommandSpec, DEFAULT_TIMEOUT};
 use crate::error::Origin;
 use crate::fs::layers::FsConfig;
@@ -34,6 +36,7 @@ pub(super) struct Definitions {
 pub(super) fn definitions(
     files: &[FileInEffect<'_>],
     last_good: &mut LastGood,
+    #[cfg(feature = "wasm")] wasm: &mut WasmFiles,
     config: &FsConfig,
     table: &CompiledTable,
 ) -> Definitions {
@@ -48,7 +51,14 @@ pub(super) fn definitions(
         if !known.contains(f.file.point.as_str()) {
             out.warnings.push(unknown_point(f, &known));
         }
-        if let Some(def) = out.definition(f, last_good, config, table) {
+        if let Some(def) = out.definition(
+            f,
+            last_good,
+            #[cfg(feature = "wasm")]
+            wasm,
+            config,
+            table,
+        ) {
             out.defs.push(def);
         }
     }
@@ -61,6 +71,7 @@ impl Definitions {
         &mut self,
         f: &FileInEffect<'_>,
         last_good: &mut LastGood,
+        #[cfg(feature = "wasm")] wasm_files: &mut WasmFiles,
         config: &FsConfig,
         table: &CompiledTable,
     ) -> Option<OverrideDef> {
@@ -80,7 +91,7 @@ impl Definitions {
             return None;
         }
         #[cfg(feature = "wasm")]
-        let wasm = self.wasm_hook(f, &layer, manifest, last_good, config, table)?;
+        let wasm = self.wasm_hook(f, &layer, manifest, wasm_files, config, table)?;
         let matcher = match manifest.and_then(|m| m.matcher.as_ref()) {
             Some(v) => Some(self.matcher(f, v, table)?),
             None => None,
@@ -178,7 +189,50 @@ impl Definitions {
         }
     }
 
-    pub(super) fn problem(&mut self, f: &FileInEffect<'_>, message: String) {
+    /// The wasm extension a file defines, as an index into [`Definitions::wasm`]: `Some(None)`
+    /// when it defines none, `None` when it is refused (recorded like a command hook).
+    #[cfg(feature = "wasm")]
+    fn wasm_hook(
+        &mut self,
+        f: &FileInEffect<'_>,
+        layer: &Layer,
+        manifest: Option<&Manifest>,
+        files: &mut WasmFiles,
+        config: &FsConfig,
+        table: &CompiledTable,
+    ) -> Option<Option<u32>> {
+        let refused = |why: String| (f.file.point.clone(), inactive(f, layer, why));
+        if WasmFiles::is_wasm(f, manifest)
+            && let Some(why) = no_codec(&f.file.point, table)
+        {
+            let why = why.replace("command hooks", "wasm extensions");
+            self.problem(f, why.clone());
+            self.refused.push(refused(why));
+            return None;
+        }
+        match files.hook(f, manifest, config) {
+            Outcome::NotWasm => Some(None),
+            Outcome::Refused(why) => {
+                self.warnings
+                    .push(format!("{}: {why}", f.file.path.display()));
+                self.refused.push(refused(why));
+                None
+            }
+            Outcome::Failed(why) => {
+                self.problem(f, why);
+                None
+            }
+            Outcome::Run(hook, problem) => {
+                if let Some(why) = problem {
+                    self.problem(f, why);
+                }
+                self.wasm.push(hook);
+                Some(Some(u32::try_from(self.wasm.len() - 1).unwrap_or(u32::MAX)))
+            }
+        }
+    }
+
+    fn problem(&mut self, f: &FileInEffect<'_>, message: String) {
         self.problems.push(FileProblem {
             path: f.file.path.clone(),
             line: None,
@@ -246,7 +300,7 @@ impl Definitions {
 }
 
 /// A command hook's file, shown as inactive with why.
-pub(super) fn inactive(f: &FileInEffect<'_>, layer: &Layer, why: String) -> Inactive {
+fn inactive(f: &FileInEffect<'_>, layer: &Layer, why: String) -> Inactive {
     Inactive {
         name: Arc::from(f.file.name.as_str()),
         origin: Origin::File {
@@ -259,7 +313,7 @@ pub(super) fn inactive(f: &FileInEffect<'_>, layer: &Layer, why: String) -> Inac
 
 /// Why no command hook can reach `point`'s payload, if none can: command hooks need the JSON
 /// codec of a point declared `#[serde]` in `point!`. Listing and dispatch agree on this.
-pub(super) fn no_codec(point: &str, table: &CompiledTable) -> Option<String> {
+fn no_codec(point: &str, table: &CompiledTable) -> Option<String> {
     match table.declared.get(point) {
         Some(d) if d.codec.is_some() => None,
         Some(_) => Some(format!(

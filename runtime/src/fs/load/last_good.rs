@@ -34,9 +34,6 @@ pub(crate) struct LastGood {
     /// Private copies of last good executables (created on demand, removed with the scope),
     /// named by their content's hash.
     exec_copies: Option<tempfile::TempDir>,
-    /// Wasm extensions' last good modules and the scope's module cache (feature `wasm`).
-    #[cfg(feature = "wasm")]
-    pub(super) wasm: super::wasm::WasmFiles,
 }
 
 /// The largest pinned program read, in bytes.

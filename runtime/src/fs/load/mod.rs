@@ -31,6 +31,9 @@ pub(crate) struct LoadState {
     files: last_good::LastGood,
     configs: configs::ConfigsLastGood,
     plugins: folder_plugins::FolderPlugins,
+    /// Wasm extensions' last good modules and the scope's module cache.
+    #[cfg(feature = "wasm")]
+    wasm: wasm::WasmFiles,
 }
 
 /// What one load produced.
@@ -73,13 +76,20 @@ impl LoadState {
         let files = self
             .files
             .files_in_effect(&layers, &self.scans, &mut problems);
-        let defs = definitions::definitions(&files, &mut self.files, input.config, input.table);
+        let defs = definitions::definitions(
+            &files,
+            &mut self.files,
+            #[cfg(feature = "wasm")]
+            &mut self.wasm,
+            input.config,
+            input.table,
+        );
         problems.extend(defs.problems);
         warnings.extend(defs.warnings);
         #[cfg(feature = "wasm")]
         let wasm = defs.wasm;
         #[cfg(feature = "wasm")]
-        warnings.extend(self.files.wasm.sweep());
+        warnings.extend(self.wasm.sweep());
         let plugin_configs =
             self.configs
                 .merge_all(&layers, &folder.defaults, &mut problems, &mut warnings);
@@ -130,7 +140,7 @@ impl LoadState {
     /// What this scope's loader compiled or found cached, of wasm modules.
     #[cfg(feature = "wasm")]
     pub(crate) fn wasm_stats(&self) -> crate::wasm::WasmStats {
-        self.files.wasm.stats()
+        self.wasm.stats()
     }
 
     /// Scans the layers under a dirty root (or all of them), and any never scanned.

@@ -1,6 +1,6 @@
 //! Wasm extensions in the loader (feature `wasm`): which file a definition runs (a `.wasm` or
-//! `.wat` file in `extensions/`, or a manifest's `"wasm"`), whether it may run here (trust,
-//! managed-only, a `#[serde]` point), its sandbox from the manifest's grants, and its compiled
+//! `.wat` file in `extensions/`, or a manifest's `"wasm"`), whether it may run from its layer
+//! (trust, managed-only; `definitions` checks the point's codec first), its sandbox from the manifest's grants, and its compiled
 //! module, through the scope's [`ModuleCache`]. Whatever fails (unreadable, refused, a `sha256`
 //! pin that does not match, a module that does not compile or fit the interface, a grant that
 //! cannot be resolved) is a problem for the file, and its last good version keeps running.
@@ -14,11 +14,9 @@ use std::time::Duration;
 
 use sha2::{Digest as _, Sha256};
 
-use super::definitions::{Definitions, inactive, no_codec};
-use super::last_good::{FileInEffect, LastGood};
+use super::last_good::FileInEffect;
 use crate::fs::layers::FsConfig;
 use crate::fs::scan::{Manifest, OverrideKind};
-use crate::snapshot::{CompiledTable, Layer};
 use crate::wasm::{Digest, Grants, Guest, MAX_MODULE_BYTES, ModuleCache, WasmHook, WasmStats};
 
 /// What the loader remembers of wasm extensions between reloads.
@@ -91,62 +89,66 @@ impl WasmFiles {
     }
 }
 
-impl Definitions {
-    /// The wasm extension a file defines, as an index into [`Definitions::wasm`]: `Some(None)`
-    /// when the file is no wasm extension, `None` when it is refused (recorded as a problem or a
-    /// refusal) and has no last good version.
-    pub(super) fn wasm_hook(
+/// What a file means as a wasm extension.
+pub(super) enum Outcome {
+    /// It is no wasm extension.
+    NotWasm,
+    /// It may not run from its layer (trust, managed-only): a warning, and shown inactive.
+    Refused(String),
+    /// The extension to run (its fresh version, or its last good one standing in, when there
+    /// is a problem with the file).
+    Run(WasmHook, Option<String>),
+    /// A problem with the file, and no last good version to run.
+    Failed(String),
+}
+
+impl WasmFiles {
+    /// True when `f` defines a wasm extension (a module file, or a manifest with `wasm`).
+    pub(super) fn is_wasm(f: &FileInEffect<'_>, manifest: Option<&Manifest>) -> bool {
+        module_file(f, manifest).is_some()
+    }
+
+    /// The wasm extension file `f` defines (its point already known to accept one).
+    pub(super) fn hook(
         &mut self,
         f: &FileInEffect<'_>,
-        layer: &Layer,
         manifest: Option<&Manifest>,
-        last_good: &mut LastGood,
         config: &FsConfig,
-        table: &CompiledTable,
-    ) -> Option<Option<u32>> {
-        let module = match (&f.file.kind, manifest.and_then(|m| m.wasm.as_deref())) {
-            (OverrideKind::Wasm, _) => f.file.path.clone(),
-            (_, Some(rel)) => f.layer.root.join(rel),
-            _ => return Some(None),
+    ) -> Outcome {
+        let Some(module) = module_file(f, manifest) else {
+            return Outcome::NotWasm;
         };
-        let point = &f.file.point;
         if let Some(why) = refusal(f, config) {
-            self.warnings
-                .push(format!("{}: {why}", f.file.path.display()));
-            self.refused.push((point.clone(), inactive(f, layer, why)));
-            return None;
+            return Outcome::Refused(why);
         }
-        if let Some(why) = no_codec(point, table) {
-            let why = why.replace(
-                "does not accept command hooks",
-                "does not accept wasm extensions",
-            );
-            self.problem(f, why.clone());
-            self.refused.push((point.clone(), inactive(f, layer, why)));
-            return None;
-        }
-        let files = &mut last_good.wasm;
-        files.seen.insert(f.file.path.clone());
+        self.seen.insert(f.file.path.clone());
         let fresh = match f.from_last_good {
             // The bad file itself is never read: its last good module stands in.
             true => Err(None),
-            false => files.load(f, manifest, &module, config),
+            false => self.load(f, manifest, &module, config),
         };
-        let good = match fresh {
+        let (good, problem) = match fresh {
             Ok(good) => {
-                files.last.insert(f.file.path.clone(), good.clone());
-                good
+                self.last.insert(f.file.path.clone(), good.clone());
+                (good, None)
             }
-            Err(why) => {
-                if let Some(why) = why {
-                    self.problem(f, why);
-                }
-                files.last.get(&f.file.path)?.clone()
-            }
+            Err(why) => match (self.last.get(&f.file.path), why) {
+                (Some(good), why) => (good.clone(), why),
+                (None, Some(why)) => return Outcome::Failed(why),
+                (None, None) => return Outcome::NotWasm,
+            },
         };
-        self.wasm
-            .push(WasmHook::new(module, good.guest, good.grants));
-        Some(Some(u32::try_from(self.wasm.len() - 1).unwrap_or(u32::MAX)))
+        Outcome::Run(WasmHook::new(module, good.guest, good.grants), problem)
+    }
+}
+
+/// The module file a definition runs: the file itself, or a manifest's `wasm` (relative to the
+/// layer folder).
+fn module_file(f: &FileInEffect<'_>, manifest: Option<&Manifest>) -> Option<PathBuf> {
+    match (&f.file.kind, manifest.and_then(|m| m.wasm.as_deref())) {
+        (OverrideKind::Wasm, _) => Some(f.file.path.clone()),
+        (_, Some(rel)) => Some(f.layer.root.join(rel)),
+        _ => None,
     }
 }
 
