@@ -1,12 +1,13 @@
 //! The wasm bridge (feature `wasm`): the payload goes to the guest as the JSON a command hook
-//! reads, through the point's codec, and the guest's answer comes back into the payload the same
-//! way. A failed call leaves the payload as it was.
+//! reads, `{"point", "extension", "payload"}`, serialized straight from the payload through the
+//! point's codec; the guest's `{"payload": ...}` is deserialized straight into a new payload,
+//! which replaces the old one only when that succeeds.
 
 use super::Call;
-use crate::command::{self, HookOutput};
 use crate::error::{Error, ErrorKind};
-use crate::registry::Flow;
-use crate::wasm::{WasmError, WasmHook, output::Answer};
+use crate::registry::{Flow, JsonCodec};
+use crate::wasm::output::{self, Answer};
+use crate::wasm::{WasmError, WasmHook};
 
 /// Runs a wasm extension on the dispatching thread (sync and async dispatch alike: a call is
 /// bounded by its time budget).
@@ -15,23 +16,45 @@ pub(super) fn run(hook: &WasmHook, name: &str, call: Call<'_>) -> Result<Flow, E
         .want
         .codec
         .expect("precheck requires a codec for wasm extensions");
+    let mut input = Vec::with_capacity(hook.input_prefix().len() + 512);
+    input.extend_from_slice(hook.input_prefix());
     // SAFETY: `precheck` checked the payload key against the dispatcher's codec, and `payload`
     // is the live payload.
-    let value = unsafe { (codec.to_json)(call.payload.0) }.map_err(|e| {
+    unsafe { (codec.write_json)(call.payload.0, &mut input) }.map_err(|e| {
         Error::kind_msg(ErrorKind::Wasm, "the payload does not serialize to JSON").with_source(e)
     })?;
-    let input = command::hook_input(call.point, name, &value);
-    let out = match hook.call(&input) {
-        Ok(Answer::Output(out)) => out,
-        Ok(Answer::Failed(message)) => {
-            return Err(failed(WasmError::Failed {
-                module: hook.module.clone(),
-                message,
-            }));
+    input.push(b'}');
+    let out = hook.call(&input).map_err(failed)?;
+    match output::parse(&out) {
+        Ok(Answer::Output {
+            payload,
+            stop,
+            stop_reason,
+        }) => {
+            if let Some(text) = payload {
+                replace(codec, call, text.get())?;
+            }
+            if !stop {
+                return Ok(Flow::Continue);
+            }
+            let reason = stop_reason.as_deref().unwrap_or("");
+            tracing::debug!(
+                point = call.point,
+                extension = name,
+                reason,
+                "wasm extension stopped the chain"
+            );
+            Ok(Flow::Stop)
         }
-        Err(e) => return Err(failed(e)),
-    };
-    apply(out, call, name)
+        Ok(Answer::Failed(message)) => Err(failed(WasmError::Failed {
+            module: hook.module.clone(),
+            message,
+        })),
+        Err(reason) => Err(failed(WasmError::BadOutput {
+            module: hook.module.clone(),
+            reason,
+        })),
+    }
 }
 
 fn failed(e: WasmError) -> Error {
@@ -42,27 +65,14 @@ fn failed(e: WasmError) -> Error {
     Error::kind_msg(kind, "").with_source(e)
 }
 
-/// Applies what the guest asked for; `Flow::Stop` for `"continue": false`.
-fn apply(out: HookOutput, call: Call<'_>, name: &str) -> Result<Flow, Error> {
-    if let Some(v) = out.payload {
-        let codec = call.want.codec.expect("checked in `run`");
-        // SAFETY: as in `run`; the payload is exclusively borrowed by this dispatch.
-        unsafe { (codec.replace_from_json)(call.payload.0, v) }.map_err(|e| {
-            Error::kind_msg(
-                ErrorKind::Wasm,
-                "bad output: `payload` does not deserialize into the point's payload type; the payload was left as it was",
-            )
-            .with_source(e)
-        })?;
-    }
-    if out.stop {
-        tracing::debug!(
-            point = call.point,
-            extension = name,
-            reason = out.stop_reason.as_deref().unwrap_or(""),
-            "wasm extension stopped the chain"
-        );
-        return Ok(Flow::Stop);
-    }
-    Ok(Flow::Continue)
+/// Replaces the payload with the guest's, or leaves it and fails when it does not fit the type.
+fn replace(codec: &JsonCodec, call: Call<'_>, text: &str) -> Result<(), Error> {
+    // SAFETY: as in `run`; the payload is exclusively borrowed by this dispatch.
+    unsafe { (codec.replace_from_str)(call.payload.0, text) }.map_err(|e| {
+        Error::kind_msg(
+            ErrorKind::Wasm,
+            "bad output: `payload` does not deserialize into the point's payload type; the payload was left as it was",
+        )
+        .with_source(e)
+    })
 }

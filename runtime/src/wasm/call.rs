@@ -11,7 +11,6 @@ use super::cap::CapReached;
 use super::engine::{Host, ticks};
 use super::grants::Grants;
 use super::host::HostState;
-use super::output::{self, Answer};
 use super::{Guest, MAX_OUTPUT_BYTES, WasmError};
 
 /// An instance of a guest in its own store, with its exports resolved.
@@ -64,11 +63,12 @@ impl Live {
         })
     }
 
-    /// Runs one call with `input` (the hook input JSON) and returns the guest's answer.
+    /// Runs one call with `input` (the hook input JSON) and returns a copy of the guest's output
+    /// bytes (not yet parsed).
     ///
     /// # Errors
-    /// A trap, the budget, the memory cap, or output that breaks the interface.
-    pub(crate) fn call(&mut self, input: &[u8], module: &Path) -> Result<Answer, WasmError> {
+    /// A trap, the budget, the memory cap, or output outside memory or too large.
+    pub(crate) fn call(&mut self, input: &[u8], module: &Path) -> Result<Vec<u8>, WasmError> {
         let timeout = self.store.data().grants.timeout;
         self.store.set_epoch_deadline(ticks(timeout));
         let bad = |reason: String| WasmError::BadOutput {
@@ -108,7 +108,7 @@ impl Live {
             .data(&self.store)
             .get(out_ptr..out_ptr + out_len)
             .ok_or_else(|| bad(format!("output {out_ptr}+{out_len} lies outside memory")))?;
-        output::parse(bytes).map_err(bad)
+        Ok(bytes.to_vec())
     }
 }
 

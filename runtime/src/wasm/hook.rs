@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use super::call::Live;
 use super::engine;
-use super::output::Answer;
 use super::pool::Idle;
 use super::{Grants, Guest, WasmError};
 
@@ -18,24 +17,38 @@ pub(crate) struct WasmHook {
     guest: Arc<Guest>,
     grants: Arc<Grants>,
     idle: Idle,
+    input_prefix: Vec<u8>,
 }
 
 impl WasmHook {
     pub(crate) fn new(module: PathBuf, guest: Arc<Guest>, grants: Grants) -> WasmHook {
+        let input_prefix = format!(
+            "{{\"point\":{},\"extension\":{},\"payload\":",
+            serde_json::Value::from(grants.point.as_str()),
+            serde_json::Value::from(grants.extension.as_str())
+        )
+        .into_bytes();
         WasmHook {
             module,
             guest,
             grants: Arc::new(grants),
             idle: Idle::default(),
+            input_prefix,
         }
     }
 
+    /// The start of every input of this extension, `{"point":..,"extension":..,"payload":`
+    /// (the payload and a closing `}` follow).
+    pub(crate) fn input_prefix(&self) -> &[u8] {
+        &self.input_prefix
+    }
+
     /// Calls the guest with `input` (the hook input JSON): in a fresh instance, or in an idle
-    /// one when the guest keeps state.
+    /// one when the guest keeps state. Returns its output, unparsed.
     ///
     /// # Errors
     /// See [`WasmError`].
-    pub(crate) fn call(&self, input: &[u8]) -> Result<Answer, WasmError> {
+    pub(crate) fn call(&self, input: &[u8]) -> Result<Vec<u8>, WasmError> {
         let host = engine::host().map_err(|reason| WasmError::CouldNotStart {
             module: self.module.clone(),
             reason: reason.to_owned(),

@@ -4,6 +4,7 @@
 
 #![cfg(feature = "wasm")]
 
+mod examples;
 mod guests;
 mod protocol;
 mod reload;
@@ -26,6 +27,22 @@ pub struct Doc {
     pub seen: Option<serde_json::Value>,
 }
 
+/// A tool call waiting for a decision.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Call {
+    pub tool: String,
+    pub args: serde_json::Value,
+    pub status: String,
+}
+
+/// The agent's system prompt, as JSON sees it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Prompt {
+    pub agent_name: String,
+    pub parts: Vec<String>,
+    pub tools: Vec<serde_json::Value>,
+}
+
 point! {
     /// Sync; wasm extensions attach through the folder `extensions/wasm_doc/`.
     #[serde]
@@ -33,6 +50,12 @@ point! {
     /// Async, for the async dispatch loop.
     #[serde]
     pub static DOC_ASYNC: AsyncPoint<Doc> = "wasm_doc_async";
+    /// A tool call, for the example guests (`runtime/guests/`).
+    #[serde]
+    pub static CALL: SyncPoint<Call> = "wasm_call";
+    /// A prompt shaped like the agent's, for the demo's guest.
+    #[serde]
+    pub static PROMPT: SyncPoint<Prompt> = "wasm_prompt";
     /// Not `#[serde]`: wasm extensions are refused.
     pub static PLAIN: SyncPoint<Doc> = "wasm_plain";
 }
