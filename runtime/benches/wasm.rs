@@ -120,10 +120,12 @@ fn calls(c: &mut Criterion) {
     });
     g.bench_function("JSON both ways alone (serde, no guest)", |b| {
         b.iter(|| {
-            let v = serde_json::to_value(black_box(&call)).unwrap();
-            let input = format!("{{\"point\":\"p\",\"extension\":\"x\",\"payload\":{v}}}");
-            let out: serde_json::Value = serde_json::from_str(black_box(&input)).unwrap();
-            let back: ToolCall = serde_json::from_value(out["payload"].clone()).unwrap();
+            let prefix = br#"{"point":"p","extension":"x","payload":"#;
+            let mut input = prefix.to_vec();
+            serde_json::to_writer(&mut input, black_box(&call)).unwrap();
+            input.push(b'}');
+            let text = std::str::from_utf8(&input).unwrap();
+            let back: ToolCall = serde_json::from_str(&text[prefix.len()..text.len() - 1]).unwrap();
             black_box(back)
         })
     });

@@ -80,11 +80,16 @@ fn config(pooling: bool) -> Config {
             .total_memories(POOL_SLOTS)
             .total_tables(POOL_SLOTS)
             .max_memory_size(super::MAX_MEMORY_MB as usize * 1024 * 1024)
-            // Reset a small guest's memory with `memset` instead of `madvise`: fewer page faults
-            // when the slot is reused by the next call.
-            .linear_memory_keep_resident(128 * 1024)
-            .table_keep_resident(16 * 1024);
+            // A slot's first MiB is reset with `memset` and stays mapped, the rest is given back
+            // with `madvise`: a small guest's fresh instance then takes no page fault and no
+            // TLB shoot-down.
+            .linear_memory_keep_resident(1024 * 1024)
+            .table_keep_resident(64 * 1024);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        // Data segments are copied into a fresh instance rather than mapped copy-on-write: for
+        // the small modules extensions are, a copy of a few KiB costs less than the page faults
+        // and unmapping of a mapping per call (measured: 8 µs → 4 µs a call, `benches/wasm.rs`).
+        config.memory_init_cow(false);
     }
     config
 }
