@@ -227,7 +227,51 @@ fn reloads(c: &mut Criterion) {
             total
         })
     });
+    let big = big_module(500);
+    let big_size = wat::parse_str(&big).unwrap().len();
+    let name = format!(
+        "new module of {} KiB (500 more functions), cold compile",
+        big_size / 1024
+    );
+    g.bench_function(name, |bench| {
+        let mut n = 0u64;
+        bench.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                n += 1;
+                let fresh = big.replacen(
+                    "(module",
+                    &format!("(module (data (i32.const 300) \"{n}\")"),
+                    1,
+                );
+                std::fs::write(&path, fresh).unwrap();
+                let t = Instant::now();
+                black_box(scope.reload());
+                total += t.elapsed();
+            }
+            total
+        })
+    });
     g.finish();
+}
+
+/// The guest plus `n` more functions (copies of its search loop), for a module of a realistic
+/// size.
+fn big_module(n: usize) -> String {
+    let find = ALLOW_WAT
+        .split("  ;; The index of `needle` in `hay`, or -1.")
+        .nth(1)
+        .and_then(|rest| rest.split("  ;; One call:").next())
+        .unwrap();
+    // The module without its closing parenthesis.
+    let module = ALLOW_WAT.trim_end();
+    let mut out = module[..module.len() - 1].to_owned();
+    out.push('\n');
+    for i in 0..n {
+        out.push_str(&find.replacen("(func $find", &format!("(func $f{i} (export \"f{i}\")"), 1));
+    }
+    out.push(')');
+    out
 }
 
 criterion_group!(benches, calls, reloads);

@@ -64,6 +64,8 @@ pub(crate) struct ModuleCache {
     /// Modules that do not compile or do not fit the interface, with why (deterministic, so a
     /// bad file is not recompiled at every reload).
     refused: HashMap<Digest, String>,
+    /// The modules asked for since the last [`retain`](Self::retain).
+    asked: HashSet<Digest>,
     disk: Disk,
     stats: WasmStats,
 }
@@ -74,6 +76,7 @@ impl ModuleCache {
         ModuleCache {
             memory: HashMap::new(),
             refused: HashMap::new(),
+            asked: HashSet::new(),
             disk: dir.map_or(Disk::Off(None), Disk::Pending),
             stats: WasmStats::default(),
         }
@@ -101,6 +104,7 @@ impl ModuleCache {
         bytes: &[u8],
     ) -> Result<(Arc<Guest>, Digest, Provenance), String> {
         let digest: Digest = Sha256::digest(bytes).into();
+        self.asked.insert(digest);
         if let Some(g) = self.memory.get(&digest) {
             self.stats.from_memory += 1;
             return Ok((g.clone(), digest, Provenance::Memory));
@@ -125,10 +129,11 @@ impl ModuleCache {
     }
 
     /// Forgets the modules no file uses any more (their memory goes with the last snapshot that
-    /// holds them).
+    /// holds them), and the refusals of modules no file asked for since the last call.
     pub(crate) fn retain(&mut self, used: &HashSet<Digest>) {
+        let asked = std::mem::take(&mut self.asked);
         self.memory.retain(|d, _| used.contains(d));
-        self.refused.retain(|d, _| used.contains(d));
+        self.refused.retain(|d, _| asked.contains(d));
     }
 
     /// The compiled module: from disk, else compiled (and written to disk).

@@ -36,10 +36,17 @@ impl Live {
         let mut store = Store::new(&host.engine, HostState::new(grants.clone()));
         store.limiter(|s| &mut s.cap);
         store.set_epoch_deadline(ticks(grants.timeout));
-        let instance = guest
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| failure(e, &store, module))?;
+        let instance = guest.pre.instantiate(&mut store).map_err(|e| {
+            // The start function trapped, ran out of time or asked for too much memory; else
+            // no instance could be made (every pooled slot in use, say).
+            if e.downcast_ref::<Trap>().is_some() || store.data().cap.reached {
+                return failure(e, &store, module);
+            }
+            WasmError::CouldNotStart {
+                module: module.to_path_buf(),
+                reason: format!("{e:#}"),
+            }
+        })?;
         let mut export = |ix| instance.get_module_export(&mut store, ix);
         let (memory, alloc, call) = (
             export(&guest.memory),

@@ -244,3 +244,23 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn a_bad_module_is_not_recompiled_at_every_reload() {
+    let layer = Layer::temp();
+    layer.ext("x.wasm", version(1));
+    let scope = layer.scope();
+    // Valid WebAssembly that does not fit the interface: it compiles, then is refused.
+    layer.ext("y.wat", r#"(module (memory (export "memory") 1))"#);
+    scope.reload();
+    let compiled = scope.wasm_stats().compiled;
+    assert_eq!(compiled, 2, "x, then y");
+    scope.reload();
+    scope.reload();
+    assert_eq!(
+        scope.wasm_stats().compiled,
+        compiled,
+        "the refusal is remembered"
+    );
+    assert!(problems(&scope).iter().any(|p| p.contains("y.wat")));
+}
