@@ -47,7 +47,7 @@
 //! - `fs` (default): filesystem override layers, command hooks, hot reload. Without it hookpoint
 //!   reads no files and depends on neither notify nor tokio.
 //! - `wasm` (implies `fs`): WebAssembly extensions, `.wasm` files in override folders run
-//!   in-process and sandboxed on Wasmtime ([`wasm`]). Without it there is no wasm runtime in the
+//!   in-process and sandboxed on Wasmtime (module `wasm`). Without it there is no wasm runtime in the
 //!   dependency tree.
 
 #![warn(missing_docs)]

@@ -1,6 +1,6 @@
-//! The host functions: the `hookpoint` import module, the only imports a guest may have. Each
-//! is gated by the extension's [grants](super::grants): without a grant it answers
-//! [`NOT_GRANTED`].
+//! The host functions: the `hookpoint` import module, the only imports a guest may have.
+//! `read_file`, `env` and `now_ms` are gated by the extension's grants (its manifest): without a
+//! grant they answer [`NOT_GRANTED`].
 //!
 //! | import | type | answer |
 //! |---|---|---|

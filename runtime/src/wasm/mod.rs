@@ -1,7 +1,7 @@
 //! WebAssembly extensions (feature `wasm`): a `.wasm` (or `.wat`) file in an override folder runs
 //! in-process, sandboxed, as an extension of a point declared `#[serde]`. This module is the host:
 //! it knows nothing of layers or snapshots. The loader (`fs::load`) hands it module bytes and a
-//! manifest's grants and gets back a [`WasmHook`]; dispatch hands a hook the JSON a command hook
+//! manifest's grants and gets back a `WasmHook`; dispatch hands a hook the JSON a command hook
 //! would get on stdin and gets back what a command hook would print.
 //!
 //! # The guest interface (ABI version 1)
@@ -21,7 +21,44 @@
 //! `{"error": "..."}` fails the extension with that message.
 //!
 //! The guest may import only functions of the module `hookpoint` (see [`host`]): `read_file`,
-//! `env`, `now_ms`, `log`. Each answers `-1` ([`NOT_GRANTED`]) unless the manifest grants it.
+//! `env` and `now_ms` answer `-1` ([`NOT_GRANTED`]) unless the manifest grants them; `log` is
+//! always there.
+//!
+//! A guest that always answers `{"payload": {"status": "allowed"}}`, dropped into a layer:
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! #[derive(serde::Serialize, serde::Deserialize)]
+//! pub struct Call {
+//!     pub status: String,
+//! }
+//! hookpoint::point! {
+//!     #[serde]
+//!     pub static DECIDE: SyncPoint<Call> = "doc_wasm_decide";
+//! }
+//!
+//! let layer = tempfile::tempdir()?;
+//! let folder = layer.path().join("extensions/doc_wasm_decide");
+//! std::fs::create_dir_all(&folder)?;
+//! std::fs::write(
+//!     folder.join("allow.wat"),
+//!     r#"(module
+//!          (memory (export "memory") 1)
+//!          (data (i32.const 0) "{\"payload\":{\"status\":\"allowed\"}}")
+//!          (func (export "hookpoint_alloc") (param i32) (result i32) (i32.const 1024))
+//!          (func (export "hookpoint_call") (param i32 i32) (result i64)
+//!            (i64.const 32)))"#, // output at 0, 32 bytes long
+//! )?;
+//! let scope = hookpoint::ScopeBuilder::new("doc")
+//!     .user(layer.path())
+//!     .wasm_cache(None)
+//!     .build()?;
+//! let mut call = Call { status: "pending".into() };
+//! DECIDE.call_in(&scope, &mut call)?;
+//! assert_eq!(call.status, "allowed");
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! # The sandbox
 //!
@@ -32,8 +69,10 @@
 //! `hookpoint_keep_state`, every call runs in a fresh instance (from a pre-linked module and a
 //! pooled memory slot), so nothing leaks from one call to the next.
 //!
-//! The engine is process-wide ([`engine`]); compiled modules are cached by content hash in memory
-//! and in a private folder on disk ([`cache`]), so a reload or a restart does not recompile.
+//! The engine is process-wide; compiled modules are cached by content hash in memory and in a
+//! private folder on disk (see [`ScopeBuilder::wasm_cache`](crate::ScopeBuilder::wasm_cache)),
+//! so a reload or a restart does not recompile. [`Scope::wasm_stats`](crate::Scope::wasm_stats)
+//! counts what was compiled and what came from a cache.
 
 mod abi;
 pub(crate) mod cache;
