@@ -286,3 +286,41 @@ fn match_skips_a_wasm_extension_for_payloads_it_rejects() {
     DOC.call_in(&scope, &mut doc).expect("dispatch");
     assert_eq!(doc.n, 5);
 }
+
+#[test]
+fn wasm_manifest_keys_are_checked_with_clear_errors() {
+    let cases = [
+        (r#"{"allowed_paths": ["data"]}"#, "it needs `wasm`"),
+        (
+            r#"{"wasm": "g.wasm", "command": ["./x"]}"#,
+            "either `command` or `wasm`",
+        ),
+        (r#"{"wasm": ""}"#, "must not be empty"),
+        (
+            r#"{"wasm": "g.wasm", "max_memory_mb": 0}"#,
+            "between 1 and 1024",
+        ),
+        (
+            r#"{"wasm": "g.wasm", "allowed_env": [""]}"#,
+            "must not be empty",
+        ),
+        (
+            r#"{"wasm": "g.wasm", "clock": "yes"}"#,
+            "expected a boolean",
+        ),
+        (
+            r#"{"wasm": "g.wasm", "allowed_paths": ["../up"]}"#,
+            "without `..`",
+        ),
+    ];
+    for (manifest, why) in cases {
+        let layer = Layer::temp();
+        layer.put("g.wasm", Guest::answer("{}").wasm());
+        layer.ext("x.json", manifest);
+        let found = problems(&layer.scope());
+        assert!(
+            found.iter().any(|p| p.contains(why)),
+            "{manifest}: {found:?}"
+        );
+    }
+}

@@ -172,3 +172,17 @@ fn many_threads_dispatch_at_once_each_in_its_own_instance() {
         }
     });
 }
+
+#[test]
+fn the_clock_answers_only_when_granted() {
+    let layer = Layer::temp();
+    let clock = Guest::answer("{}")
+        .with_fields(r#"(import "hookpoint" "now_ms" (func $now (result i64)))"#)
+        .with_body("(if (i64.lt_s (call $now) (i64.const 0)) (then unreachable))");
+    layer.put("g/clock.wasm", clock.wasm());
+    layer.ext("c.json", r#"{"wasm": "g/clock.wasm"}"#);
+    let e = run(&layer.scope()).expect_err("no clock: now_ms answered -1");
+    assert!(matches!(wasm_error(&e), WasmError::Trap { .. }), "{e:?}");
+    layer.ext("c.json", r#"{"wasm": "g/clock.wasm", "clock": true}"#);
+    run(&layer.scope()).expect("granted: now_ms told the time");
+}
