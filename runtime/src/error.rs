@@ -25,7 +25,12 @@ pub enum ErrorKind {
     Ordering,
     /// A command hook failed (could not start, timed out, killed, non-zero exit, bad output).
     Command,
-    /// An async extension ran past its time budget (`timeout_ms`) and was cancelled.
+    /// A wasm extension failed (answered `{"error": ...}`, trapped, hit its memory cap, broke the
+    /// guest interface); the source is a `hookpoint::wasm::WasmError`. Its time budget running
+    /// out is [`Timeout`](Self::Timeout). Feature `wasm`.
+    Wasm,
+    /// An async extension ran past its time budget (`timeout_ms`) and was cancelled, or a wasm
+    /// extension's call ran past its budget and was interrupted.
     Timeout,
     /// A filesystem override file is invalid (bad JSON, unknown key, refused file...).
     Override,

@@ -49,7 +49,7 @@ pub struct ExtensionInfo {
     pub origin: String,
     /// Which layer won for it (`compiled-in` or `layer N (root)`).
     pub layer: String,
-    /// `sync`, `async` or `command`.
+    /// `sync`, `async`, `command` or (feature `wasm`) `wasm`.
     pub runs_as: &'static str,
     /// `propagate` or `log`.
     pub on_error: &'static str,
@@ -146,6 +146,8 @@ fn describe(l: &PointList) -> (Vec<ExtensionInfo>, Vec<InactiveInfo>) {
                 Run::Async(_) => "async",
                 #[cfg(feature = "fs")]
                 Run::Command(_) => "command",
+                #[cfg(feature = "wasm")]
+                Run::Wasm(_) => "wasm",
             },
             on_error: m.policy.as_str(),
             note: m.note.clone(),

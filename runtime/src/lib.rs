@@ -49,6 +49,9 @@
 //!   nor tokio.
 //! - `cli`: `hookpoint::cli`, the `hookpoint` subcommands (`list`, `explain`, `validate`, `watch`,
 //!   `points`, `export`) an application mounts in its own binary (clap). Implies `fs`.
+//! - `wasm` (implies `fs`): WebAssembly extensions, `.wasm` files in override folders run
+//!   in-process and sandboxed on Wasmtime (module `wasm`). Without it there is no wasm runtime in the
+//!   dependency tree.
 
 #![warn(missing_docs)]
 
@@ -57,6 +60,7 @@
 //
 //   error, locks, suggest, stats   leaves
 //   command        (fs) the command-hook runner: spawn, timeout, process group, bounded pipes
+//   wasm           (wasm) the WebAssembly host: engine, module cache, sandbox, one call
 //   registry       what the binary carries: extension, point and plugin records, `Cx`
 //   site           point ids and "empty everywhere" caches per call site
 //   snapshot       pure data: the compiled-in table and overrides merged into per-point lists
@@ -96,6 +100,8 @@ mod stats;
 mod suggest;
 mod thread_state;
 pub mod validate;
+#[cfg(feature = "wasm")]
+pub mod wasm;
 
 pub use call::{call_async, call_sync};
 pub use dispatch::MAX_DEPTH;

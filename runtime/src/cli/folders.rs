@@ -144,9 +144,11 @@ fn check_override(
         )];
     };
     let mut found = Vec::new();
-    if is_command(f) && !point.command_hooks {
+    if let Some(kind) = hook_kind(f)
+        && !point.command_hooks
+    {
         found.push(format!(
-            "point `{}` does not accept command hooks: its payload is not declared `#[serde]` in `point!`",
+            "point `{}` does not accept {kind}: its payload is not declared `#[serde]` in `point!`",
             f.point
         ));
     }
@@ -165,15 +167,25 @@ fn check_override(
     found
 }
 
-fn is_command(f: &OverrideFile) -> bool {
+/// What runs a file's extension with the payload as JSON, if it defines one: `"command hooks"`
+/// or `"wasm extensions"` (as the loader words it).
+fn hook_kind(f: &OverrideFile) -> Option<&'static str> {
     match &f.kind {
-        OverrideKind::Command { .. } => true,
-        OverrideKind::Manifest(m) => m.command.is_some(),
+        OverrideKind::Command { .. } => Some("command hooks"),
+        OverrideKind::Manifest(m) if m.command.is_some() => Some("command hooks"),
+        OverrideKind::Manifest(m) if m.wasm.is_some() => Some("wasm extensions"),
+        OverrideKind::Manifest(_) => None,
+        #[cfg(feature = "wasm")]
+        OverrideKind::Wasm => Some("wasm extensions"),
     }
 }
 
+fn is_command(f: &OverrideFile) -> bool {
+    hook_kind(f).is_some()
+}
+
 /// The names an override can refer to on `point`: its compiled-in extensions and the command
-/// hooks the folder defines for it.
+/// hooks and wasm extensions the folder defines for it.
 fn extension_names<'a>(point: &'a ExportedPoint, all: &'a [OverrideFile]) -> BTreeSet<&'a str> {
     point
         .extensions
@@ -227,7 +239,12 @@ fn check_manifest(
             }
         }
     }
-    if let (Some(want), Some(program)) = (&m.sha256, m.command.as_ref().and_then(|c| c.first()))
+    let pinned = m
+        .command
+        .as_ref()
+        .and_then(|c| c.first())
+        .or(m.wasm.as_ref());
+    if let (Some(want), Some(program)) = (&m.sha256, pinned)
         && let Err(why) = verify_pin(&dir.join(program), want)
     {
         found.push(why);

@@ -156,6 +156,8 @@ pub(crate) async fn run_async(
                     super::hook::run_async(&snap.commands[ix as usize], chain.name(&turn), call)
                         .await
                 }
+                #[cfg(feature = "wasm")]
+                Run::Wasm(ix) => super::wasm::run(&snap.wasm[ix as usize], chain.name(&turn), call),
             };
             match chain.end(turn, r) {
                 Ok(Flow::Continue) => {}

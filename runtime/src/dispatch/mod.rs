@@ -14,6 +14,8 @@ mod chain;
 #[cfg(feature = "fs")]
 mod hook;
 mod sync;
+#[cfg(feature = "wasm")]
+mod wasm;
 
 use std::any::TypeId;
 use std::cell::Cell;
@@ -141,12 +143,17 @@ impl<'a> Call<'a> {
 fn no_codec(list: &PointList, point: &str) -> Error {
     let mut e = Error::kind_msg(
         ErrorKind::Command,
-        "command hooks need the point's payload as JSON: declare the point `#[serde]` in `point!` (dispatch it through that static, `call!` or `call_sync` with the declared payload type)",
+        "command hooks and wasm extensions need the point's payload as JSON: declare the point `#[serde]` in `point!` (dispatch it through that static, `call!` or `call_sync` with the declared payload type)",
     );
     if let Some(m) = list
         .runs
         .iter()
-        .position(|r| matches!(r, crate::snapshot::Run::Command(_)))
+        .position(|r| {
+            !matches!(
+                r,
+                crate::snapshot::Run::Sync(_) | crate::snapshot::Run::Async(_)
+            )
+        })
         .map(|i| &list.meta[i])
     {
         e = e.at_extension(&m.name, &m.origin);

@@ -181,5 +181,7 @@ fn invoke(
         Run::Async(_) => unreachable!("precheck refuses async extensions on sync dispatch"),
         #[cfg(feature = "fs")]
         Run::Command(ix) => super::hook::run_sync(&snap.commands[ix as usize], name, call),
+        #[cfg(feature = "wasm")]
+        Run::Wasm(ix) => super::wasm::run(&snap.wasm[ix as usize], name, call),
     }
 }

@@ -74,6 +74,9 @@ pub(crate) struct FsConfig {
     pub(crate) managed_hooks_only: bool,
     pub(crate) watch: bool,
     pub(crate) debounce: Duration,
+    /// The folder of the compiled-module cache, or none (feature `wasm`).
+    #[cfg(feature = "wasm")]
+    pub(crate) wasm_cache: Option<PathBuf>,
 }
 
 impl Default for FsConfig {
@@ -91,6 +94,8 @@ impl Default for FsConfig {
             managed_hooks_only: false,
             watch: true,
             debounce: Duration::from_millis(50),
+            #[cfg(feature = "wasm")]
+            wasm_cache: crate::wasm::default_dir(),
         }
     }
 }

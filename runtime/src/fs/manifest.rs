@@ -1,5 +1,5 @@
 //! Manifests: `<stem>.json` files that disable, re-order or change an extension, or make it a
-//! command hook. Unknown keys are errors; every error carries the file's line and column.
+//! command hook or (feature `wasm`) a wasm extension. Unknown keys are errors; every error carries the file's line and column.
 
 use std::fs::{File, Metadata};
 use std::io::Read;
@@ -38,8 +38,19 @@ pub struct Manifest {
     #[serde(rename = "match")]
     pub matcher: Option<serde_json::Value>,
     /// SHA-256 (hex) the command's program file must have; the hook runs a private copy of the
-    /// verified content.
+    /// verified content. With `wasm`: the module file's.
     pub sha256: Option<String>,
+    /// A wasm module (`.wasm`, or `.wat` text) relative to the layer folder, inside it: the
+    /// extension runs it in-process (feature `wasm`).
+    pub wasm: Option<String>,
+    /// Files and folders (relative to the layer folder, inside it) a wasm extension may read.
+    pub allowed_paths: Option<Vec<String>>,
+    /// Environment variables a wasm extension may read.
+    pub allowed_env: Option<Vec<String>>,
+    /// Whether a wasm extension may read the clock.
+    pub clock: Option<bool>,
+    /// A wasm extension's memory cap in MiB (1 to 1024; default 32).
+    pub max_memory_mb: Option<u32>,
 }
 
 /// Opens, checks and parses a manifest. `meta` is the (followed) metadata
@@ -150,12 +161,43 @@ fn check_fields(path: &Path, m: &Manifest) -> Result<(), FileProblem> {
         if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
             return bad("`sha256` must be 64 hexadecimal digits".into());
         }
-        if !m.command.as_ref().is_some_and(|c| c[0].contains('/')) {
+        if !m.command.as_ref().is_some_and(|c| c[0].contains('/')) && m.wasm.is_none() {
             return bad(
-                "`sha256` pins the program of `command`, given as a path (e.g. `[\"hooks/x.sh\"]`)"
+                "`sha256` pins the program of `command`, given as a path (e.g. `[\"hooks/x.sh\"]`), or the module of `wasm`"
                     .into(),
             );
         }
     }
-    Ok(())
+    check_wasm_fields(m).map_or(Ok(()), bad)
+}
+
+/// The wasm keys: a module path, not beside `command`; grants and a cap only with `wasm`.
+fn check_wasm_fields(m: &Manifest) -> Option<String> {
+    let grants = [
+        ("allowed_paths", m.allowed_paths.is_some()),
+        ("allowed_env", m.allowed_env.is_some()),
+        ("clock", m.clock.is_some()),
+        ("max_memory_mb", m.max_memory_mb.is_some()),
+    ];
+    match &m.wasm {
+        None => grants.iter().find(|(_, given)| *given).map(|(key, _)| {
+            format!("`{key}` is a wasm extension's grant; it needs `wasm` (the module to run)")
+        }),
+        Some(_) if m.command.is_some() => {
+            Some("a manifest runs either `command` or `wasm`, not both".into())
+        }
+        Some(path) if path.is_empty() => {
+            Some("`wasm` (the module's path) must not be empty".into())
+        }
+        Some(_) if m.max_memory_mb.is_some_and(|mb| mb == 0 || mb > 1024) => {
+            Some("`max_memory_mb` must be between 1 and 1024".into())
+        }
+        Some(_) => m
+            .allowed_paths
+            .iter()
+            .flatten()
+            .chain(m.allowed_env.iter().flatten())
+            .any(String::is_empty)
+            .then(|| "`allowed_paths` and `allowed_env` entries must not be empty".into()),
+    }
 }

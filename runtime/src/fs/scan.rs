@@ -28,6 +28,8 @@
 //!   the file is executable.
 //! * any other regular file with an execute bit: a command hook whose argv is
 //!   `[path as found]`.
+//! * (feature `wasm`) `<stem>.wasm` or `<stem>.wat`: a wasm extension (the loader reads and
+//!   compiles it), whatever its mode.
 //! * everything else is ignored with a `tracing::debug!` event: non-executable
 //!   files (`README.md`), dot-files and dot-folders (`.gitkeep`, `.git`,
 //!   `.#lock`), editor swap/backup/temporary files (`*.swp`, `*.swo`,
@@ -109,6 +111,10 @@ pub struct OverrideFile {
 
 /// The kind of an accepted extension file.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one value per override file, built and cloned only while loading"
+)]
 pub enum OverrideKind {
     /// A `.json` manifest.
     Manifest(Manifest),
@@ -117,6 +123,9 @@ pub enum OverrideKind {
         /// Argument vector: exactly `[path as found]`.
         argv: Vec<OsString>,
     },
+    /// A `.wasm` or `.wat` module, run in-process as a wasm extension (feature `wasm`).
+    #[cfg(feature = "wasm")]
+    Wasm,
 }
 
 /// Scans one layer folder.
@@ -216,6 +225,8 @@ pub fn scan_layer(root: &Path) -> LayerScan {
 enum EntryKind {
     Manifest,
     Command,
+    #[cfg(feature = "wasm")]
+    Wasm,
 }
 
 struct Scanner {
@@ -441,6 +452,13 @@ fn file_candidate(path: &Path, name: &str, meta: &Metadata) -> Option<EntryKind>
     if Path::new(name).extension().is_some_and(|e| e == "json") {
         return Some(EntryKind::Manifest);
     }
+    #[cfg(feature = "wasm")]
+    if Path::new(name)
+        .extension()
+        .is_some_and(|e| e == "wasm" || e == "wat")
+    {
+        return Some(EntryKind::Wasm);
+    }
     if meta.is_file() && meta.mode() & 0o111 != 0 {
         return Some(EntryKind::Command);
     }
@@ -471,6 +489,15 @@ fn read_kind(
             })
         }
         EntryKind::Manifest => load_manifest(path, canon, meta).map(OverrideKind::Manifest),
+        #[cfg(feature = "wasm")]
+        EntryKind::Wasm if !meta.is_file() => {
+            Err(FileProblem::new(path, "wasm module is not a regular file"))
+        }
+        #[cfg(feature = "wasm")]
+        EntryKind::Wasm => {
+            check_not_shared_writable(path, meta)?;
+            Ok(OverrideKind::Wasm)
+        }
     }
 }
 
@@ -729,7 +756,7 @@ mod tests {
             .iter()
             .map(|f| match &f.kind {
                 OverrideKind::Manifest(m) => m.on_error,
-                OverrideKind::Command { .. } => None,
+                _ => None,
             })
             .collect();
         assert_eq!(
@@ -761,6 +788,7 @@ mod tests {
                 sha256: Some(
                     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855".into()
                 ),
+                ..Manifest::default()
             }
         );
     }

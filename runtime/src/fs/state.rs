@@ -92,6 +92,12 @@ impl ScopeFs {
         locks::lock(&self.state).after_publish(&mut event.warnings);
     }
 
+    /// What this scope's loader compiled or found cached, of wasm modules.
+    #[cfg(feature = "wasm")]
+    pub(crate) fn wasm_stats(&self) -> crate::wasm::WasmStats {
+        locks::lock(&self.state).wasm_stats()
+    }
+
     /// Marks roots to rescan at the next rebuild (`None`: all of them).
     pub(crate) fn mark_dirty(&self, roots: Option<&[PathBuf]>) {
         let mut dirty = locks::lock(&self.dirty);

@@ -17,6 +17,13 @@ pub struct JsonCodec {
     /// Deserializes into a new `P` and, only on success, replaces `*mut P` with it.
     pub(crate) replace_from_json:
         unsafe fn(*mut (), serde_json::Value) -> Result<(), serde_json::Error>,
+    /// Serializes `*const P` as JSON text onto a buffer, without a `Value` in between (wasm
+    /// extensions' hot path).
+    #[cfg(feature = "wasm")]
+    pub(crate) write_json: unsafe fn(*const (), &mut Vec<u8>) -> Result<(), serde_json::Error>,
+    /// Deserializes JSON text into a new `P` and, only on success, replaces `*mut P` with it.
+    #[cfg(feature = "wasm")]
+    pub(crate) replace_from_str: unsafe fn(*mut (), &str) -> Result<(), serde_json::Error>,
 }
 
 impl JsonCodec {
@@ -44,9 +51,35 @@ impl JsonCodec {
             unsafe { *(p as *mut P) = new };
             Ok(())
         }
+        /// # Safety
+        /// `p` points to a live `P`.
+        #[cfg(feature = "wasm")]
+        unsafe fn write_json<P: serde::Serialize>(
+            p: *const (),
+            out: &mut Vec<u8>,
+        ) -> Result<(), serde_json::Error> {
+            // SAFETY: the caller passes a pointer to a live `P` (see the fn's contract).
+            serde_json::to_writer(out, unsafe { &*(p as *const P) })
+        }
+        /// # Safety
+        /// `p` points to a live `P` borrowed mutably by the caller.
+        #[cfg(feature = "wasm")]
+        unsafe fn replace_from_str<P: serde::de::DeserializeOwned>(
+            p: *mut (),
+            text: &str,
+        ) -> Result<(), serde_json::Error> {
+            let new: P = serde_json::from_str(text)?;
+            // SAFETY: as above; the old value is dropped in place by the assignment.
+            unsafe { *(p as *mut P) = new };
+            Ok(())
+        }
         JsonCodec {
             to_json: to_json::<P>,
             replace_from_json: replace::<P>,
+            #[cfg(feature = "wasm")]
+            write_json: write_json::<P>,
+            #[cfg(feature = "wasm")]
+            replace_from_str: replace_from_str::<P>,
         }
     }
 }

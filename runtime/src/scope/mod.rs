@@ -8,6 +8,7 @@
 //! - [`plugins`]: per-scope plugin enablement, config and state;
 //! - `reload` (feature `fs`): status, reload events, watching;
 //! - `webui` (feature `fs`): the scope's web UI manifest and assets.
+//! - `wasm` (feature `wasm`): the compiled-module cache folder and compile statistics.
 //!
 //! Comes after `dispatch` (it hands a snapshot and itself to the dispatch loops) and after `fs`
 //! (whose loader produces the override inputs of a rebuild).
@@ -19,6 +20,8 @@ mod folder_plugins;
 mod plugins;
 #[cfg(feature = "fs")]
 mod reload;
+#[cfg(feature = "wasm")]
+mod wasm;
 #[cfg(feature = "fs")]
 mod webui;
 

@@ -17,13 +17,16 @@ pub(crate) struct Candidate {
     pub(crate) replace: bool,
 }
 
-/// What a candidate runs: a compiled handler or a command hook.
+/// What a candidate runs: a compiled handler, a command hook or a wasm extension.
 #[derive(Clone)]
 pub(crate) enum CandidateRun {
     Handler(Handler),
     /// Index into the snapshot's command hooks.
     #[cfg(feature = "fs")]
     Command(u32),
+    /// Index into the snapshot's wasm extensions.
+    #[cfg(feature = "wasm")]
+    Wasm(u32),
 }
 
 impl Candidate {

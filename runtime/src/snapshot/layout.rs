@@ -48,6 +48,12 @@ pub(crate) fn build_list(
                 list.has_commands = true;
                 Run::Command(ix)
             }
+            // Like a command hook, a wasm extension needs the point's JSON codec.
+            #[cfg(feature = "wasm")]
+            CandidateRun::Wasm(ix) => {
+                list.has_commands = true;
+                Run::Wasm(ix)
+            }
         });
         meta.push(c.meta);
     }
@@ -136,6 +142,8 @@ pub(crate) fn assemble(
         active_bits,
         #[cfg(feature = "fs")]
         commands,
+        #[cfg(feature = "wasm")]
+        wasm: Vec::new(),
         plugin_configs,
         unhealthy_plugins: Default::default(),
     }

@@ -79,6 +79,9 @@ pub(crate) enum Run {
     /// Index into [`Snapshot::commands`].
     #[cfg(feature = "fs")]
     Command(u32),
+    /// Index into [`Snapshot::wasm`].
+    #[cfg(feature = "wasm")]
+    Wasm(u32),
 }
 
 /// Everything about one active extension that dispatch needs only off the hot path.
@@ -208,6 +211,9 @@ pub struct Snapshot {
     /// Command hooks, indexed by [`Run::Command`].
     #[cfg(feature = "fs")]
     pub(crate) commands: Vec<crate::command::CommandSpec>,
+    /// Wasm extensions, indexed by [`Run::Wasm`].
+    #[cfg(feature = "wasm")]
+    pub(crate) wasm: Vec<crate::wasm::WasmHook>,
     /// Merged plugin configs by plugin name.
     pub(crate) plugin_configs: HashMap<String, serde_json::Value>,
     /// Enabled plugins whose self-check failed on these configs, with the reason.

@@ -26,6 +26,9 @@ pub(crate) struct OverrideDef {
     pub(crate) policy: Option<ErrorPolicy>,
     /// Index into the snapshot's command hooks when this file is a command hook.
     pub(crate) command: Option<u32>,
+    /// Index into the snapshot's wasm extensions when this file is one (feature `wasm`).
+    #[cfg(feature = "wasm")]
+    pub(crate) wasm: Option<u32>,
     /// Ordering constraints, replacing the definition's when given.
     pub(crate) after: Option<Arc<[Arc<str>]>>,
     pub(crate) before: Option<Arc<[Arc<str>]>>,
@@ -33,6 +36,27 @@ pub(crate) struct OverrideDef {
     pub(crate) matcher: Option<Arc<crate::matcher::JsonMatcher>>,
     /// The manifest's `timeout_ms` (a command hook's runs in its spec; here for async extensions).
     pub(crate) timeout: Option<std::time::Duration>,
+}
+
+impl OverrideDef {
+    /// True when this file runs something itself (a command hook or a wasm extension) rather
+    /// than changing the definition below it.
+    fn runs(&self) -> bool {
+        #[cfg(feature = "wasm")]
+        if self.wasm.is_some() {
+            return true;
+        }
+        self.command.is_some()
+    }
+
+    /// What this file runs, for messages.
+    fn what(&self) -> &'static str {
+        #[cfg(feature = "wasm")]
+        if self.wasm.is_some() {
+            return "wasm extension";
+        }
+        "command hook"
+    }
 }
 
 /// What the override layers contribute to a snapshot.
@@ -100,7 +124,7 @@ fn apply_overrides(
 ) {
     let winner = defs[0];
     let compiled_ix = slot.active.iter().position(|c| &*c.meta.name == name);
-    let handler_def = defs.iter().copied().find(|d| d.command.is_some());
+    let handler_def = defs.iter().copied().find(|d| d.runs());
     let Some(mut def) = base_definition(handler_def, compiled_ix.map(|i| &slot.active[i])) else {
         // An unknown point is reported once, by the loader, with the nearest known point.
         if table.knows(point) {
@@ -118,7 +142,7 @@ fn apply_overrides(
                 name: c.meta.name.clone(),
                 origin: c.meta.origin.clone(),
                 layer: Layer::Compiled,
-                why: format!("replaced by command hook {}", h.path.display()),
+                why: format!("replaced by {} {}", h.what(), h.path.display()),
             });
             def.meta.note = Some(format!("replaces compiled-in `{name}` ({})", c.meta.origin));
         }
@@ -133,7 +157,7 @@ fn apply_overrides(
             why: format!("overridden by {}", winner.path.display()),
         });
     }
-    let disabled_by = if winner.command.is_none() {
+    let disabled_by = if !winner.runs() {
         apply_manifest(&mut def, winner, warnings)
     } else {
         (winner.enabled == Some(false)).then(|| winner.path.display().to_string())
@@ -178,10 +202,19 @@ fn base_definition(
             matcher: h.matcher.clone().map(Matcher::Json),
             timeout: None,
         },
-        run: CandidateRun::Command(h.command.unwrap_or_default()),
+        run: handler_run(h),
         bare: None,
         replace: false,
     })
+}
+
+/// What a file that runs something runs.
+fn handler_run(h: &OverrideDef) -> CandidateRun {
+    #[cfg(feature = "wasm")]
+    if let Some(ix) = h.wasm {
+        return CandidateRun::Wasm(ix);
+    }
+    CandidateRun::Command(h.command.unwrap_or_default())
 }
 
 /// Applies a winning manifest without a command to the definition below it. Returns what

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::last_good::{FileInEffect, LastGood};
+#[cfg(feature = "wasm")]
+use super::wasm::{Outcome, WasmFiles};
 use crate::command::{CommandSpec, DEFAULT_TIMEOUT};
 use crate::error::Origin;
 use crate::fs::layers::FsConfig;
@@ -21,6 +23,9 @@ use crate::snapshot::{CompiledTable, Inactive, Layer, OverrideDef};
 pub(super) struct Definitions {
     pub(super) defs: Vec<OverrideDef>,
     pub(super) commands: Vec<CommandSpec>,
+    /// Wasm extensions, indexed by [`OverrideDef::wasm`] (feature `wasm`).
+    #[cfg(feature = "wasm")]
+    pub(super) wasm: Vec<crate::wasm::WasmHook>,
     /// Command hooks that may not run (untrusted, switched off), shown as inactive.
     pub(super) refused: Vec<(String, Inactive)>,
     pub(super) warnings: Vec<String>,
@@ -31,6 +36,7 @@ pub(super) struct Definitions {
 pub(super) fn definitions(
     files: &[FileInEffect<'_>],
     last_good: &mut LastGood,
+    #[cfg(feature = "wasm")] wasm: &mut WasmFiles,
     config: &FsConfig,
     table: &CompiledTable,
 ) -> Definitions {
@@ -45,7 +51,14 @@ pub(super) fn definitions(
         if !known.contains(f.file.point.as_str()) {
             out.warnings.push(unknown_point(f, &known));
         }
-        if let Some(def) = out.definition(f, last_good, config, table) {
+        if let Some(def) = out.definition(
+            f,
+            last_good,
+            #[cfg(feature = "wasm")]
+            wasm,
+            config,
+            table,
+        ) {
             out.defs.push(def);
         }
     }
@@ -58,6 +71,7 @@ impl Definitions {
         &mut self,
         f: &FileInEffect<'_>,
         last_good: &mut LastGood,
+        #[cfg(feature = "wasm")] wasm_files: &mut WasmFiles,
         config: &FsConfig,
         table: &CompiledTable,
     ) -> Option<OverrideDef> {
@@ -68,7 +82,16 @@ impl Definitions {
         let manifest = match &f.file.kind {
             OverrideKind::Manifest(m) => Some(m),
             OverrideKind::Command { .. } => None,
+            #[cfg(feature = "wasm")]
+            OverrideKind::Wasm => None,
         };
+        #[cfg(not(feature = "wasm"))]
+        if manifest.is_some_and(|m| m.wasm.is_some()) {
+            self.problem(f, "`wasm` runs a wasm extension, which needs hookpoint's `wasm` feature; this build has none".into());
+            return None;
+        }
+        #[cfg(feature = "wasm")]
+        let wasm = self.wasm_hook(f, &layer, manifest, wasm_files, config, table)?;
         let matcher = match manifest.and_then(|m| m.matcher.as_ref()) {
             Some(v) => Some(self.matcher(f, v, table)?),
             None => None,
@@ -89,11 +112,13 @@ impl Definitions {
             enabled: manifest.and_then(|m| m.enabled),
             policy: manifest.and_then(|m| m.on_error),
             command,
+            #[cfg(feature = "wasm")]
+            wasm,
             after: names(manifest.and_then(|m| m.after.as_ref())),
             before: names(manifest.and_then(|m| m.before.as_ref())),
             matcher,
             timeout: manifest
-                .filter(|m| m.command.is_none())
+                .filter(|m| m.command.is_none() && m.wasm.is_none())
                 .and_then(|m| m.timeout_ms)
                 .map(Duration::from_millis),
         })
@@ -132,6 +157,8 @@ impl Definitions {
                 Some(Some(argv))
             }
             OverrideKind::Command { argv } => Some(Some(argv.clone())),
+            #[cfg(feature = "wasm")]
+            OverrideKind::Wasm => Some(None),
         }
     }
 
@@ -158,6 +185,49 @@ impl Definitions {
             Err(why) => {
                 self.problem(f, why);
                 None
+            }
+        }
+    }
+
+    /// The wasm extension a file defines, as an index into [`Definitions::wasm`]: `Some(None)`
+    /// when it defines none, `None` when it is refused (recorded like a command hook).
+    #[cfg(feature = "wasm")]
+    fn wasm_hook(
+        &mut self,
+        f: &FileInEffect<'_>,
+        layer: &Layer,
+        manifest: Option<&Manifest>,
+        files: &mut WasmFiles,
+        config: &FsConfig,
+        table: &CompiledTable,
+    ) -> Option<Option<u32>> {
+        let refused = |why: String| (f.file.point.clone(), inactive(f, layer, why));
+        if WasmFiles::is_wasm(f, manifest)
+            && let Some(why) = no_codec(&f.file.point, table)
+        {
+            let why = why.replace("command hooks", "wasm extensions");
+            self.problem(f, why.clone());
+            self.refused.push(refused(why));
+            return None;
+        }
+        match files.hook(f, manifest, config) {
+            Outcome::NotWasm => Some(None),
+            Outcome::Refused(why) => {
+                self.warnings
+                    .push(format!("{}: {why}", f.file.path.display()));
+                self.refused.push(refused(why));
+                None
+            }
+            Outcome::Failed(why) => {
+                self.problem(f, why);
+                None
+            }
+            Outcome::Run(hook, problem) => {
+                if let Some(why) = problem {
+                    self.problem(f, why);
+                }
+                self.wasm.push(hook);
+                Some(Some(u32::try_from(self.wasm.len() - 1).unwrap_or(u32::MAX)))
             }
         }
     }

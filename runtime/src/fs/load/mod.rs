@@ -11,6 +11,8 @@ pub(crate) mod configs;
 mod definitions;
 mod folder_plugins;
 mod last_good;
+#[cfg(feature = "wasm")]
+mod wasm;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
@@ -30,6 +32,9 @@ pub(crate) struct LoadState {
     files: last_good::LastGood,
     configs: configs::ConfigsLastGood,
     plugins: folder_plugins::FolderPlugins,
+    /// Wasm extensions' last good modules and the scope's module cache.
+    #[cfg(feature = "wasm")]
+    wasm: wasm::WasmFiles,
 }
 
 /// What one load produced.
@@ -78,9 +83,20 @@ impl LoadState {
         let files = self
             .files
             .files_in_effect(&layers, &self.scans, &mut problems);
-        let defs = definitions::definitions(&files, &mut self.files, input.config, input.table);
+        let defs = definitions::definitions(
+            &files,
+            &mut self.files,
+            #[cfg(feature = "wasm")]
+            &mut self.wasm,
+            input.config,
+            input.table,
+        );
         problems.extend(defs.problems);
         warnings.extend(defs.warnings);
+        #[cfg(feature = "wasm")]
+        let wasm = defs.wasm;
+        #[cfg(feature = "wasm")]
+        warnings.extend(self.wasm.sweep());
         let plugin_configs =
             self.configs
                 .merge_all(&layers, &folder.defaults, &mut problems, &mut warnings);
@@ -110,6 +126,10 @@ impl LoadState {
         );
         warnings.extend(merge_warnings);
         snap.unhealthy_plugins.extend(folder.unhealthy);
+        #[cfg(feature = "wasm")]
+        {
+            snap.wasm = wasm;
+        }
         problems.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
         problems.dedup_by(|a, b| a.path == b.path && a.message == b.message);
         let event = ReloadEvent {
@@ -122,6 +142,12 @@ impl LoadState {
             event,
             folder_plugins: folder.statuses,
         }
+    }
+
+    /// What this scope's loader compiled or found cached, of wasm modules.
+    #[cfg(feature = "wasm")]
+    pub(crate) fn wasm_stats(&self) -> crate::wasm::WasmStats {
+        self.wasm.stats()
     }
 
     /// Scans the layers under a dirty root (or all of them), and any never scanned.

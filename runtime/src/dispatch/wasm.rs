@@ -1,0 +1,78 @@
+//! The wasm bridge (feature `wasm`): the payload goes to the guest as the JSON a command hook
+//! reads, `{"point", "extension", "payload"}`, serialized straight from the payload through the
+//! point's codec; the guest's `{"payload": ...}` is deserialized straight into a new payload,
+//! which replaces the old one only when that succeeds.
+
+use super::Call;
+use crate::error::{Error, ErrorKind};
+use crate::registry::{Flow, JsonCodec};
+use crate::wasm::output::{self, Answer};
+use crate::wasm::{WasmError, WasmHook};
+
+/// Runs a wasm extension on the dispatching thread (sync and async dispatch alike: a call is
+/// bounded by its time budget).
+pub(super) fn run(hook: &WasmHook, name: &str, call: Call<'_>) -> Result<Flow, Error> {
+    let codec = call
+        .want
+        .codec
+        .expect("precheck requires a codec for wasm extensions");
+    let mut input = Vec::with_capacity(hook.input_prefix().len() + 512);
+    input.extend_from_slice(hook.input_prefix());
+    // SAFETY: `precheck` checked the payload key against the dispatcher's codec, and `payload`
+    // is the live payload.
+    unsafe { (codec.write_json)(call.payload.0, &mut input) }.map_err(|e| {
+        Error::kind_msg(ErrorKind::Wasm, "the payload does not serialize to JSON").with_source(e)
+    })?;
+    input.push(b'}');
+    let out = hook.call(&input).map_err(failed)?;
+    match output::parse(&out) {
+        Ok(Answer::Output {
+            payload,
+            stop,
+            stop_reason,
+        }) => {
+            if let Some(text) = payload {
+                replace(codec, call, text.get())?;
+            }
+            if !stop {
+                return Ok(Flow::Continue);
+            }
+            let reason = stop_reason.as_deref().unwrap_or("");
+            tracing::debug!(
+                point = call.point,
+                extension = name,
+                reason,
+                "wasm extension stopped the chain"
+            );
+            Ok(Flow::Stop)
+        }
+        Ok(Answer::Failed(message)) => Err(failed(WasmError::Failed {
+            module: hook.module.clone(),
+            message,
+        })),
+        Err(reason) => Err(failed(WasmError::BadOutput {
+            module: hook.module.clone(),
+            reason,
+        })),
+    }
+}
+
+fn failed(e: WasmError) -> Error {
+    let kind = match e {
+        WasmError::TimedOut { .. } => ErrorKind::Timeout,
+        _ => ErrorKind::Wasm,
+    };
+    Error::kind_msg(kind, "").with_source(e)
+}
+
+/// Replaces the payload with the guest's, or leaves it and fails when it does not fit the type.
+fn replace(codec: &JsonCodec, call: Call<'_>, text: &str) -> Result<(), Error> {
+    // SAFETY: as in `run`; the payload is exclusively borrowed by this dispatch.
+    unsafe { (codec.replace_from_str)(call.payload.0, text) }.map_err(|e| {
+        Error::kind_msg(
+            ErrorKind::Wasm,
+            "bad output: `payload` does not deserialize into the point's payload type; the payload was left as it was",
+        )
+        .with_source(e)
+    })
+}

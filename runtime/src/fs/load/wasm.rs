@@ -1,0 +1,310 @@
+//! Wasm extensions in the loader (feature `wasm`): which file a definition runs (a `.wasm` or
+//! `.wat` file in `extensions/`, or a manifest's `"wasm"`), whether it may run from its layer
+//! (trust, managed-only; `definitions` checks the point's codec first), its sandbox from the manifest's grants, and its compiled
+//! module, through the scope's [`ModuleCache`]. Whatever fails (unreadable, refused, a `sha256`
+//! pin that does not match, a module that does not compile or fit the interface, a grant that
+//! cannot be resolved) is a problem for the file, and its last good version keeps running.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sha2::{Digest as _, Sha256};
+
+use super::last_good::FileInEffect;
+use crate::fs::layers::FsConfig;
+use crate::fs::scan::{Manifest, OverrideKind};
+use crate::wasm::{Digest, Grants, Guest, MAX_MODULE_BYTES, ModuleCache, WasmHook, WasmStats};
+
+/// What the loader remembers of wasm extensions between reloads.
+#[derive(Default)]
+pub(crate) struct WasmFiles {
+    /// Created on first use, with the scope's cache folder.
+    cache: Option<ModuleCache>,
+    /// The last good version of each wasm extension, by override file.
+    last: HashMap<PathBuf, Good>,
+    /// The override files that defined a wasm extension in the current load.
+    seen: HashSet<PathBuf>,
+}
+
+/// One wasm extension as it last loaded well.
+#[derive(Clone)]
+struct Good {
+    /// The module file's identity and times when read, so an unchanged file is not read again.
+    stamp: Stamp,
+    /// SHA-256 (hex) of the module file as it is on disk (what a `sha256` pin names).
+    file_sha256: String,
+    digest: Digest,
+    guest: Arc<Guest>,
+    grants: Grants,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+}
+
+impl Stamp {
+    fn of(m: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+            ctime_ns: i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
+        }
+    }
+}
+
+impl WasmFiles {
+    /// The scope's compile statistics.
+    pub(crate) fn stats(&self) -> WasmStats {
+        self.cache
+            .as_ref()
+            .map(ModuleCache::stats)
+            .unwrap_or_default()
+    }
+
+    /// Ends a load: forgets the extensions no file defines any more and the modules none uses.
+    /// Returns a warning when the configured disk cache is not used.
+    pub(crate) fn sweep(&mut self) -> Option<String> {
+        let seen = std::mem::take(&mut self.seen);
+        self.last.retain(|path, _| seen.contains(path));
+        let used: HashSet<Digest> = self.last.values().map(|g| g.digest).collect();
+        let cache = self.cache.as_mut()?;
+        cache.retain(&used);
+        cache.disk_problem().map(str::to_owned)
+    }
+
+    fn cache(&mut self, config: &FsConfig) -> &mut ModuleCache {
+        self.cache
+            .get_or_insert_with(|| ModuleCache::new(config.wasm_cache.clone()))
+    }
+}
+
+/// What a file means as a wasm extension.
+pub(super) enum Outcome {
+    /// It is no wasm extension.
+    NotWasm,
+    /// It may not run from its layer (trust, managed-only): a warning, and shown inactive.
+    Refused(String),
+    /// The extension to run (its fresh version, or its last good one standing in, when there
+    /// is a problem with the file).
+    Run(WasmHook, Option<String>),
+    /// A problem with the file, and no last good version to run.
+    Failed(String),
+}
+
+impl WasmFiles {
+    /// True when `f` defines a wasm extension (a module file, or a manifest with `wasm`).
+    pub(super) fn is_wasm(f: &FileInEffect<'_>, manifest: Option<&Manifest>) -> bool {
+        module_file(f, manifest).is_some()
+    }
+
+    /// The wasm extension file `f` defines (its point already known to accept one).
+    pub(super) fn hook(
+        &mut self,
+        f: &FileInEffect<'_>,
+        manifest: Option<&Manifest>,
+        config: &FsConfig,
+    ) -> Outcome {
+        let Some(module) = module_file(f, manifest) else {
+            return Outcome::NotWasm;
+        };
+        if let Some(why) = refusal(f, config) {
+            return Outcome::Refused(why);
+        }
+        self.seen.insert(f.file.path.clone());
+        let fresh = match f.from_last_good {
+            // The bad file itself is never read: its last good module stands in.
+            true => Err(None),
+            false => self.load(f, manifest, &module, config),
+        };
+        let (good, problem) = match fresh {
+            Ok(good) => {
+                self.last.insert(f.file.path.clone(), good.clone());
+                (good, None)
+            }
+            Err(why) => match (self.last.get(&f.file.path), why) {
+                (Some(good), why) => (good.clone(), why),
+                (None, Some(why)) => return Outcome::Failed(why),
+                (None, None) => return Outcome::NotWasm,
+            },
+        };
+        Outcome::Run(WasmHook::new(module, good.guest, good.grants), problem)
+    }
+}
+
+/// The module file a definition runs: the file itself, or a manifest's `wasm` (relative to the
+/// layer folder).
+fn module_file(f: &FileInEffect<'_>, manifest: Option<&Manifest>) -> Option<PathBuf> {
+    match (&f.file.kind, manifest.and_then(|m| m.wasm.as_deref())) {
+        (OverrideKind::Wasm, _) => Some(f.file.path.clone()),
+        (_, Some(rel)) => Some(f.layer.root.join(rel)),
+        _ => None,
+    }
+}
+
+impl WasmFiles {
+    /// Loads one wasm extension afresh: its sandbox, then its module (read only when the file
+    /// changed). `Err(Some(why))` is a problem; `Err(None)` means "use the last good version".
+    fn load(
+        &mut self,
+        f: &FileInEffect<'_>,
+        manifest: Option<&Manifest>,
+        module: &Path,
+        config: &FsConfig,
+    ) -> Result<Good, Option<String>> {
+        let root = std::fs::canonicalize(&f.layer.root)
+            .map_err(|e| Some(format!("cannot resolve the layer folder: {e}")))?;
+        let grants = grants(f, manifest, root.clone())?;
+        let canon = std::fs::canonicalize(module)
+            .map_err(|e| Some(format!("cannot open wasm module {}: {e}", module.display())))?;
+        if !canon.starts_with(&root) {
+            return Err(Some(format!(
+                "wasm module {} resolves to {} outside the layer folder",
+                module.display(),
+                canon.display()
+            )));
+        }
+        let pin = manifest.and_then(|m| m.sha256.as_deref());
+        let meta = std::fs::metadata(&canon)
+            .map_err(|e| Some(format!("cannot inspect wasm module: {e}")))?;
+        if let Some(prev) = self.last.get(&f.file.path)
+            && prev.stamp == Stamp::of(&meta)
+            && pin.is_none_or(|p| p.eq_ignore_ascii_case(&prev.file_sha256))
+        {
+            return Ok(Good {
+                grants,
+                ..prev.clone()
+            });
+        }
+        let (stamp, bytes) = read_module(&canon).map_err(Some)?;
+        let file_sha256 = crate::wasm::cache::hex(&Sha256::digest(&bytes));
+        if let Some(want) = pin
+            && !want.eq_ignore_ascii_case(&file_sha256)
+        {
+            return Err(Some(format!(
+                "`sha256` pin does not match {}: expected {want}, the file has {file_sha256}; the last verified version stays active",
+                module.display()
+            )));
+        }
+        let binary = binary(&canon, &bytes).map_err(Some)?;
+        let started = std::time::Instant::now();
+        let (guest, digest, how) = self
+            .cache(config)
+            .guest(&binary)
+            .map_err(|why| Some(format!("wasm module {} {why}", module.display())))?;
+        tracing::debug!(module = %module.display(), how = ?how, elapsed_us = started.elapsed().as_micros() as u64, "wasm module loaded");
+        Ok(Good {
+            stamp,
+            file_sha256,
+            digest,
+            guest,
+            grants,
+        })
+    }
+}
+
+/// The module's binary form: the file itself, or (`.wat`) its text assembled.
+fn binary<'b>(path: &Path, bytes: &'b [u8]) -> Result<std::borrow::Cow<'b, [u8]>, String> {
+    if path.extension().is_some_and(|e| e == "wat") {
+        return wat::parse_bytes(bytes)
+            .map_err(|e| format!("{} is not valid WebAssembly text: {e}", path.display()));
+    }
+    Ok(std::borrow::Cow::Borrowed(bytes))
+}
+
+/// Reads a module file: a regular file, writable by nobody but its owner, at most
+/// [`MAX_MODULE_BYTES`]; checked on the open handle.
+fn read_module(path: &Path) -> Result<(Stamp, Vec<u8>), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot open wasm module {}: {e}", path.display()))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot inspect wasm module {}: {e}", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "wasm module {} is not a regular file",
+            path.display()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "wasm module {} is writable by group or others; refused (chmod go-w)",
+            path.display()
+        ));
+    }
+    if meta.len() == 0 {
+        return Err(format!(
+            "empty wasm module {} (an editor may be mid-save)",
+            path.display()
+        ));
+    }
+    if meta.len() > MAX_MODULE_BYTES {
+        return Err(format!(
+            "wasm module {} is larger than {MAX_MODULE_BYTES} bytes",
+            path.display()
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_MODULE_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read wasm module {}: {e}", path.display()))?;
+    Ok((Stamp::of(&meta), bytes))
+}
+
+/// The sandbox a manifest grants (nothing without one).
+fn grants(
+    f: &FileInEffect<'_>,
+    manifest: Option<&Manifest>,
+    root: PathBuf,
+) -> Result<Grants, Option<String>> {
+    let mut g = Grants::none(&f.file.point, &f.file.name, root);
+    let Some(m) = manifest else {
+        return Ok(g);
+    };
+    for entry in m.allowed_paths.iter().flatten() {
+        g.paths.push(g.resolve_grant(entry).map_err(Some)?);
+    }
+    g.env = m.allowed_env.clone().unwrap_or_default();
+    g.clock = m.clock.unwrap_or(false);
+    if let Some(mb) = m.max_memory_mb {
+        g.max_memory = mb as usize * 1024 * 1024;
+    }
+    if let Some(ms) = m.timeout_ms {
+        g.timeout = Duration::from_millis(ms);
+    }
+    Ok(g)
+}
+
+/// Why a wasm extension may not run from this layer, if it may not: managed-only, or an
+/// untrusted project. (The process-wide command-hook switch is about processes and does not
+/// apply.)
+fn refusal(f: &FileInEffect<'_>, config: &FsConfig) -> Option<String> {
+    let place = &f.layer.root;
+    if config.managed_hooks_only && !f.layer.managed {
+        return Some(format!(
+            "wasm extensions run only from managed folders (ScopeBuilder::managed_hooks_only), and {} is not managed",
+            place.display()
+        ));
+    }
+    if f.layer.project && !config.trust_project {
+        return Some(format!(
+            "wasm extension in the untrusted project folder {}; trust it with ScopeBuilder::trust_project(true)",
+            place.display()
+        ));
+    }
+    None
+}

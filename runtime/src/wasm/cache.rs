@@ -1,0 +1,240 @@
+//! Compiled modules by content hash: in memory (per scope: what its files use), and on disk in a
+//! private folder, so neither a reload nor a restart recompiles a module whose bytes did not
+//! change. Compiling happens here, on the loader's thread, never on the dispatch path.
+//!
+//! A disk entry is `<dir>/<engine tag>/<sha256 of the module>.cwasm`: a magic line, the SHA-256
+//! of the rest, then Wasmtime's serialized module. The engine tag separates Wasmtime versions and
+//! configurations; the checksum catches a truncated or damaged file, which is then recompiled.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sha2::{Digest as _, Sha256};
+use wasmtime::Module;
+
+use super::Guest;
+use super::engine::{self, Host};
+use super::private_dir;
+
+/// A module's content hash (SHA-256 of its binary form).
+pub(crate) type Digest = [u8; 32];
+
+const MAGIC: &[u8] = b"hookpoint-cwasm-1\n";
+
+/// How many modules a scope's loader compiled or found in a cache, since the scope was built.
+///
+/// ```
+/// let stats = hookpoint::wasm::WasmStats::default();
+/// assert_eq!(stats.compiled + stats.from_disk + stats.from_memory, 0);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct WasmStats {
+    /// Modules compiled (a cold cache, or a module never seen).
+    pub compiled: u64,
+    /// Modules loaded from the on-disk cache without compiling.
+    pub from_disk: u64,
+    /// Reloads that found the module already compiled in memory.
+    pub from_memory: u64,
+    /// Compiled modules written to the on-disk cache.
+    pub written: u64,
+}
+
+/// How a module was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Provenance {
+    Memory,
+    Disk,
+    Compiled,
+}
+
+/// Where the disk cache is, or why there is none.
+enum Disk {
+    /// Not resolved yet: the folder is created and checked on first use.
+    Pending(PathBuf),
+    Ready(PathBuf),
+    Off(Option<String>),
+}
+
+/// One scope's compiled modules.
+pub(crate) struct ModuleCache {
+    memory: HashMap<Digest, Arc<Guest>>,
+    /// Modules that do not compile or do not fit the interface, with why (deterministic, so a
+    /// bad file is not recompiled at every reload).
+    refused: HashMap<Digest, String>,
+    /// The modules asked for since the last [`retain`](Self::retain).
+    asked: HashSet<Digest>,
+    disk: Disk,
+    stats: WasmStats,
+}
+
+impl ModuleCache {
+    /// A cache with its disk part in `dir` (created on first use), or none.
+    pub(crate) fn new(dir: Option<PathBuf>) -> ModuleCache {
+        ModuleCache {
+            memory: HashMap::new(),
+            refused: HashMap::new(),
+            asked: HashSet::new(),
+            disk: dir.map_or(Disk::Off(None), Disk::Pending),
+            stats: WasmStats::default(),
+        }
+    }
+
+    pub(crate) fn stats(&self) -> WasmStats {
+        self.stats
+    }
+
+    /// Why the configured disk cache is not used, if it is not.
+    pub(crate) fn disk_problem(&self) -> Option<&str> {
+        match &self.disk {
+            Disk::Off(why) => why.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The linked guest for module `bytes` (binary), compiling only when neither cache has it.
+    ///
+    /// # Errors
+    /// Why the module cannot run: it does not validate or compile, or does not fit the guest
+    /// interface (or the engine is unavailable).
+    pub(crate) fn guest(
+        &mut self,
+        bytes: &[u8],
+    ) -> Result<(Arc<Guest>, Digest, Provenance), String> {
+        let digest: Digest = Sha256::digest(bytes).into();
+        self.asked.insert(digest);
+        if let Some(g) = self.memory.get(&digest) {
+            self.stats.from_memory += 1;
+            return Ok((g.clone(), digest, Provenance::Memory));
+        }
+        if let Some(why) = self.refused.get(&digest) {
+            return Err(why.clone());
+        }
+        let host = engine::host().map_err(str::to_owned)?;
+        let result = self
+            .module(host, bytes, &digest)
+            .and_then(|(module, how)| Guest::new(host, &module).map(|g| (Arc::new(g), how)));
+        match result {
+            Ok((guest, how)) => {
+                self.memory.insert(digest, guest.clone());
+                Ok((guest, digest, how))
+            }
+            Err(why) => {
+                self.refused.insert(digest, why.clone());
+                Err(why)
+            }
+        }
+    }
+
+    /// Forgets the modules no file uses any more (their memory goes with the last snapshot that
+    /// holds them), and the refusals of modules no file asked for since the last call.
+    pub(crate) fn retain(&mut self, used: &HashSet<Digest>) {
+        let asked = std::mem::take(&mut self.asked);
+        self.memory.retain(|d, _| used.contains(d));
+        self.refused.retain(|d, _| asked.contains(d));
+    }
+
+    /// The compiled module: from disk, else compiled (and written to disk).
+    fn module(
+        &mut self,
+        host: &Host,
+        bytes: &[u8],
+        digest: &Digest,
+    ) -> Result<(Module, Provenance), String> {
+        let file = self
+            .disk_dir(host)
+            .map(|dir| dir.join(format!("{}.cwasm", hex(digest))));
+        if let Some(module) = file.as_deref().and_then(|f| load(host, f)) {
+            self.stats.from_disk += 1;
+            return Ok((module, Provenance::Disk));
+        }
+        let module =
+            Module::new(&host.engine, bytes).map_err(|e| format!("does not compile: {e:#}"))?;
+        self.stats.compiled += 1;
+        if let Some(file) = file {
+            match module.serialize() {
+                Ok(body) => {
+                    let sum = Sha256::digest(&body);
+                    match private_dir::write_private(&file, &[MAGIC, &sum, &body]) {
+                        Ok(()) => self.stats.written += 1,
+                        Err(e) => {
+                            tracing::debug!(file = %file.display(), error = %e, "wasm: cannot write the module cache")
+                        }
+                    }
+                }
+                Err(e) => tracing::debug!(error = %e, "wasm: cannot serialize a compiled module"),
+            }
+        }
+        Ok((module, Provenance::Compiled))
+    }
+
+    /// The checked folder of this engine's entries, resolving it on first use.
+    fn disk_dir(&mut self, host: &Host) -> Option<PathBuf> {
+        if let Disk::Pending(dir) = &self.disk {
+            let tagged = dir.join(engine_tag(host));
+            self.disk = match private_dir::ensure(&tagged) {
+                Ok(ready) => Disk::Ready(ready),
+                Err(why) => {
+                    tracing::warn!("wasm: not using the compiled-module cache: {why}");
+                    Disk::Off(Some(format!("the compiled-module cache is off: {why}")))
+                }
+            };
+        }
+        match &self.disk {
+            Disk::Ready(dir) => Some(dir.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// A module from a disk entry, or `None` (missing, not private, damaged, or from another engine).
+fn load(host: &Host, file: &Path) -> Option<Module> {
+    let (mut f, meta) = private_dir::open_private(file)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).ok()?);
+    f.read_to_end(&mut bytes).ok()?;
+    let rest = bytes.strip_prefix(MAGIC)?;
+    let (sum, body) = rest.split_at_checked(32)?;
+    if Sha256::digest(body).as_slice() != sum {
+        tracing::debug!(file = %file.display(), "wasm: damaged cache entry; recompiling");
+        return None;
+    }
+    // SAFETY: `Module::deserialize` maps `body` as native code, so it must be what
+    // `Module::serialize` wrote. It is: the file was opened without following symlinks inside a
+    // folder checked (`private_dir::check`) to be writable only by this user and not replaceable
+    // by another, the handle itself is a regular file owned by this user that nobody else may
+    // write, and only `ModuleCache::module` writes such files, from `Module::serialize`, behind a
+    // checksum that this body matches (so it is complete). Wasmtime itself refuses, with an
+    // error, bytes serialized by another version or configuration.
+    let module = unsafe { Module::deserialize(&host.engine, body) };
+    module
+        .map_err(|e| tracing::debug!(file = %file.display(), error = %e, "wasm: stale cache entry; recompiling"))
+        .ok()
+}
+
+/// A short tag of the engine's compatibility (Wasmtime version and settings).
+fn engine_tag(host: &Host) -> String {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    host.engine.precompile_compatibility_hash().hash(&mut h);
+    format!("engine-{:016x}", h.finish())
+}
+
+/// Lower-case hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The default folder of the on-disk cache: `$XDG_CACHE_HOME/hookpoint/wasm`, else
+/// `$HOME/.cache/hookpoint/wasm`; `None` when neither variable is set.
+pub fn default_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        })?;
+    Some(base.join("hookpoint").join("wasm"))
+}

@@ -1,0 +1,67 @@
+//! [`WasmHook`]: one wasm extension of a snapshot: its checked, linked module, its sandbox and
+//! (for guests that keep state) its idle instances. Calls from many threads at once are fine:
+//! each runs in an instance of its own.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::call::Live;
+use super::engine;
+use super::pool::Idle;
+use super::{Grants, Guest, WasmError};
+
+/// A wasm extension, as a snapshot holds it.
+pub(crate) struct WasmHook {
+    /// The module file (for messages).
+    pub(crate) module: PathBuf,
+    guest: Arc<Guest>,
+    grants: Arc<Grants>,
+    idle: Idle,
+    input_prefix: Vec<u8>,
+}
+
+impl WasmHook {
+    pub(crate) fn new(module: PathBuf, guest: Arc<Guest>, grants: Grants) -> WasmHook {
+        let input_prefix = format!(
+            "{{\"point\":{},\"extension\":{},\"payload\":",
+            serde_json::Value::from(grants.point.as_str()),
+            serde_json::Value::from(grants.extension.as_str())
+        )
+        .into_bytes();
+        WasmHook {
+            module,
+            guest,
+            grants: Arc::new(grants),
+            idle: Idle::default(),
+            input_prefix,
+        }
+    }
+
+    /// The start of every input of this extension, `{"point":..,"extension":..,"payload":`
+    /// (the payload and a closing `}` follow).
+    pub(crate) fn input_prefix(&self) -> &[u8] {
+        &self.input_prefix
+    }
+
+    /// Calls the guest with `input` (the hook input JSON): in a fresh instance, or in an idle
+    /// one when the guest keeps state. Returns its output, unparsed.
+    ///
+    /// # Errors
+    /// See [`WasmError`].
+    pub(crate) fn call(&self, input: &[u8]) -> Result<Vec<u8>, WasmError> {
+        let host = engine::host().map_err(|reason| WasmError::CouldNotStart {
+            module: self.module.clone(),
+            reason: reason.to_owned(),
+        })?;
+        let _in_flight = host.in_flight();
+        let mut live = match self.guest.keep_state.then(|| self.idle.take()).flatten() {
+            Some(live) => live,
+            None => Live::new(host, &self.guest, &self.grants, &self.module)?,
+        };
+        let answer = live.call(input, &self.module);
+        if self.guest.keep_state && answer.is_ok() {
+            self.idle.put(live);
+        }
+        answer
+    }
+}

@@ -1,0 +1,160 @@
+//! WebAssembly extensions (feature `wasm`; README "WebAssembly extensions"): real `.wasm` and
+//! `.wat` files in temporary layer folders, guests assembled from WAT in the tests, each test with
+//! its own scope and its own compiled-module cache folder.
+
+#![cfg(feature = "wasm")]
+
+mod examples;
+mod guests;
+mod protocol;
+mod reload;
+mod sandbox;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use hookpoint::{Scope, ScopeBuilder, point};
+use serde::{Deserialize, Serialize};
+
+/// The payload of the test points.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Doc {
+    pub n: u32,
+    pub text: String,
+    /// Whatever a guest wants to show the test (e.g. the input it received).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen: Option<serde_json::Value>,
+}
+
+/// A tool call waiting for a decision.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Call {
+    pub tool: String,
+    pub args: serde_json::Value,
+    pub status: String,
+}
+
+/// The agent's system prompt, as JSON sees it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Prompt {
+    pub agent_name: String,
+    pub parts: Vec<String>,
+    pub tools: Vec<serde_json::Value>,
+}
+
+point! {
+    /// Sync; wasm extensions attach through the folder `extensions/wasm_doc/`.
+    #[serde]
+    pub static DOC: SyncPoint<Doc> = "wasm_doc";
+    /// Async, for the async dispatch loop.
+    #[serde]
+    pub static DOC_ASYNC: AsyncPoint<Doc> = "wasm_doc_async";
+    /// A tool call, for the example guests (`runtime/guests/`).
+    #[serde]
+    pub static CALL: SyncPoint<Call> = "wasm_call";
+    /// A prompt shaped like the agent's, for the demo's guest.
+    #[serde]
+    pub static PROMPT: SyncPoint<Prompt> = "wasm_prompt";
+    /// Not `#[serde]`: wasm extensions are refused.
+    pub static PLAIN: SyncPoint<Doc> = "wasm_plain";
+}
+
+#[hookpoint::extension(point = DOC, order = 50, name = "compiled_tail")]
+fn compiled_tail(doc: &mut Doc) {
+    doc.text.push_str("+tail");
+}
+
+#[hookpoint::extension(point = PLAIN, name = "plain_base")]
+fn plain_base(_: &mut Doc) {}
+
+/// A layer folder (used as the scope's user layer) and a private cache folder.
+pub struct Layer {
+    pub dir: tempfile::TempDir,
+    pub cache: tempfile::TempDir,
+}
+
+impl Layer {
+    pub fn temp() -> Layer {
+        Layer {
+            dir: tempfile::tempdir().expect("tempdir"),
+            cache: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `<root>/<rel>` (mode 0644), creating folders.
+    pub fn put(&self, rel: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.root().join(rel);
+        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        // Written beside and renamed, as an editor saves: a reader never sees half a file.
+        let tmp = path.with_extension("partial");
+        fs::write(&tmp, bytes).expect("write");
+        fs::set_permissions(&tmp, fs::Permissions::from_mode(0o644)).expect("chmod");
+        fs::rename(&tmp, &path).expect("rename");
+        path
+    }
+
+    /// Writes an extension file of the point `wasm_doc`.
+    pub fn ext(&self, file: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        self.put(&format!("extensions/wasm_doc/{file}"), bytes)
+    }
+
+    /// The cache folder (inside the private temporary folder).
+    pub fn cache_dir(&self) -> PathBuf {
+        self.cache.path().join("modules")
+    }
+
+    /// A scope with this folder as its user layer, not watched.
+    pub fn scope(&self) -> Scope {
+        self.builder().build().expect("scope")
+    }
+
+    /// A scope with this folder as its project layer (rank 1), trusted or not.
+    pub fn project_scope(&self, trust: bool) -> Scope {
+        ScopeBuilder::new("wasm-project")
+            .project(self.root())
+            .trust_project(trust)
+            .watch(false)
+            .wasm_cache(Some(self.cache_dir()))
+            .build()
+            .expect("scope")
+    }
+
+    pub fn builder(&self) -> ScopeBuilder {
+        ScopeBuilder::new("wasm-test")
+            .user(self.root())
+            .watch(false)
+            .wasm_cache(Some(self.cache_dir()))
+    }
+}
+
+/// Dispatches `DOC` in `scope` on a fresh payload.
+pub fn run(scope: &Scope) -> Result<Doc, hookpoint::Error> {
+    let mut doc = Doc {
+        n: 0,
+        text: "start".into(),
+        seen: None,
+    };
+    DOC.call_in(scope, &mut doc).map(|()| doc)
+}
+
+/// The scope's status problems, as `file: message` lines.
+pub fn problems(scope: &Scope) -> Vec<String> {
+    scope
+        .status()
+        .problems
+        .iter()
+        .map(|p| format!("{}: {}", p.path.display(), p.message))
+        .collect()
+}
+
+/// The wasm error behind a dispatch error.
+pub fn wasm_error(e: &hookpoint::Error) -> &hookpoint::wasm::WasmError {
+    std::error::Error::source(e)
+        .and_then(|s| s.downcast_ref())
+        .unwrap_or_else(|| panic!("not a wasm error: {e:?}"))
+}

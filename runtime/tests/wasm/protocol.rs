@@ -1,0 +1,326 @@
+//! The protocol: a wasm extension gets a command hook's input and answers like one (plus
+//! `{"error": ...}`), with the override rules of any extension file.
+
+use hookpoint::ErrorKind;
+use hookpoint::wasm::WasmError;
+use serde_json::json;
+
+use super::guests::Guest;
+use super::{DOC, DOC_ASYNC, Doc, Layer, problems, run, wasm_error};
+
+#[test]
+fn payload_answer_replaces_the_payload_and_later_extensions_see_it() {
+    let layer = Layer::temp();
+    layer.ext(
+        "x.wasm",
+        Guest::answer(r#"{"payload":{"n":2,"text":"wasm"}}"#).wasm(),
+    );
+    let doc = run(&layer.scope()).expect("dispatch");
+    assert_eq!((doc.n, doc.text.as_str()), (2, "wasm+tail"));
+}
+
+#[test]
+fn empty_answer_leaves_the_payload() {
+    let layer = Layer::temp();
+    layer.ext("x.wasm", Guest::answer("{}").wasm());
+    layer.ext("y.wasm", Guest::answer("").wasm());
+    let doc = run(&layer.scope()).expect("dispatch");
+    assert_eq!((doc.n, doc.text.as_str()), (0, "start+tail"));
+}
+
+#[test]
+fn error_answer_fails_the_extension_with_its_message_and_leaves_the_payload() {
+    let layer = Layer::temp();
+    let path = layer.ext(
+        "gate.wasm",
+        Guest::answer(r#"{"error":"no ticket"}"#).wasm(),
+    );
+    let scope = layer.scope();
+    let mut doc = Doc::default();
+    let e = DOC
+        .call_in(&scope, &mut doc)
+        .expect_err("the guest said no");
+    assert_eq!(e.kind(), ErrorKind::Wasm);
+    assert_eq!(e.extension(), Some("gate"));
+    assert_eq!(
+        wasm_error(&e),
+        &WasmError::Failed {
+            module: path,
+            message: "no ticket".into()
+        }
+    );
+    assert!(e.to_string().contains("no ticket"), "{e}");
+    assert_eq!(
+        doc,
+        Doc::default(),
+        "the payload is left, and the chain stopped"
+    );
+}
+
+#[test]
+fn continue_false_stops_the_chain() {
+    let layer = Layer::temp();
+    layer.ext(
+        "stop.wasm",
+        Guest::answer(r#"{"continue":false,"stopReason":"done"}"#).wasm(),
+    );
+    let scope = layer.scope();
+    let mut doc = Doc::default();
+    let outcome = DOC.dispatch_in(&scope, &mut doc).expect("dispatch");
+    assert_eq!(outcome.stopped_by(), Some("stop"));
+    assert_eq!(doc.text, "", "compiled_tail did not run");
+}
+
+#[test]
+fn the_guest_gets_the_command_hook_input() {
+    let layer = Layer::temp();
+    layer.ext(
+        "_-1_look.wasm",
+        Guest::echo(r#"{"payload":{"n":1,"text":"","seen":"#, "}}").wasm(),
+    );
+    let doc = run(&layer.scope()).expect("dispatch");
+    assert_eq!(
+        doc.seen,
+        Some(
+            json!({"point": "wasm_doc", "extension": "look", "payload": {"n": 0, "text": "start"}})
+        )
+    );
+}
+
+#[test]
+fn a_wat_text_file_is_a_wasm_extension_too() {
+    let layer = Layer::temp();
+    layer.ext(
+        "t.wat",
+        Guest::answer(r#"{"payload":{"n":7,"text":"text"}}"#).wat(),
+    );
+    let doc = run(&layer.scope()).expect("dispatch");
+    assert_eq!(doc.n, 7);
+}
+
+#[test]
+fn a_manifest_runs_a_module_of_its_layer_with_order_and_error_policy() {
+    let layer = Layer::temp();
+    layer.put(
+        "guests/fails.wasm",
+        Guest::answer(r#"{"error":"boom"}"#).wasm(),
+    );
+    layer.put(
+        "guests/sets.wasm",
+        Guest::answer(r#"{"payload":{"n":3,"text":"late"}}"#).wasm(),
+    );
+    layer.ext("_60_late.json", r#"{"wasm": "guests/sets.wasm"}"#);
+    layer.ext(
+        "early.json",
+        r#"{"wasm": "guests/fails.wasm", "on_error": "log", "order": -5}"#,
+    );
+    let scope = layer.scope();
+    assert_eq!(problems(&scope), Vec::<String>::new());
+    let doc = run(&scope).expect("the failing one only logs");
+    assert_eq!(
+        (doc.n, doc.text.as_str()),
+        (3, "late"),
+        "late (60) ran after the tail (50)"
+    );
+    let info = scope.introspect();
+    let p = info.iter().find(|p| p.name == "wasm_doc").expect("listed");
+    let shown: Vec<_> = p
+        .extensions
+        .iter()
+        .map(|e| (e.name.as_str(), e.order, e.runs_as, e.on_error))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("early", -5, "wasm", "log"),
+            ("compiled_tail", 50, "sync", "propagate"),
+            ("late", 60, "wasm", "propagate")
+        ]
+    );
+}
+
+#[test]
+fn a_module_path_leaving_the_layer_is_refused() {
+    let layer = Layer::temp();
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::write(outside.path().join("x.wasm"), Guest::answer("{}").wasm()).expect("write");
+    let rel = format!(
+        "../{}/x.wasm",
+        outside.path().file_name().unwrap().to_string_lossy()
+    );
+    let manifest = layer.ext("x.json", format!(r#"{{"wasm": "{rel}"}}"#));
+    let scope = layer.scope();
+    let found = problems(&scope);
+    assert!(
+        found
+            .iter()
+            .any(|p| p.starts_with(&manifest.display().to_string())
+                && p.contains("outside the layer folder")),
+        "{found:?}"
+    );
+    assert_eq!(
+        scope.snapshot().extension_names("wasm_doc"),
+        ["compiled_tail"]
+    );
+}
+
+#[test]
+fn a_replacing_payload_that_does_not_fit_the_type_is_an_error_and_leaves_the_payload() {
+    let layer = Layer::temp();
+    layer.ext("x.wasm", Guest::answer(r#"{"payload":{"n":"two"}}"#).wasm());
+    let scope = layer.scope();
+    let mut doc = Doc::default();
+    let e = DOC.call_in(&scope, &mut doc).expect_err("bad payload");
+    assert_eq!(e.kind(), ErrorKind::Wasm);
+    assert!(e.to_string().contains("does not deserialize"), "{e}");
+    assert_eq!(doc, Doc::default());
+}
+
+#[test]
+fn async_dispatch_runs_wasm_extensions() {
+    let layer = Layer::temp();
+    layer.put(
+        "extensions/wasm_doc_async/x.wasm",
+        Guest::answer(r#"{"payload":{"n":9,"text":"async"}}"#).wasm(),
+    );
+    let scope = layer.scope();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("rt");
+    let mut doc = Doc::default();
+    rt.block_on(DOC_ASYNC.call_in(&scope, &mut doc))
+        .expect("dispatch");
+    assert_eq!((doc.n, doc.text.as_str()), (9, "async"));
+}
+
+#[test]
+fn a_point_not_declared_serde_refuses_wasm_extensions() {
+    let layer = Layer::temp();
+    layer.put("extensions/wasm_plain/x.wasm", Guest::answer("{}").wasm());
+    let scope = layer.scope();
+    let found = problems(&scope);
+    assert!(
+        found
+            .iter()
+            .any(|p| p.contains("does not accept wasm extensions")),
+        "{found:?}"
+    );
+    let info = scope.introspect();
+    let p = info
+        .iter()
+        .find(|p| p.name == "wasm_plain")
+        .expect("listed");
+    assert_eq!(p.inactive.len(), 1);
+    assert!(
+        p.inactive[0].why.contains("#[serde]"),
+        "{}",
+        p.inactive[0].why
+    );
+}
+
+#[test]
+fn a_project_layer_runs_wasm_only_when_trusted() {
+    let layer = Layer::temp();
+    layer.ext(
+        "x.wasm",
+        Guest::answer(r#"{"payload":{"n":1,"text":"p"}}"#).wasm(),
+    );
+    let build = |trust| layer.project_scope(trust);
+    let untrusted = build(false);
+    assert_eq!(run(&untrusted).expect("dispatch").n, 0);
+    let warnings = untrusted.status().warnings;
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("untrusted project folder")),
+        "{warnings:?}"
+    );
+    assert_eq!(run(&build(true)).expect("dispatch").n, 1);
+}
+
+#[test]
+fn a_higher_layer_disables_or_changes_a_wasm_extension_by_name() {
+    let layer = Layer::temp();
+    layer.ext("x.wasm", Guest::answer(r#"{"error":"boom"}"#).wasm());
+    let profile = |manifest: &str| {
+        layer.put("agents/p/extensions/wasm_doc/x.json", manifest);
+        layer.builder().profile("p").build().expect("scope")
+    };
+    let scope = profile(r#"{"on_error": "log", "order": 70}"#);
+    run(&scope).expect("the higher layer's manifest made the error a log line");
+    let info = scope.introspect();
+    let x = info
+        .iter()
+        .find(|p| p.name == "wasm_doc")
+        .and_then(|p| p.extensions.iter().find(|e| e.name == "x"))
+        .expect("x listed");
+    assert_eq!((x.order, x.runs_as, x.on_error), (70, "wasm", "log"));
+    let scope = profile(r#"{"enabled": false}"#);
+    assert_eq!(
+        scope.snapshot().extension_names("wasm_doc"),
+        ["compiled_tail"]
+    );
+}
+
+#[test]
+fn match_skips_a_wasm_extension_for_payloads_it_rejects() {
+    let layer = Layer::temp();
+    layer.put(
+        "guests/x.wasm",
+        Guest::answer(r#"{"payload":{"n":5,"text":"go"}}"#).wasm(),
+    );
+    layer.ext(
+        "x.json",
+        r#"{"wasm": "guests/x.wasm", "match": {"/text": "go*"}}"#,
+    );
+    let scope = layer.scope();
+    assert_eq!(
+        run(&scope).expect("no match").n,
+        0,
+        "text is `start`: skipped"
+    );
+    let mut doc = Doc {
+        text: "gone".into(),
+        ..Doc::default()
+    };
+    DOC.call_in(&scope, &mut doc).expect("dispatch");
+    assert_eq!(doc.n, 5);
+}
+
+#[test]
+fn wasm_manifest_keys_are_checked_with_clear_errors() {
+    let cases = [
+        (r#"{"allowed_paths": ["data"]}"#, "it needs `wasm`"),
+        (
+            r#"{"wasm": "g.wasm", "command": ["./x"]}"#,
+            "either `command` or `wasm`",
+        ),
+        (r#"{"wasm": ""}"#, "must not be empty"),
+        (
+            r#"{"wasm": "g.wasm", "max_memory_mb": 0}"#,
+            "between 1 and 1024",
+        ),
+        (
+            r#"{"wasm": "g.wasm", "allowed_env": [""]}"#,
+            "must not be empty",
+        ),
+        (
+            r#"{"wasm": "g.wasm", "clock": "yes"}"#,
+            "expected a boolean",
+        ),
+        (
+            r#"{"wasm": "g.wasm", "allowed_paths": ["../up"]}"#,
+            "without `..`",
+        ),
+    ];
+    for (manifest, why) in cases {
+        let layer = Layer::temp();
+        layer.put("g.wasm", Guest::answer("{}").wasm());
+        layer.ext("x.json", manifest);
+        let found = problems(&layer.scope());
+        assert!(
+            found.iter().any(|p| p.contains(why)),
+            "{manifest}: {found:?}"
+        );
+    }
+}

@@ -1,0 +1,266 @@
+//! Hot reload: last good versions, the compiled-module cache across scopes (a restart), pins,
+//! and swapping a module while other threads dispatch.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use super::guests::Guest;
+use super::{Layer, problems, run};
+
+fn version(n: u32) -> Vec<u8> {
+    Guest::answer(&format!(r#"{{"payload":{{"n":{n},"text":"v{n}"}}}}"#)).wasm()
+}
+
+#[test]
+fn a_corrupt_module_keeps_its_last_good_version_until_fixed() {
+    let layer = Layer::temp();
+    let path = layer.ext("x.wasm", version(1));
+    let scope = layer.scope();
+    assert_eq!(run(&scope).expect("v1").n, 1);
+    layer.ext("x.wasm", b"\0asm\x01\0\0\0garbage");
+    scope.reload();
+    let found = problems(&scope);
+    assert!(
+        found
+            .iter()
+            .any(|p| p.starts_with(&path.display().to_string()) && p.contains("does not compile")),
+        "{found:?}"
+    );
+    assert_eq!(run(&scope).expect("last good").n, 1);
+    layer.ext("x.wasm", version(2));
+    scope.reload();
+    assert_eq!(problems(&scope), Vec::<String>::new());
+    assert_eq!(run(&scope).expect("v2").n, 2);
+}
+
+#[test]
+fn a_module_that_breaks_the_interface_keeps_the_last_good_version() {
+    let layer = Layer::temp();
+    layer.ext(
+        "x.wat",
+        Guest::answer(r#"{"payload":{"n":1,"text":""}}"#).wat(),
+    );
+    let scope = layer.scope();
+    assert_eq!(run(&scope).expect("v1").n, 1);
+    layer.ext("x.wat", r#"(module (memory (export "memory") 1))"#);
+    scope.reload();
+    assert!(
+        problems(&scope)
+            .iter()
+            .any(|p| p.contains("hookpoint_alloc"))
+    );
+    assert_eq!(run(&scope).expect("last good").n, 1);
+}
+
+#[test]
+fn a_module_made_group_writable_is_refused_and_its_last_good_version_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let layer = Layer::temp();
+    let path = layer.ext("x.wasm", version(1));
+    let scope = layer.scope();
+    std::fs::write(&path, version(2)).expect("write");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    scope.reload();
+    assert!(
+        problems(&scope)
+            .iter()
+            .any(|p| p.contains("writable by group or others"))
+    );
+    assert_eq!(run(&scope).expect("last good").n, 1, "v2 is never read");
+}
+
+#[test]
+fn the_compiled_module_cache_survives_a_restart() {
+    let layer = Layer::temp();
+    layer.ext("x.wasm", version(1));
+    let first = layer.scope();
+    assert_eq!(run(&first).expect("dispatch").n, 1);
+    let stats = first.wasm_stats();
+    assert_eq!((stats.compiled, stats.written, stats.from_disk), (1, 1, 0));
+    for _ in 0..3 {
+        first.reload();
+    }
+    assert_eq!(
+        first.wasm_stats().compiled,
+        1,
+        "reloads do not recompile an unchanged module"
+    );
+    drop(first);
+    // A second scope has an empty memory cache, as a restarted process does.
+    let second = layer.scope();
+    let stats = second.wasm_stats();
+    assert_eq!(
+        (stats.compiled, stats.from_disk),
+        (0, 1),
+        "loaded from disk, not compiled"
+    );
+    assert_eq!(run(&second).expect("dispatch").n, 1);
+}
+
+#[test]
+fn going_back_to_an_earlier_version_loads_it_from_the_disk_cache() {
+    let layer = Layer::temp();
+    layer.ext("x.wasm", version(1));
+    let scope = layer.scope();
+    layer.ext("x.wasm", version(2));
+    scope.reload();
+    layer.ext("x.wasm", version(1));
+    scope.reload();
+    let stats = scope.wasm_stats();
+    assert_eq!((stats.compiled, stats.from_disk), (2, 1), "{stats:?}");
+    assert_eq!(run(&scope).expect("dispatch").n, 1);
+}
+
+#[test]
+fn a_damaged_cache_entry_is_recompiled() {
+    let layer = Layer::temp();
+    layer.ext("x.wasm", version(1));
+    drop(layer.scope());
+    let entries: Vec<_> = walk(&layer.cache_dir())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "cwasm"))
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let mut bytes = std::fs::read(&entries[0]).expect("read");
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&entries[0], bytes).expect("write");
+    let scope = layer.scope();
+    let stats = scope.wasm_stats();
+    assert_eq!((stats.compiled, stats.from_disk), (1, 0));
+    assert_eq!(run(&scope).expect("dispatch").n, 1);
+}
+
+#[test]
+fn a_cache_folder_others_can_write_is_not_used_and_the_status_says_why() {
+    use std::os::unix::fs::PermissionsExt;
+    let layer = Layer::temp();
+    layer.ext("x.wasm", version(1));
+    std::fs::create_dir_all(layer.cache_dir()).expect("mkdir");
+    std::fs::set_permissions(layer.cache_dir(), std::fs::Permissions::from_mode(0o777))
+        .expect("chmod");
+    let first = layer.scope();
+    let warnings = first.status().warnings;
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("compiled-module cache is off") && w.contains("mode 777")),
+        "{warnings:?}"
+    );
+    assert_eq!(run(&first).expect("still runs").n, 1);
+    assert_eq!(first.wasm_stats().written, 0);
+    assert!(walk(&layer.cache_dir()).is_empty(), "nothing written there");
+}
+
+#[test]
+fn a_sha256_pin_refuses_a_changed_module_and_keeps_the_verified_one() {
+    use sha2::Digest;
+    let layer = Layer::temp();
+    let v1 = version(1);
+    let sum: String = sha2::Sha256::digest(&v1)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    layer.put("g/x.wasm", &v1);
+    let manifest = format!(r#"{{"wasm": "g/x.wasm", "sha256": "{sum}"}}"#);
+    layer.ext("x.json", &manifest);
+    let scope = layer.scope();
+    assert_eq!(run(&scope).expect("verified").n, 1);
+    layer.put("g/x.wasm", version(2));
+    scope.reload();
+    assert!(
+        problems(&scope)
+            .iter()
+            .any(|p| p.contains("`sha256` pin does not match"))
+    );
+    assert_eq!(run(&scope).expect("last verified").n, 1);
+}
+
+#[test]
+fn reloading_a_new_version_while_threads_dispatch_never_tears_a_call() {
+    let layer = Layer::temp();
+    layer.ext("x.wasm", version(1));
+    let scope = layer.scope();
+    let done = AtomicBool::new(false);
+    let calls = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                while !done.load(Ordering::Acquire) {
+                    let doc = run(&scope).expect("no call fails while reloading");
+                    let whole = (doc.n == 1 && doc.text == "v1+tail")
+                        || (doc.n == 2 && doc.text == "v2+tail");
+                    assert!(whole, "a torn call: {doc:?}");
+                    calls.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        for i in 0..20 {
+            layer.ext("x.wasm", version(if i % 2 == 0 { 2 } else { 1 }));
+            scope.reload();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        done.store(true, Ordering::Release);
+    });
+    assert!(calls.load(Ordering::Relaxed) > 0);
+    // The last reload installed version 1 (i = 19): every call from now on sees it.
+    assert_eq!(run(&scope).expect("dispatch").n, 1);
+}
+
+#[test]
+fn a_module_dropped_into_a_watched_folder_takes_effect() {
+    let layer = Layer::temp();
+    std::fs::create_dir_all(layer.root().join("extensions/wasm_doc")).expect("mkdir");
+    let scope = layer
+        .builder()
+        .watch(true)
+        .debounce(Duration::from_millis(20))
+        .build()
+        .expect("scope");
+    let (tx, rx) = std::sync::mpsc::channel();
+    scope.on_reload(move |e| {
+        let _ = tx.send(e.generation);
+    });
+    layer.ext("x.wasm", version(4));
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("a reload followed the drop");
+    while run(&scope).expect("dispatch").n != 4 {
+        // A burst may take two reloads (the file, then its folder's change).
+        rx.recv_timeout(Duration::from_secs(30))
+            .expect("the module took effect");
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_bad_module_is_not_recompiled_at_every_reload() {
+    let layer = Layer::temp();
+    layer.ext("x.wasm", version(1));
+    let scope = layer.scope();
+    // Valid WebAssembly that does not fit the interface: it compiles, then is refused.
+    layer.ext("y.wat", r#"(module (memory (export "memory") 1))"#);
+    scope.reload();
+    let compiled = scope.wasm_stats().compiled;
+    assert_eq!(compiled, 2, "x, then y");
+    scope.reload();
+    scope.reload();
+    assert_eq!(
+        scope.wasm_stats().compiled,
+        compiled,
+        "the refusal is remembered"
+    );
+    assert!(problems(&scope).iter().any(|p| p.contains("y.wat")));
+}
