@@ -74,3 +74,32 @@ fn explain_names_the_folder_plugin_a_command_hook_comes_from() {
         "{out}"
     );
 }
+
+hookpoint::point! {
+    pub static DANGLING: SyncPoint<u8> = "cli_dangling";
+}
+
+#[hookpoint::extension(point = DANGLING, after = "nobody")]
+fn waits_for_nobody(n: &mut u8) {
+    *n += 1;
+}
+
+#[test]
+fn explain_shows_an_ordering_problem_as_a_warning_not_a_refused_point() {
+    let scope = ScopeBuilder::new("cli-dangling")
+        .watch(false)
+        .build()
+        .expect("scope");
+    let mut out = Vec::new();
+    let exit = run_from(&scope, ["hookpoint", "explain", "cli_dangling"], &mut out);
+    let out = String::from_utf8(out).expect("utf-8");
+    assert_eq!(exit, Exit::Ok, "{out}");
+    assert!(!out.contains("refused"), "{out}");
+    assert!(out.contains("warning:") && out.contains("nobody"), "{out}");
+    assert!(out.contains("waits_for_nobody: runs 1 of 1"), "{out}");
+    let mut n = 0;
+    DANGLING
+        .call_in(&scope, &mut n)
+        .expect("the point dispatches");
+    assert_eq!(n, 1);
+}

@@ -519,8 +519,27 @@ fn registration(m: &ExtensibleFn<'_>, p: &TokenStream) -> TokenStream {
     let end_name = m.point_name("end");
     let (kind_enum, _) = m.kind();
     let (start_entry_key, end_entry_key, start_entry_ty, end_entry_ty) = if m.generic {
-        let s = m.start_key_type().to_string();
-        let e = m.end_key_type().to_string();
+        // Written as tokens print, tidied to read like `type_name`'s output.
+        let tidy = |t: TokenStream| {
+            let mut text = t.to_string();
+            for (from, to) in [
+                (" :: ", "::"),
+                (":: ", "::"),
+                (" ::", "::"),
+                (" <", "<"),
+                ("< ", "<"),
+                (" >", ">"),
+                (" ,", ","),
+                ("( ", "("),
+                (" )", ")"),
+                ("& ", "&"),
+            ] {
+                text = text.replace(from, to);
+            }
+            text.trim_start_matches("::").to_owned()
+        };
+        let s = tidy(m.start_key_type());
+        let e = tidy(m.end_key_type());
         (
             quote!(#p::None),
             quote!(#p::None),

@@ -29,7 +29,10 @@ pub struct PointInfo {
     pub doc: Option<String>,
     /// Where it is declared (`file:line`), if declared.
     pub declared_at: Option<String>,
-    /// Active extensions, in run order.
+    /// Why dispatch refuses the whole point (two compiled-in extensions share a name and
+    /// neither is marked `replace`), if it does: then none of `extensions` runs.
+    pub refused: Option<String>,
+    /// Active extensions, in run order (none of them runs while the point is `refused`).
     pub extensions: Vec<ExtensionInfo>,
     /// Extensions that exist but do not run here, and why.
     pub inactive: Vec<InactiveInfo>,
@@ -119,6 +122,9 @@ impl Scope {
                     .filter(|d| !d.is_empty())
                     .map(str::to_owned),
                 declared_at: declared.map(|d| format!("{}, {}:{}", d.crate_name, d.file, d.line)),
+                refused: list
+                    .and_then(|l| l.refusal.as_ref())
+                    .map(|r| format!("extension `{}`: {}", r.extension, r.message)),
                 extensions,
                 inactive,
                 ordering_cycle: list

@@ -186,8 +186,24 @@ pub mod __private {
     /// Whether `v` deserializes into `C`, for [`plugin!`](crate::plugin!).
     pub fn check_config<C: serde::de::DeserializeOwned>(
         v: serde_json::Value,
-    ) -> Result<(), serde_json::Error> {
-        serde_json::from_value::<C>(v).map(drop)
+    ) -> Result<(), crate::registry::ConfigMismatch> {
+        serde_path_to_error::deserialize::<_, C>(v)
+            .map(drop)
+            .map_err(|e| {
+                let keys = e
+                    .path()
+                    .iter()
+                    .filter_map(|s| match s {
+                        serde_path_to_error::Segment::Map { key } => Some(key.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                crate::registry::ConfigMismatch {
+                    keys,
+                    path: e.path().to_string(),
+                    message: e.inner().to_string(),
+                }
+            })
     }
 
     /// A plugin's config from its merged JSON, for [`plugin!`](crate::plugin!)'s self-check.

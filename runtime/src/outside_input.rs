@@ -113,7 +113,7 @@ static TEST_PLUGIN: PluginEntry = PluginEntry {
     description: "a config type for the property tests",
     crate_name: "hookpoint",
     default_config: || serde_json::to_value(TestConfig::default()),
-    check_config: |v| serde_json::from_value::<TestConfig>(v).map(drop),
+    check_config: crate::__private::check_config::<TestConfig>,
     install: None,
     uninstall: None,
     check: None,

@@ -61,9 +61,14 @@ impl std::error::Error for Report {}
 /// - an extension on a `_functions/...` point that no `#[extensible]` fn creates (a typo, or code
 ///   that moved), with the nearest known point;
 /// - ordering constraints (`after`, `before`) that name an extension the point does not have, or
-///   that form a cycle (the cycle is named: `a → b → a`).
+///   that form a cycle (the cycle is named: `a → b → a`);
+/// - an extension marked `replace` that replaces nothing (no other compiled-in extension of its
+///   point has its name: a misspelt name, or the crate it replaces is not linked).
 ///
-/// Call it at start-up or in a test; dispatch also refuses these points when they are reached.
+/// Call it at start-up or in a test. Dispatch also refuses a point with one of the first three
+/// problems when it is reached; the others refuse nothing (a dangling constraint is ignored, a
+/// cycle keeps numeric order, a lone `replace` runs as one more extension) and are reported here
+/// only.
 ///
 /// # Errors
 /// A [`Report`] listing the problems.
@@ -125,6 +130,18 @@ pub fn validate() -> Result<(), Report> {
                     message:
                         "async extension on a point dispatched synchronously; make it a plain fn"
                             .into(),
+                });
+            }
+            if c.replace && c.meta.note.is_none() && !table.refusals.contains_key(point) {
+                problems.push(Problem {
+                    kind: ErrorKind::Other,
+                    point: point.clone(),
+                    extension: c.meta.name.to_string(),
+                    origin: c.meta.origin.clone(),
+                    message: format!(
+                        "marked `replace`, but no other compiled-in extension of this point is named `{}`: it replaces nothing and runs as one more extension (a misspelt name, or the crate it replaces is not linked)",
+                        c.meta.name
+                    ),
                 });
             }
             if point.starts_with("_functions/") && declared.is_none() {

@@ -41,6 +41,7 @@ const TOOLS: &[&str] = &[
     "panics",
     "sql",
     "typed",
+    "renamed",
 ];
 
 #[extension(point = TOOL_REGISTER)]
@@ -86,6 +87,10 @@ fn early_policy(call: &mut ToolCall) {
         "allow_first" => call.allow("read-only"),
         "needs_ask" => call.ask("spends money"),
         "rewritten" => call.args["limit"] = json!(50),
+        // Tries to run another tool than the checked one: refused.
+        "renamed" => call.tool = "panics".into(),
+        // Rewrites valid arguments into ones the schema refuses.
+        "typed" if call.args["n"] == json!(7) => call.args["n"] = json!("seven"),
         _ => {}
     }
 }
@@ -336,7 +341,32 @@ fn an_unknown_tool_is_reported_to_the_model_with_the_tool_list() {
         seen.contains("unknown tool `teleport`; the tools are: "),
         "{seen}"
     );
-    assert!(seen.contains("sql, typed, response"), "{seen}");
+    assert!(seen.contains("sql, typed, renamed, response"), "{seen}");
+}
+
+#[test]
+fn a_call_renamed_by_before_call_is_refused() {
+    let (mut agent, model) = agent_calling("dec-rename", "renamed", json!({}));
+    rt().block_on(agent.send("go")).expect("send");
+    assert_eq!(runs("dec-rename", "renamed"), 0);
+    assert_eq!(runs("dec-rename", "panics"), 0);
+    let seen = seen_by_model(&model);
+    assert!(
+        seen.contains("changed `tool` to `panics`, which is read-only"),
+        "{seen}"
+    );
+}
+
+#[test]
+fn arguments_rewritten_to_misfit_the_schema_never_reach_the_tool() {
+    let (mut agent, model) = agent_calling("dec-misfit", "typed", json!({"n": 7}));
+    rt().block_on(agent.send("go")).expect("send");
+    assert_eq!(runs("dec-misfit", "typed"), 0);
+    assert!(
+        seen_by_model(&model).contains("as `tool.before_call` rewrote them"),
+        "{}",
+        seen_by_model(&model)
+    );
 }
 
 #[test]

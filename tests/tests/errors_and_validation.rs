@@ -323,6 +323,12 @@ fn validate_reports_exactly_the_registry_problems_with_file_and_line() {
             "sneaky_async".to_owned(),
             here(SNEAKY_ASYNC_LINE),
         ),
+        (
+            ErrorKind::Other,
+            "validation_lone_replace".to_owned(),
+            "bmup".to_owned(),
+            here(LONE_REPLACE_LINE + 1),
+        ),
     ];
     want.sort_by(|a, b| (&a.1, &a.2).cmp(&(&b.1, &b.2)));
     assert_eq!(got, want, "\n{report}");
@@ -377,4 +383,48 @@ fn validate_messages_explain_each_problem() {
         "{text}"
     );
     assert_eq!(text.lines().count(), report.problems.len() + 1, "{text}");
+}
+
+hookpoint::point! {
+    pub static LONE_REPLACE: SyncPoint<u8> = "validation_lone_replace";
+}
+
+/// Marked `replace`, but nothing of this name exists on the point (a typo of `bump`).
+const LONE_REPLACE_LINE: u32 = line!() + 1;
+#[extension(point = LONE_REPLACE, replace)]
+fn bmup(n: &mut u8) {
+    *n += 1;
+}
+
+#[test]
+fn a_replace_that_replaces_nothing_is_reported_and_still_runs() {
+    let report = hookpoint::validate().unwrap_err();
+    let p = report
+        .problems
+        .iter()
+        .find(|p| p.point == "validation_lone_replace")
+        .expect("the lone replace is reported");
+    assert_eq!(p.extension, "bmup");
+    assert!(p.message.contains("replaces nothing"), "{}", p.message);
+    let mut n = 0;
+    LONE_REPLACE.call(&mut n).unwrap();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn introspection_says_a_point_with_a_duplicate_name_is_refused() {
+    let info = hookpoint::introspect()
+        .into_iter()
+        .find(|p| p.name == "ev_duplicate")
+        .expect("listed");
+    let why = info.refused.expect("refused");
+    assert!(
+        why.contains("extension `same`") && why.contains("share this name"),
+        "{why}"
+    );
+    let fine = hookpoint::introspect()
+        .into_iter()
+        .find(|p| p.name == "validation_lone_replace")
+        .expect("listed");
+    assert!(fine.refused.is_none());
 }

@@ -570,6 +570,15 @@ fn generic_fn_extension_runs_only_for_its_instantiation() {
     assert_eq!(describe(1u64), "1.");
     assert_eq!(describe("s"), "\"s\".");
     assert_eq!(describe(vec![1u8]), "[1].");
+    let info = hookpoint::introspect()
+        .into_iter()
+        .find(|p| p.name == "_functions/extensible/describe/start")
+        .expect("listed");
+    // The generic fn's payload, written as the macro saw it, reads like a type name.
+    assert_eq!(
+        info.payload_type.as_deref(),
+        Some("hookpoint::CallStart<(T,), String, ()>")
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

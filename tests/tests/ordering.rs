@@ -7,6 +7,28 @@ use hookpoint_tests::{manifest, project_scope};
 point! {
     pub static ORDERED: SyncPoint<Vec<&'static str>> = "ordering_ordered";
     pub static CYCLIC: SyncPoint<Vec<&'static str>> = "ordering_cyclic";
+    pub static CYCLE_AROUND: SyncPoint<Vec<&'static str>> = "ordering_cycle_around";
+}
+
+// A cycle x1 → x3 → x1 with x2 between them numerically, and x0 that must run before x1.
+#[extension(point = CYCLE_AROUND, order = 10, after = "x3")]
+fn x1(v: &mut Vec<&'static str>) {
+    v.push("x1");
+}
+
+#[extension(point = CYCLE_AROUND, order = 20)]
+fn x2(v: &mut Vec<&'static str>) {
+    v.push("x2");
+}
+
+#[extension(point = CYCLE_AROUND, order = 30, after = "x1")]
+fn x3(v: &mut Vec<&'static str>) {
+    v.push("x3");
+}
+
+#[extension(point = CYCLE_AROUND, order = 25, before = "x1")]
+fn x0(v: &mut Vec<&'static str>) {
+    v.push("x0");
 }
 
 /// Numerically first, but must wait for `setup`.
@@ -79,6 +101,15 @@ fn a_cycle_keeps_numeric_order_and_validate_names_it() {
 }
 
 #[test]
+fn a_cycles_members_keep_their_numeric_places_among_the_others() {
+    let mut v = Vec::new();
+    CYCLE_AROUND.call(&mut v).unwrap();
+    // x1 and x3 keep 10 and 30 around x2's 20 (not moved to the end); x0's own constraint
+    // (before x1) still applies: it takes x1's place.
+    assert_eq!(v, ["x0", "x1", "x2", "x3"]);
+}
+
+#[test]
 fn validate_reports_a_constraint_naming_no_extension() {
     let report = hookpoint::validate().unwrap_err();
     let p = report
@@ -123,6 +154,11 @@ fn a_cycle_made_by_a_manifest_is_reported_at_reload() {
         r#"{"after": ["uses_setup"]}"#,
     );
     let scope = project_scope("ordering-cycle", dir.path());
+    let mut v = Vec::new();
+    ORDERED.call_in(&scope, &mut v).unwrap();
+    // The cycle setup → uses_setup → setup: both keep their numbers (1 and 50); `early` still
+    // moves up to just before `setup`, the first of those it must precede.
+    assert_eq!(v, ["uses_setup", "early", "setup", "report", "dangling"]);
     let warnings = scope.status().warnings;
     assert!(
         warnings

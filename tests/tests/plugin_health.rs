@@ -95,3 +95,32 @@ fn the_default_config_passes_its_check_in_the_default_scope() {
     HEALTH.call(&mut v).unwrap();
     assert_eq!(v, ["checked"]);
 }
+
+#[test]
+fn a_config_value_of_the_wrong_type_is_reported_at_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("plugins/checked/config.json");
+    write(&config, "{\n\n  \"database\": 42\n}", 0o644);
+    let scope = ScopeBuilder::new("health-typed")
+        .user(dir.path())
+        .watch(false)
+        .build()
+        .unwrap();
+    let problem = scope
+        .status()
+        .problems
+        .into_iter()
+        .find(|p| p.path == config)
+        .expect("the config is reported");
+    assert_eq!(
+        (problem.line, problem.column),
+        (Some(3), Some(3)),
+        "{problem}"
+    );
+    assert!(
+        problem
+            .message
+            .contains("at `database`: invalid type: integer `42`"),
+        "{problem}"
+    );
+}

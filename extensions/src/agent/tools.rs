@@ -123,9 +123,19 @@ impl AgentCore {
         if let Err(why) = spec.check_args(&args) {
             return Ok(Gate::Refused(ToolStatus::BadArguments, why));
         }
-        let mut call = ToolCall::new(tool, args);
+        let mut call = ToolCall::new(tool.clone(), args);
         let ledger = call.ledger_handle();
         self.fire(&TOOL_BEFORE_CALL, &mut call).await?;
+        if let Some(why) = renamed(&call, &tool, "tool.before_call") {
+            return Ok(Gate::Refused(ToolStatus::Denied, why));
+        }
+        // Extensions may rewrite the arguments: what runs must still fit the tool's schema.
+        if let Err(why) = spec.check_args(&call.args) {
+            return Ok(Gate::Refused(
+                ToolStatus::BadArguments,
+                format!("the arguments as `tool.before_call` rewrote them: {why}"),
+            ));
+        }
         let verdicts = call.merged_verdicts(ledger());
         let name = call.tool.clone();
         let denied = |why: String| {
@@ -177,7 +187,11 @@ impl AgentCore {
     /// `tool_execute_before` (unmask), then `tool.execute`, isolating a panicking tool.
     async fn execute(&self, mut call: ToolCall) -> Result<Outcome, AgentError> {
         self.check_intervention()?;
+        let tool = call.tool.clone();
         self.fire(&TOOL_EXECUTE_BEFORE, &mut call).await?;
+        if let Some(why) = renamed(&call, &tool, "tool_execute_before") {
+            return Ok(Outcome::refused(ToolStatus::Denied, why));
+        }
         let mut exec = ToolExecution::new(call.tool, call.args);
         let run = AssertUnwindSafe(self.fire(&TOOL_EXECUTE, &mut exec))
             .catch_unwind()
@@ -296,4 +310,16 @@ fn source_text(e: &hookpoint::Error) -> String {
         Some(s) => s.to_string(),
         None => String::new(),
     }
+}
+
+/// Why a call whose `tool` an extension of `point` changed may not run: `ToolCall::tool` is
+/// read-only, and the unknown-tool check, the schema check and every decision were made for the
+/// name the model asked for.
+fn renamed(call: &ToolCall, tool: &str, point: &str) -> Option<String> {
+    (call.tool != tool).then(|| {
+        format!(
+            "Tool call `{tool}` was refused: an extension of `{point}` changed `tool` to `{}`, which is read-only (choose another tool at `tool.select`)",
+            call.tool
+        )
+    })
 }

@@ -186,9 +186,12 @@ impl Ledger {
 /// there are ignored.
 #[derive(Clone, Default, Serialize, Deserialize)]
 pub struct ToolCall {
-    /// The tool. Read.
+    /// The tool. Read-only: a call whose `tool` an extension changed is refused (the model is
+    /// told why), so what runs is always what the unknown-tool check, the schema check and the
+    /// decisions saw. Choose another tool at `tool.select`.
     pub tool: String,
-    /// Its arguments. Rewritable.
+    /// Its arguments. Rewritable; rewritten arguments are checked against the tool's schema
+    /// again (a misfit refuses the call with `BadArguments`).
     pub args: Value,
     verdicts: Vec<Verdict>,
     #[serde(skip)]

@@ -27,14 +27,16 @@ pub struct Explanation {
     pub declared_at: Option<String>,
     /// The declaration's doc comment, if it has one.
     pub doc: Option<String>,
-    /// Why dispatch refuses the whole point, if it does (registry problems).
+    /// Why dispatch refuses the whole point, if it does (registry problems: a duplicate name, a
+    /// payload mismatch, an async extension on a sync point).
     pub point_refused: Vec<String>,
     /// Every extension, the running ones first in run order.
     pub extensions: Vec<ExtensionVerdict>,
     /// Files of this point's folders (backend and web UI) that were refused
     /// (`file:line:column: why`) and define nothing in effect.
     pub refused_files: Vec<String>,
-    /// Warnings of the latest reload about this point (overrides that match nothing).
+    /// Warnings about this point: the latest reload's (overrides that match nothing) and the
+    /// registry's that refuse nothing (ordering constraints naming nobody or forming a cycle).
     pub warnings: Vec<String>,
     /// The point's web UI assets in manifest order (`path (layer N)`).
     pub webui: Vec<String>,
@@ -158,15 +160,9 @@ pub(super) fn explain(scope: &Scope, point: &str) -> Option<Explanation> {
         .filter(|p| !explained.iter().any(|e| e.path == p.path))
         .map(|p| format!("{p}; nothing from this file is in effect"))
         .collect();
-    let point_refused = match crate::validate() {
-        Ok(()) => Vec::new(),
-        Err(report) => report
-            .problems
-            .iter()
-            .filter(|p| p.point == point)
-            .map(|p| p.to_string())
-            .collect(),
-    };
+    let (point_refused, registry_warnings) = registry_problems(point);
+    let mut warnings = warnings;
+    warnings.extend(registry_warnings);
     Some(Explanation {
         point: point.to_owned(),
         known: info.is_some(),
@@ -252,6 +248,29 @@ fn verdicts<'p>(
         });
     }
     out
+}
+
+/// The registry's problems with `point` (from [`validate`](crate::validate)): those that make
+/// dispatch refuse the whole point (a duplicate name, a payload mismatch, an async extension on
+/// a sync point), and the others (ordering constraints naming nobody or forming a cycle), which
+/// refuse nothing and are warnings.
+fn registry_problems(point: &str) -> (Vec<String>, Vec<String>) {
+    use crate::error::ErrorKind;
+    let Err(report) = crate::validate() else {
+        return (Vec::new(), Vec::new());
+    };
+    let (refusing, other): (Vec<_>, Vec<_>) = report
+        .problems
+        .iter()
+        .filter(|p| p.point == point)
+        .partition(|p| {
+            matches!(
+                p.kind,
+                ErrorKind::Duplicate | ErrorKind::PayloadMismatch | ErrorKind::AsyncOnSync
+            )
+        });
+    let text = |v: Vec<&crate::validate::Problem>| v.iter().map(|p| p.to_string()).collect();
+    (text(refusing), text(other))
 }
 
 /// Whether an extension's origin or note names `path`.

@@ -51,6 +51,9 @@ pub(super) fn write_point(out: &mut dyn Write, p: &PointInfo) -> io::Result<()> 
         .unwrap_or_else(|| "undeclared".into());
     let payload = p.payload_type.as_deref().unwrap_or("checked at dispatch");
     writeln!(out, "{}  [{kind}; payload {payload}]", p.name)?;
+    if let Some(why) = &p.refused {
+        writeln!(out, "    refused: none of these runs: {why}")?;
+    }
     if p.extensions.is_empty() && p.inactive.is_empty() {
         writeln!(out, "    (no extensions)")?;
     }

@@ -148,7 +148,7 @@ fn token_start(bytes: &[u8], end: usize) -> usize {
 }
 
 /// 1-based (line, column in characters) of byte `offset`.
-fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
+pub(crate) fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
     let before = &bytes[..offset.min(bytes.len())];
     let line = 1 + before.iter().filter(|b| **b == b'\n').count();
     let line_start = before

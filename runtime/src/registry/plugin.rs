@@ -23,13 +23,36 @@ pub struct PluginEntry {
     pub crate_name: &'static str,
     pub default_config: fn() -> Result<serde_json::Value, serde_json::Error>,
     /// Checks that a merged config deserializes into the plugin's config type.
-    pub check_config: fn(serde_json::Value) -> Result<(), serde_json::Error>,
+    pub check_config: fn(serde_json::Value) -> Result<(), ConfigMismatch>,
     pub install: Option<PluginHook>,
     pub uninstall: Option<PluginHook>,
     /// The plugin's self-check of its merged config (`check:` in [`plugin!`](crate::plugin!)).
     pub check: Option<PluginCheck>,
     pub file: &'static str,
     pub line: u32,
+}
+
+/// Why a merged plugin config does not fit the plugin's config type: where, and what serde said.
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigMismatch {
+    /// The object keys leading to the offending value, outermost first (array indices and enum
+    /// variants left out): what to look for in the config file.
+    pub keys: Vec<String>,
+    /// The whole path (`rules[0].tool`; `.` for the top level).
+    pub path: String,
+    /// serde's message.
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path == "." {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "at `{}`: {}", self.path, self.message)
+        }
+    }
 }
 
 /// Every plugin linked into the binary.

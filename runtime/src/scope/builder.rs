@@ -85,6 +85,10 @@ impl ScopeBuilder {
     /// [`ErrorKind::Override`](crate::ErrorKind::Override) if the watcher cannot start. Bad
     /// override files are not errors here: they are reported in [`Scope::status`].
     pub fn build(self) -> Result<Scope, Error> {
+        // The default scope is created lazily; it must be among the live scopes before this one
+        // publishes, or a point this scope leaves empty would look empty everywhere and an
+        // unscoped dispatch would skip extensions the default scope runs.
+        super::ensure_default_published();
         let plugins = PluginStates::default();
         {
             let mut d = locks::lock(&plugins.disabled);

@@ -5,8 +5,9 @@
 //! among itself and every extension that must (transitively) run after it, and the result is
 //! the topological order that always takes the ready extension with the smallest (key,
 //! position). A constraint naming an extension the point does not have is ignored here
-//! (`validate()` reports it for compiled-in extensions); a cycle leaves its members in numeric
-//! order and is reported.
+//! (`validate()` reports it for compiled-in extensions); a cycle leaves its members in their
+//! numeric places (the constraints among them are dropped; those linking them to other
+//! extensions still apply) and is reported.
 
 use std::sync::Arc;
 
@@ -21,8 +22,19 @@ pub(crate) fn apply(cands: &mut Vec<Candidate>) -> Option<Vec<Arc<str>>> {
     {
         return None;
     }
-    let edges = edges(cands);
+    let mut edges = edges(cands);
     let n = cands.len();
+    // A cycle's members keep their numeric places: the constraints among them are dropped (the
+    // ones linking them to the rest still apply), and the first cycle is reported.
+    let component = components(&edges);
+    let cyclic = (0..n).find(|&i| edges[i].iter().any(|&t| component[t] == component[i]));
+    let cycle = cyclic.map(|i| {
+        let outside: Vec<bool> = component.iter().map(|&c| c != component[i]).collect();
+        find_cycle(&edges, &outside, cands)
+    });
+    for (i, targets) in edges.iter_mut().enumerate() {
+        targets.retain(|&t| component[t] != component[i]);
+    }
     let mut indegree = vec![0usize; n];
     for targets in &edges {
         for &t in targets {
@@ -45,11 +57,72 @@ pub(crate) fn apply(cands: &mut Vec<Candidate>) -> Option<Vec<Arc<str>>> {
             indegree[t] -= 1;
         }
     }
-    let cycle = (order.len() < n).then(|| find_cycle(&edges, &placed, cands));
+    // Without cycles every extension was placed; this only guards the invariant.
     order.extend((0..n).filter(|&i| !placed[i]));
     let mut taken: Vec<Option<Candidate>> = cands.drain(..).map(Some).collect();
     cands.extend(order.into_iter().filter_map(|i| taken[i].take()));
     cycle
+}
+
+/// The strongly connected component of each extension in the constraint graph (Tarjan): two
+/// extensions share one exactly when each must (transitively) run after the other.
+fn components(edges: &[Vec<usize>]) -> Vec<usize> {
+    struct Tarjan<'a> {
+        edges: &'a [Vec<usize>],
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        on_stack: Vec<bool>,
+        stack: Vec<usize>,
+        next: usize,
+        component: Vec<usize>,
+        components: usize,
+    }
+    impl Tarjan<'_> {
+        fn visit(&mut self, v: usize) {
+            self.index[v] = Some(self.next);
+            self.low[v] = self.next;
+            self.next += 1;
+            self.stack.push(v);
+            self.on_stack[v] = true;
+            for &w in &self.edges[v] {
+                match self.index[w] {
+                    None => {
+                        self.visit(w);
+                        self.low[v] = self.low[v].min(self.low[w]);
+                    }
+                    Some(iw) if self.on_stack[w] => self.low[v] = self.low[v].min(iw),
+                    Some(_) => {}
+                }
+            }
+            if Some(self.low[v]) == self.index[v] {
+                while let Some(w) = self.stack.pop() {
+                    self.on_stack[w] = false;
+                    self.component[w] = self.components;
+                    if w == v {
+                        break;
+                    }
+                }
+                self.components += 1;
+            }
+        }
+    }
+    let n = edges.len();
+    let mut t = Tarjan {
+        edges,
+        index: vec![None; n],
+        low: vec![0; n],
+        on_stack: vec![false; n],
+        stack: Vec::new(),
+        next: 0,
+        component: vec![0; n],
+        components: 0,
+    };
+    for v in 0..n {
+        if t.index[v].is_none() {
+            t.visit(v);
+        }
+    }
+    t.component
 }
 
 /// `keys[i]`: the smallest position among `i` and everything that must run after it.
@@ -101,7 +174,8 @@ fn edges(cands: &[Candidate]) -> Vec<Vec<usize>> {
     edges
 }
 
-/// One cycle among the unplaced extensions, as names, first repeated at the end (`a, b, a`).
+/// One cycle among the extensions not `placed` (one strongly connected component), as names,
+/// first repeated at the end (`a, b, a`).
 fn find_cycle(edges: &[Vec<usize>], placed: &[bool], cands: &[Candidate]) -> Vec<Arc<str>> {
     let start = placed.iter().position(|p| !p).unwrap_or(0);
     let mut path = vec![start];

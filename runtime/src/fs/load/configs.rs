@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::fs::layers::LayerRoot;
-use crate::fs::problem::{FileProblem, json_error_position};
+use crate::fs::problem::{FileProblem, json_error_position, line_column};
 use crate::registry::{HOOKPOINT_PLG_V0, PluginEntry};
 
 /// The last good content of each plugin config file, by path.
@@ -66,6 +66,7 @@ impl ConfigsLastGood {
                 )),
             }
         }
+        unknown_plugin_configs(layers, &configs, warnings);
         configs
     }
 
@@ -148,12 +149,62 @@ pub(crate) fn check_config_file(
         (plugin.check_config)(merged).map_err(|e| {
             problem(
                 path,
-                None,
+                key_position(bytes, &e.keys),
                 format!("does not fit plugin `{name}`'s config type: {e}"),
             )
         })?;
     }
     Ok(v)
+}
+
+/// A warning for each layer's `plugins/<name>/config.json` whose plugin is neither linked nor a
+/// loaded folder plugin (a misspelt name, or a plugin that is not installed): it configures
+/// nothing.
+fn unknown_plugin_configs(
+    layers: &[LayerRoot],
+    known: &HashMap<String, Value>,
+    warnings: &mut Vec<String>,
+) {
+    for layer in layers {
+        let Ok(entries) = std::fs::read_dir(layer.root.join("plugins")) else {
+            continue;
+        };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter(|e| e.path().join("config.json").is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !known.contains_key(n))
+            .collect();
+        names.sort();
+        for name in names {
+            let hint = crate::suggest::nearest(&name, known.keys().map(String::as_str))
+                .map(|n| format!("; nearest known plugin: `{n}`"))
+                .unwrap_or_default();
+            warnings.push(format!(
+                "{}: config for plugin `{name}`, which is neither linked nor a loaded folder plugin: it configures nothing{hint}",
+                config_path(&layer.root, &name).display()
+            ));
+        }
+    }
+}
+
+/// Where the innermost of `keys` (object keys, outermost first) is written in a config file's
+/// text: each is searched as `"key":` after the previous one; `None` when one is not there (the
+/// mismatch is a key the file lacks).
+fn key_position(bytes: &[u8], keys: &[String]) -> Option<(usize, usize)> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut from = 0;
+    let mut at = None;
+    for key in keys {
+        let quoted = serde_json::to_string(key).ok()?;
+        let found = text[from..].match_indices(&quoted).find_map(|(i, _)| {
+            let after = &text[from + i + quoted.len()..];
+            after.trim_start().starts_with(':').then_some(from + i)
+        })?;
+        at = Some(found);
+        from = found + quoted.len();
+    }
+    at.map(|offset| line_column(bytes, offset))
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ use super::layers::{FsConfig, LayerRoot};
 use super::scan::{self, LayerScan};
 use crate::snapshot::{self, BuildInput, CompiledTable, LayerInput, Snapshot};
 pub(crate) use folder_plugins::FolderPluginStatus;
+#[cfg(feature = "cli")]
 pub(crate) use last_good::verify_pin;
 
 /// What a scope's loader remembers between reloads.
