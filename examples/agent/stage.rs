@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub use hookpoint_examples::staging::copy_dir;
+
 /// The staged copy: `root/project` (the project layer) and `root/plugins` (the plugin root).
 pub struct Staged {
     root: PathBuf,
@@ -46,26 +48,4 @@ impl Drop for Staged {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.root);
     }
-}
-
-/// Copies `src` into `dst` recursively; files get mode 0755 if any execute bit is set, else 0644.
-pub fn copy_dir(src: &Path, dst: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dst)?;
-    for entry in std::fs::read_dir(src)? {
-        let entry = entry?;
-        let to = dst.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &to)?;
-        } else {
-            std::fs::copy(entry.path(), &to)?;
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                let mode = entry.metadata()?.permissions().mode();
-                let mode = if mode & 0o111 != 0 { 0o755 } else { 0o644 };
-                std::fs::set_permissions(&to, std::fs::Permissions::from_mode(mode))?;
-            }
-        }
-    }
-    Ok(())
 }

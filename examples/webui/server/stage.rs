@@ -5,6 +5,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::staging::copy_dir;
+
 /// The two layer folders of the example, once staged.
 pub struct Staged {
     /// The application's own web UI (`examples/webui/app`): the lower layer (`user`).
@@ -38,20 +40,4 @@ pub fn stage() -> io::Result<Staged> {
         memory,
         _dir: dir,
     })
-}
-
-fn copy_dir(src: &Path, dst: &Path) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(dst)?;
-    for entry in std::fs::read_dir(src)? {
-        let entry = entry?;
-        let to = dst.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &to)?;
-        } else {
-            std::fs::copy(entry.path(), &to)?;
-            std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o644))?;
-        }
-    }
-    Ok(())
 }

@@ -65,6 +65,17 @@ pub(crate) fn check_not_shared_writable(path: &Path, meta: &Metadata) -> Result<
     Ok(())
 }
 
+/// A folder reached again through a symlink while it is being scanned: reported, not followed.
+pub(crate) fn symlink_loop(path: &Path, canon: &Path) -> FileProblem {
+    FileProblem::new(
+        path,
+        format!(
+            "symlink loop: {} is already being scanned; not followed",
+            canon.display()
+        ),
+    )
+}
+
 /// Refuses JSON text whose top level is not an object (serde would read a struct from an array
 /// too), with the position of the first character.
 pub(crate) fn require_object(path: &Path, body: &[u8], what: &str) -> Result<(), FileProblem> {

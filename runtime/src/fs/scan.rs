@@ -81,7 +81,7 @@ use std::path::{Path, PathBuf};
 pub use super::manifest::Manifest;
 use super::manifest::load_manifest;
 pub use super::problem::FileProblem;
-use super::problem::check_not_shared_writable;
+use super::problem::{check_not_shared_writable, symlink_loop};
 use super::stem::{EntryName, entry_name, parse_stem};
 
 /// Result of scanning one layer: what was understood and what was refused.
@@ -394,13 +394,7 @@ impl Scanner {
     /// (a symlink loop) is reported, not followed.
     fn descend(&mut self, path: &Path, canon: PathBuf, name: &str, point: &mut Vec<String>) {
         if self.ancestors.contains(&canon) {
-            self.problem(FileProblem::new(
-                path,
-                format!(
-                    "symlink loop: {} is already being scanned; not followed",
-                    canon.display()
-                ),
-            ));
+            self.problem(symlink_loop(path, &canon));
             return;
         }
         point.push(name.to_owned());

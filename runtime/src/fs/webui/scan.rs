@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 
 use super::asset::AssetKind;
 use super::names;
-use crate::fs::problem::{FileProblem, check_not_shared_writable};
+use crate::fs::problem::{FileProblem, check_not_shared_writable, symlink_loop};
 use crate::fs::stem::{EntryName, entry_name, parse_stem};
 
 /// The largest web UI asset served, in bytes (1 MiB). A larger file is refused with a problem
@@ -173,13 +173,7 @@ impl Walker {
             return;
         }
         if self.ancestors.contains(&canon) {
-            self.problem(FileProblem::new(
-                path,
-                format!(
-                    "symlink loop: {} is already being scanned; not followed",
-                    canon.display()
-                ),
-            ));
+            self.problem(symlink_loop(path, &canon));
             return;
         }
         segs.push(name.to_owned());
