@@ -140,15 +140,45 @@ impl<S> Filter<S> for HookpointEvents {
     }
 }
 
-#[derive(Default)]
-struct RunFields {
-    point: Option<String>,
-    extension: Option<String>,
-    micros: Option<f64>,
-    ok: bool,
+/// The fields hookpoint puts on its `tracing` output: a dispatch span's `point`, and an
+/// extension event's `point`, `extension`, `duration_us` (µs) and `outcome`. Read them with
+/// [`of_event`](Self::of_event) or [`of_span`](Self::of_span); a field that is absent stays
+/// `None` (`ok`: `false`).
+///
+/// ```
+/// use hookpoint_extensions::trace::DispatchFields;
+/// let fields = DispatchFields::default();
+/// assert!(fields.point.is_none() && !fields.ok);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DispatchFields {
+    /// The point's name.
+    pub point: Option<String>,
+    /// The extension's name (extension events).
+    pub extension: Option<String>,
+    /// How long the extension ran, in microseconds (extension events).
+    pub duration_us: Option<f64>,
+    /// Whether its outcome was `ok` (extension events).
+    pub ok: bool,
 }
 
-impl Visit for RunFields {
+impl DispatchFields {
+    /// The fields of one event.
+    pub fn of_event(event: &tracing::Event<'_>) -> Self {
+        let mut f = Self::default();
+        event.record(&mut f);
+        f
+    }
+
+    /// The fields a span was created with.
+    pub fn of_span(attrs: &tracing::span::Attributes<'_>) -> Self {
+        let mut f = Self::default();
+        attrs.record(&mut f);
+        f
+    }
+}
+
+impl Visit for DispatchFields {
     fn record_str(&mut self, field: &Field, value: &str) {
         match field.name() {
             "point" => self.point = Some(value.to_owned()),
@@ -159,7 +189,7 @@ impl Visit for RunFields {
     }
     fn record_f64(&mut self, field: &Field, value: f64) {
         if field.name() == "duration_us" {
-            self.micros = Some(value);
+            self.duration_us = Some(value);
         }
     }
     fn record_debug(&mut self, _: &Field, _: &dyn std::fmt::Debug) {}
@@ -167,9 +197,8 @@ impl Visit for RunFields {
 
 impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for TraceLayer {
     fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
-        let mut f = RunFields::default();
-        event.record(&mut f);
-        let (Some(point), Some(name), Some(micros)) = (f.point, f.extension, f.micros) else {
+        let f = DispatchFields::of_event(event);
+        let (Some(point), Some(name), Some(micros)) = (f.point, f.extension, f.duration_us) else {
             return;
         };
         let _ = CURRENT.try_with(|agent| {

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use tracing::field::{Field, Visit};
+use hookpoint_extensions::trace::DispatchFields;
 use tracing::level_filters::LevelFilter;
 use tracing::span::{Attributes, Id};
 use tracing::subscriber::Interest;
@@ -69,32 +69,6 @@ impl<S> Filter<S> for WhileObserving {
     }
 }
 
-/// The fields the layer reads.
-#[derive(Default)]
-struct Fields {
-    point: Option<String>,
-    extension: Option<String>,
-    duration_us: Option<f64>,
-    ok: bool,
-}
-
-impl Visit for Fields {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        match field.name() {
-            "point" => self.point = Some(value.to_owned()),
-            "extension" => self.extension = Some(value.to_owned()),
-            "outcome" => self.ok = value == "ok",
-            _ => {}
-        }
-    }
-    fn record_f64(&mut self, field: &Field, value: f64) {
-        if field.name() == "duration_us" {
-            self.duration_us = Some(value);
-        }
-    }
-    fn record_debug(&mut self, _: &Field, _: &dyn std::fmt::Debug) {}
-}
-
 /// A dispatch span of an observed task.
 struct Timed {
     point: String,
@@ -118,9 +92,9 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for ObservabilityLayer {
         let (Some((recorder, key)), Some(span)) = (observed(), ctx.span(id)) else {
             return;
         };
-        let mut f = Fields::default();
-        attrs.record(&mut f);
-        let Some(point) = f.point else { return };
+        let Some(point) = DispatchFields::of_span(attrs).point else {
+            return;
+        };
         span.extensions_mut().insert(Timed {
             point,
             start: Instant::now(),
@@ -138,8 +112,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for ObservabilityLayer {
     }
 
     fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
-        let mut f = Fields::default();
-        event.record(&mut f);
+        let f = DispatchFields::of_event(event);
         let (Some(point), Some(name), Some(us)) = (f.point, f.extension, f.duration_us) else {
             return;
         };
