@@ -73,6 +73,7 @@ fn explain_names_the_folder_plugin_a_command_hook_comes_from() {
         out.contains("from plugin `notes`, enabled in this scope"),
         "{out}"
     );
+    assert!(out.contains("time limit 10000 ms"), "{out}");
 }
 
 hookpoint::point! {
@@ -97,9 +98,35 @@ fn explain_shows_an_ordering_problem_as_a_warning_not_a_refused_point() {
     assert!(!out.contains("refused"), "{out}");
     assert!(out.contains("warning:") && out.contains("nobody"), "{out}");
     assert!(out.contains("waits_for_nobody: runs 1 of 1"), "{out}");
+    assert!(out.contains("      after nobody"), "{out}");
     let mut n = 0;
     DANGLING
         .call_in(&scope, &mut n)
         .expect("the point dispatches");
     assert_eq!(n, 1);
+}
+
+#[test]
+fn explain_answers_in_json_when_asked_even_for_an_unknown_point() {
+    let scope = ScopeBuilder::new("cli-json-missing")
+        .watch(false)
+        .build()
+        .expect("scope");
+    for args in [
+        vec!["hookpoint", "explain", "cli_danglin", "--format", "json"],
+        vec![
+            "hookpoint",
+            "explain",
+            "cli_dangling",
+            "nope",
+            "--format",
+            "json",
+        ],
+    ] {
+        let mut out = Vec::new();
+        let exit = run_from(&scope, args, &mut out);
+        assert_eq!(exit, Exit::Problems);
+        let v: serde_json::Value = serde_json::from_slice(&out).expect("JSON");
+        assert!(v["error"].as_str().is_some_and(|e| !e.is_empty()), "{v}");
+    }
 }

@@ -340,12 +340,19 @@ fn folder_plugins_and_plugin_roots_are_checked_with_their_plugin_json() {
     );
     put(&root, "other/plugin.json", r#"{"name": "renamed"}"#, 0o644);
     put(&root, "other/extensions/notez/x.json", "{}", 0o644);
+    put(
+        &root,
+        "needy/plugin.json",
+        r#"{"name": "needy", "requires": ["good", "ghost"]}"#,
+        0o644,
+    );
     let (code, out, _) = validate(&ws, &["plugins"], &[]);
     assert_eq!(code, 1, "{out}");
     for want in [
         "[DIR]/plugins/other/extensions/notez/x.json: override for point `notez`",
         "[DIR]/plugins/other/plugin.json: invalid plugin.json: `name` is `renamed` but the folder is `other`",
         "[DIR]/plugins/typo/plugin.json:3:3: invalid plugin.json: unknown field `instal`",
+        "[DIR]/plugins/needy/plugin.json: plugin `needy` requires `ghost`, which is neither",
     ] {
         assert!(out.contains(want), "no `{want}` in:\n{out}");
     }
@@ -361,4 +368,57 @@ fn folder_plugins_and_plugin_roots_are_checked_with_their_plugin_json() {
         out.contains("a layer folder, a folder plugin or a plugin root"),
         "{out}"
     );
+}
+
+#[test]
+fn wasm_extensions_are_compiled_and_checked_as_the_loader_does() {
+    let ws = workspace();
+    let d = ws.path().join("layer");
+    let good = r#"(module
+      (memory (export "memory") 1)
+      (func (export "hookpoint_alloc") (param i32) (result i32) (i32.const 1024))
+      (func (export "hookpoint_call") (param i32 i32) (result i64)
+        (i64.const 0)))"#;
+    put(&d, "extensions/note/stamp.wat", good, 0o644);
+    put(&d, "extensions/note/broken.wat", "(module broken", 0o644);
+    put(
+        &d,
+        "extensions/note/wasi.wat",
+        r#"(module (import "wasi_snapshot_preview1" "fd_write" (func (param i32 i32 i32 i32) (result i32))) (memory (export "memory") 1))"#,
+        0o644,
+    );
+    put(&d, "extensions/note/bare.wat", "(module)", 0o644);
+    put(&d, "extensions/note/shared.wat", good, 0o666);
+    put(&d, "wasm/guest.wat", good, 0o644);
+    put(
+        &d,
+        "extensions/note/missing.json",
+        r#"{"wasm": "wasm/missing.wat"}"#,
+        0o644,
+    );
+    put(
+        &d,
+        "extensions/note/grant.json",
+        r#"{"wasm": "wasm/guest.wat", "allowed_paths": ["data/none"]}"#,
+        0o644,
+    );
+    put(&d, "extensions/plain/bump.wat", good, 0o644);
+    let (code, out, _) = validate(&ws, &["layer"], &[]);
+    assert_eq!(code, 1, "{out}");
+    for want in [
+        "broken.wat: ",
+        "wasi.wat: ",
+        "bare.wat: ",
+        "shared.wat: ",
+        "missing.json: ",
+        "grant.json: ",
+        "bump.wat: point `plain` does not accept wasm extensions",
+    ] {
+        assert!(out.contains(want), "no `{want}` in:\n{out}");
+    }
+    assert!(
+        !out.contains("stamp.wat"),
+        "the good module is fine:\n{out}"
+    );
+    assert!(out.contains("fd_write"), "{out}");
 }

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::registry::PointKind;
 use crate::scope::{COMPILED, Scope};
 use crate::site;
-use crate::snapshot::{Matcher, PointList, Run};
+use crate::snapshot::{Matcher, PointList, Run, Snapshot};
 
 /// One point as a scope sees it.
 #[derive(Debug, Clone, Serialize)]
@@ -64,7 +64,9 @@ pub struct ExtensionInfo {
     pub before: Vec<String>,
     /// The condition it runs under: `when <predicate>` or a manifest's `match {...}`.
     pub condition: Option<String>,
-    /// Its time budget in milliseconds (async extensions), if any.
+    /// Its time limit in milliseconds: an async extension's budget (`timeout_ms`, if given), a
+    /// command hook's or a wasm extension's limit per call (always set: the default or the
+    /// manifest's).
     pub timeout_ms: Option<u64>,
 }
 
@@ -112,7 +114,7 @@ impl Scope {
             if declared.is_none() && !has_any {
                 continue;
             }
-            let (extensions, inactive) = list.map(describe).unwrap_or_default();
+            let (extensions, inactive) = list.map(|l| describe(&snap, l)).unwrap_or_default();
             out.push(PointInfo {
                 name: name.to_owned(),
                 kind: declared.map(|d| d.kind),
@@ -136,8 +138,25 @@ impl Scope {
     }
 }
 
+/// An extension's time limit: a command hook's or wasm extension's own, else an async
+/// extension's budget.
+#[cfg_attr(not(feature = "fs"), allow(unused_variables))]
+fn time_limit(
+    snap: &Snapshot,
+    run: &Run,
+    budget: Option<std::time::Duration>,
+) -> Option<std::time::Duration> {
+    match run {
+        #[cfg(feature = "fs")]
+        Run::Command(i) => snap.commands.get(*i as usize).map(|c| c.timeout),
+        #[cfg(feature = "wasm")]
+        Run::Wasm(i) => snap.wasm.get(*i as usize).map(|w| w.timeout()),
+        _ => budget,
+    }
+}
+
 /// The active and inactive extensions of one list.
-fn describe(l: &PointList) -> (Vec<ExtensionInfo>, Vec<InactiveInfo>) {
+fn describe(snap: &Snapshot, l: &PointList) -> (Vec<ExtensionInfo>, Vec<InactiveInfo>) {
     let extensions = l
         .meta
         .iter()
@@ -164,8 +183,7 @@ fn describe(l: &PointList) -> (Vec<ExtensionInfo>, Vec<InactiveInfo>) {
                 #[cfg(feature = "fs")]
                 Matcher::Json(j) => format!("match: {}", j.source()),
             }),
-            timeout_ms: m
-                .timeout
+            timeout_ms: time_limit(snap, run, m.timeout)
                 .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         })
         .collect();

@@ -440,3 +440,113 @@ fn a_folder_plugins_web_assets_are_served_while_it_is_enabled() {
     scope.set_plugin_enabled("cards", true).unwrap();
     assert_eq!(files(&scope), ["_10_card.html"]);
 }
+
+#[test]
+fn lifecycle_commands_get_the_merged_config() {
+    let root = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let seen = state.path().join("stdin");
+    let dir = root.path().join("configured");
+    write(
+        &dir.join("plugin.json"),
+        r#"{"name": "configured", "config": {"greeting": "hello", "volume": 1}, "install": ["./install.sh"]}"#,
+        0o644,
+    );
+    write(
+        &dir.join("install.sh"),
+        format!("#!/bin/sh\ncat > {}\n", seen.display()),
+        0o755,
+    );
+    write(
+        &user.path().join("plugins/configured/config.json"),
+        r#"{"greeting": "yo"}"#,
+        0o644,
+    );
+    let _scope = ScopeBuilder::new("merged-config")
+        .user(user.path())
+        .plugin_root(root.path())
+        .watch(false)
+        .build()
+        .unwrap();
+    let stdin: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&seen).unwrap()).unwrap();
+    assert_eq!(
+        stdin["config"],
+        serde_json::json!({"greeting": "yo", "volume": 1}),
+        "{stdin}"
+    );
+}
+
+#[test]
+fn enabling_a_plugin_whose_install_fails_leaves_it_disabled() {
+    let root = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let log = state.path().join("log");
+    let toggles = state.path().join("toggles.json");
+    fs::write(&toggles, r#"{"plugins": {"failing": false}}"#).unwrap();
+    let dir = plugin(root.path(), "failing", "", &log);
+    write(&dir.join("install.sh"), "#!/bin/sh\nexit 4\n", 0o755);
+    let scope = ScopeBuilder::new("failing-install")
+        .plugin_root(root.path())
+        .plugin_toggles(&toggles)
+        .watch(false)
+        .build()
+        .unwrap();
+    let err = scope.set_plugin_enabled("failing", true).unwrap_err();
+    assert!(err.to_string().contains("stays disabled"), "{err}");
+    let info = scope
+        .plugins()
+        .into_iter()
+        .find(|p| p.name == "failing")
+        .unwrap();
+    assert!(!info.enabled && !info.installed, "{info:?}");
+    assert_eq!(greet(&scope), ["compiled"]);
+    let saved: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&toggles).unwrap()).unwrap();
+    assert_eq!(saved["plugins"]["failing"], false, "{saved}");
+}
+
+#[test]
+fn a_plugin_whose_requirement_is_disabled_is_not_loaded() {
+    let root = tempfile::tempdir().unwrap();
+    let log = root.path().join("log");
+    plugin(root.path(), "base", "", &log);
+    plugin(root.path(), "needy", r#", "requires": ["base"]"#, &log);
+    let scope = ScopeBuilder::new("requires-disabled")
+        .plugin_root(root.path())
+        .disable_plugin("base")
+        .watch(false)
+        .build()
+        .unwrap();
+    assert_eq!(greet(&scope), ["compiled"], "needy's hook must not run");
+    let needy = scope
+        .plugins()
+        .into_iter()
+        .find(|p| p.name == "needy")
+        .unwrap();
+    assert!(!needy.installed, "{needy:?}");
+    assert!(
+        needy
+            .unhealthy
+            .as_deref()
+            .is_some_and(|w| w.contains("requires `base`, which is disabled")),
+        "{needy:?}"
+    );
+    assert!(
+        scope
+            .status()
+            .warnings
+            .iter()
+            .any(|w| w.contains("plugin `needy` is not loaded")),
+        "{:?}",
+        scope.status().warnings
+    );
+    scope.set_plugin_enabled("base", true).unwrap();
+    let needy = scope
+        .plugins()
+        .into_iter()
+        .find(|p| p.name == "needy")
+        .unwrap();
+    assert!(needy.installed && needy.unhealthy.is_none(), "{needy:?}");
+}

@@ -167,3 +167,22 @@ fn a_cycle_made_by_a_manifest_is_reported_at_reload() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn a_manifest_constraint_naming_no_extension_is_a_reload_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    manifest(
+        dir.path(),
+        "ordering_ordered",
+        "report.json",
+        r#"{"after": ["nobody_here"]}"#,
+    );
+    let scope = project_scope("ordering-dangling", dir.path());
+    let warnings = scope.status().warnings;
+    assert!(
+        warnings.iter().any(|w| w.contains("extension `report`")
+            && w.contains("report.json")
+            && w.contains("`after` names `nobody_here`")),
+        "{warnings:?}"
+    );
+}

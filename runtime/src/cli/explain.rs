@@ -73,8 +73,8 @@ pub(super) fn run(
         let hint = crate::suggest::nearest(point, known.iter().map(|p| p.name.as_str()))
             .map(|n| format!("; nearest: `{n}`"))
             .unwrap_or_default();
-        writeln!(out, "no point `{point}` in this application{hint}")?;
-        return Ok(Exit::Problems);
+        let message = format!("no point `{point}` in this application{hint}");
+        return not_found(out, json, message);
     };
     if let Some(name) = extension {
         let mut names: Vec<String> = Vec::new();
@@ -85,12 +85,11 @@ pub(super) fn run(
         }
         ex.extensions.retain(|v| v.name == name);
         if ex.extensions.is_empty() {
-            writeln!(
-                out,
+            let message = format!(
                 "point `{point}` has no extension `{name}`; it has: {}",
                 list_or_none(&names)
-            )?;
-            return Ok(Exit::Problems);
+            );
+            return not_found(out, json, message);
         }
     }
     if json {
@@ -99,6 +98,16 @@ pub(super) fn run(
         write_text(out, &ex)?;
     }
     Ok(if ex.known { Exit::Ok } else { Exit::Problems })
+}
+
+/// What was asked about does not exist: the message as a line, or `{"error": message}`.
+fn not_found(out: &mut dyn Write, json: bool, message: String) -> io::Result<Exit> {
+    if json {
+        write_json(out, &serde_json::json!({ "error": message }))?;
+    } else {
+        writeln!(out, "{message}")?;
+    }
+    Ok(Exit::Problems)
 }
 
 fn list_or_none(names: &[String]) -> String {
@@ -201,6 +210,7 @@ fn verdicts<'p>(
         let mut reasons = vec![format!("origin {}; winning layer: {}", e.origin, e.layer)];
         reasons.extend(plugin_of(&e.origin, plugins));
         reasons.extend(e.note.clone());
+        reasons.extend(super::list::rules(e));
         if e.runs_as == "command" {
             reasons.push(format!("a command hook; on_error {}", e.on_error));
         } else if e.on_error != "propagate" {

@@ -24,6 +24,11 @@ pub struct PointsFile {
     pub format: String,
     /// The points, sorted by name.
     pub points: Vec<ExportedPoint>,
+    /// The names of the plugin crates linked into the application, sorted (what a folder
+    /// plugin's `requires` may name besides other folder plugins; absent in files of older
+    /// versions).
+    #[serde(default)]
+    pub plugins: Vec<String>,
 }
 
 /// One point of a [`PointsFile`].
@@ -108,9 +113,15 @@ impl PointsFile {
                 }
             })
             .collect();
+        let mut plugins: Vec<String> = crate::registry::HOOKPOINT_PLG_V0
+            .iter()
+            .map(|p| p.name.to_owned())
+            .collect();
+        plugins.sort();
         PointsFile {
             format: Self::FORMAT.to_owned(),
             points,
+            plugins,
         }
     }
 

@@ -94,7 +94,7 @@ fn check_folder(
         Err(e) => return problems.push(at(format!("cannot read the folder: {e}"))),
     }
     if dir.join("plugin.json").exists() {
-        check_plugin_json(dir, problems);
+        check_plugin_json(points, dir, problems);
     } else if !dir.join("extensions").exists() && !dir.join("plugins").exists() {
         let plugins = plugin_folders(dir);
         if plugins.is_empty() {
@@ -164,7 +164,26 @@ fn check_override(
     if let OverrideKind::Manifest(m) = &f.kind {
         found.extend(check_manifest(point, dir, m, &names));
     }
+    if hook_kind(f) == Some("wasm extensions") && point.command_hooks {
+        found.extend(check_wasm(dir, f));
+    }
     found
+}
+
+/// A wasm extension's module, grants and pin, checked as the loader checks them.
+#[cfg(feature = "wasm")]
+fn check_wasm(dir: &Path, f: &OverrideFile) -> Option<String> {
+    let manifest = match &f.kind {
+        OverrideKind::Manifest(m) => Some(m),
+        _ => None,
+    };
+    crate::fs::load::check_wasm_file(dir, f, manifest)
+}
+
+/// Without the `wasm` feature a wasm extension cannot be checked (nor run).
+#[cfg(not(feature = "wasm"))]
+fn check_wasm(_: &Path, _: &OverrideFile) -> Option<String> {
+    Some("a wasm extension, which needs hookpoint's `wasm` feature (this validator is built without it)".into())
 }
 
 /// What runs a file's extension with the payload as JSON, if it defines one: `"command hooks"`
@@ -239,11 +258,8 @@ fn check_manifest(
             }
         }
     }
-    let pinned = m
-        .command
-        .as_ref()
-        .and_then(|c| c.first())
-        .or(m.wasm.as_ref());
+    // A wasm module's pin is checked with the module (`check_wasm`).
+    let pinned = m.command.as_ref().and_then(|c| c.first());
     if let (Some(want), Some(program)) = (&m.sha256, pinned)
         && let Err(why) = verify_pin(&dir.join(program), want)
     {
@@ -252,8 +268,9 @@ fn check_manifest(
     found
 }
 
-/// A folder plugin's `plugin.json`, read with the runtime's parser.
-fn check_plugin_json(dir: &Path, problems: &mut Vec<FolderProblem>) {
+/// A folder plugin's `plugin.json`, read with the runtime's parser; each `requires` must name a
+/// plugin crate of the application or a folder plugin beside this one (in the same root).
+fn check_plugin_json(points: &PointsFile, dir: &Path, problems: &mut Vec<FolderProblem>) {
     let path = dir.join("plugin.json");
     let folder = dir
         .file_name()
@@ -270,8 +287,25 @@ fn check_plugin_json(dir: &Path, problems: &mut Vec<FolderProblem>) {
             });
         }
     };
-    if let Err(p) = plugin_manifest::parse(&path, &folder, &bytes) {
-        problems.push(FolderProblem::from(&p));
+    let manifest = match plugin_manifest::parse(&path, &folder, &bytes) {
+        Ok(m) => m,
+        Err(p) => return problems.push(FolderProblem::from(&p)),
+    };
+    let beside = |name: &str| {
+        dir.parent()
+            .is_some_and(|root| root.join(name).join("plugin.json").is_file())
+    };
+    for r in &manifest.requires {
+        if !points.plugins.contains(r) && !beside(r) {
+            problems.push(FolderProblem {
+                file: path.to_string_lossy().into_owned(),
+                line: None,
+                column: None,
+                message: format!(
+                    "plugin `{folder}` requires `{r}`, which is neither a plugin crate of the application nor a folder plugin in the same root"
+                ),
+            });
+        }
     }
 }
 

@@ -72,6 +72,9 @@ pub(super) fn write_point(out: &mut dyn Write, p: &PointInfo) -> io::Result<()> 
         if let Some(note) = &e.note {
             writeln!(out, "       {note}")?;
         }
+        if let Some(rules) = rules(e) {
+            writeln!(out, "       {rules}")?;
+        }
     }
     for i in &p.inactive {
         writeln!(
@@ -81,4 +84,21 @@ pub(super) fn write_point(out: &mut dyn Write, p: &PointInfo) -> io::Result<()> 
         )?;
     }
     Ok(())
+}
+
+/// An extension's rules beyond its order, on one line: its condition, time limit and ordering
+/// constraints (`None` when it has none).
+pub(super) fn rules(e: &crate::introspect::ExtensionInfo) -> Option<String> {
+    let mut parts: Vec<String> = Vec::new();
+    parts.extend(e.condition.clone());
+    if let Some(ms) = e.timeout_ms {
+        parts.push(format!("time limit {ms} ms"));
+    }
+    if !e.after.is_empty() {
+        parts.push(format!("after {}", e.after.join(", ")));
+    }
+    if !e.before.is_empty() {
+        parts.push(format!("before {}", e.before.join(", ")));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }

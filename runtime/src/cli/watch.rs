@@ -59,9 +59,14 @@ pub(super) fn run(
         let _ = tx.send(e.clone());
     });
     if !json {
+        let unwatched = if scope.is_watched() {
+            ""
+        } else {
+            "; the scope is not watched (`.watch(false)`, or no folders), so only the reloads the application makes itself (`Scope::reload`) show"
+        };
         writeln!(
             out,
-            "watching scope `{}` ({} layer folder(s)); one line per reload",
+            "watching scope `{}` ({} layer folder(s)); one line per reload{unwatched}",
             scope.name(),
             scope.layers().len()
         )?;

@@ -71,9 +71,13 @@ impl Scope {
                 .into_iter()
                 .find(|p| p.path.starts_with(&status.dir))
                 .map_or_else(|| "its install did not run".to_owned(), |p| p.message);
+            // As for crate plugins: a failing install leaves the plugin disabled (and says so
+            // in the toggles file), not retried at every reload.
+            self.toggle(name, false);
+            self.rebuild();
             return Err(Error::kind_msg(
                 ErrorKind::Plugin,
-                format!("plugin `{name}` is enabled but not installed: {why}"),
+                format!("plugin `{name}` could not be installed, so it stays disabled: {why}"),
             ));
         }
         tracing::info!(

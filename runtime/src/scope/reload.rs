@@ -72,6 +72,17 @@ impl Scope {
         self.0.fs.config.layers(|n| !disabled.contains(n), &folder)
     }
 
+    /// Whether a watcher applies this scope's folder changes by itself (it was built with
+    /// `watch(true)`, the default, and has folders to watch).
+    ///
+    /// ```
+    /// let scope = hookpoint::ScopeBuilder::new("unwatched").watch(false).build().unwrap();
+    /// assert!(!scope.is_watched());
+    /// ```
+    pub fn is_watched(&self) -> bool {
+        locks::lock(&self.0.fs.watcher).is_some()
+    }
+
     /// Starts the watcher of a scope's layers; each burst of changes rebuilds the scope once.
     pub(crate) fn start_watching(&self) -> Result<(), Error> {
         let fs = &self.0.fs;

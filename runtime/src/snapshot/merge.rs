@@ -34,6 +34,7 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
     let lists = points
         .into_iter()
         .map(|(point, c)| {
+            warnings.extend(dangling_constraints(&point, &c.active));
             let list = build_list(
                 c.active,
                 table.refusals.get(&point).cloned(),
@@ -59,6 +60,35 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
         .map(|(name, why)| (name.to_owned(), why))
         .collect();
     (snap, warnings)
+}
+
+/// Ordering constraints an override file gave (`after`/`before` in a manifest) that name an
+/// extension the point does not have: ignored, with a warning naming the file. (Compiled-in
+/// ones are [`validate`](crate::validate)'s to report.)
+fn dangling_constraints(point: &str, cands: &[super::Candidate]) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in cands
+        .iter()
+        .filter(|c| !matches!(c.meta.layer, super::Layer::Compiled))
+    {
+        for (key, targets) in [("after", &c.meta.after), ("before", &c.meta.before)] {
+            for t in targets
+                .iter()
+                .filter(|t| !cands.iter().any(|o| o.meta.name == **t))
+            {
+                let from = c
+                    .meta
+                    .note
+                    .clone()
+                    .unwrap_or_else(|| c.meta.origin.to_string());
+                out.push(format!(
+                    "point `{point}`, extension `{}` ({from}): `{key}` names `{t}`, which the point does not have; the constraint is ignored",
+                    c.meta.name
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// The message for ordering constraints that form a cycle.

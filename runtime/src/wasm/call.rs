@@ -137,6 +137,41 @@ fn failure(e: wasmtime::Error, store: &Store<HostState>, module: &Path) -> WasmE
     }
     WasmError::Trap {
         module,
-        message: format!("{e:#}"),
+        message: trap_message(&e),
     }
+}
+
+/// The most a trap message keeps of the guest's backtrace, in frames.
+const TRAP_FRAMES: usize = 8;
+
+/// Wasmtime's trap (its root cause: `wasm trap: call stack exhausted`, `unreachable`...) first,
+/// then the guest's backtrace cut to [`TRAP_FRAMES`] frames (a runaway recursion has thousands:
+/// half a megabyte in every log line otherwise).
+fn trap_message(e: &wasmtime::Error) -> String {
+    let cause = e.root_cause().to_string();
+    let full = format!("{e:#}");
+    let mut out: Vec<&str> = Vec::new();
+    let mut frames = 0usize;
+    for line in full.lines() {
+        let frame = line
+            .trim_start()
+            .split_once(':')
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        frames += usize::from(frame);
+        if !frame || frames <= TRAP_FRAMES {
+            out.push(line);
+        }
+    }
+    let mut text = cause.clone();
+    if out.len() > 1 || out.first().is_some_and(|l| *l != cause) {
+        // The last kept frame may carry the cause after `: `; it is already first.
+        let body = out.join("\n");
+        let body = body.strip_suffix(&format!(": {cause}")).unwrap_or(&body);
+        text.push('\n');
+        text.push_str(body);
+    }
+    if frames > TRAP_FRAMES {
+        text.push_str(&format!("\n    ... {} more frames", frames - TRAP_FRAMES));
+    }
+    text
 }

@@ -21,6 +21,11 @@ pub(crate) struct WasmHook {
 }
 
 impl WasmHook {
+    /// The time budget of one call.
+    pub(crate) fn timeout(&self) -> std::time::Duration {
+        self.grants.timeout
+    }
+
     pub(crate) fn new(module: PathBuf, guest: Arc<Guest>, grants: Grants) -> WasmHook {
         let input_prefix = format!(
             "{{\"point\":{},\"extension\":{},\"payload\":",

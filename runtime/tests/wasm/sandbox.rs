@@ -23,6 +23,33 @@ fn a_trap_is_an_error_with_the_trap_message() {
 }
 
 #[test]
+fn a_runaway_recursion_traps_with_a_short_message() {
+    let layer = Layer::temp();
+    let guest = r#"(module
+      (memory (export "memory") 1)
+      (func $r (param i32) (result i32) (i32.add (call $r (local.get 0)) (i32.const 1)))
+      (func (export "hookpoint_alloc") (param i32) (result i32) (i32.const 1024))
+      (func (export "hookpoint_call") (param i32 i32) (result i64)
+        (drop (call $r (i32.const 0)))
+        (i64.const 0)))"#;
+    layer.ext("deep.wat", guest);
+    let e = run(&layer.scope()).expect_err("stack overflow");
+    let WasmError::Trap { message, .. } = wasm_error(&e) else {
+        panic!("not a trap: {e:?}");
+    };
+    assert!(
+        message.starts_with("wasm trap: call stack exhausted"),
+        "{message}"
+    );
+    assert!(message.contains("more frames"), "{message}");
+    assert!(
+        e.to_string().len() < 4096,
+        "{} bytes: {e}",
+        e.to_string().len()
+    );
+}
+
+#[test]
 fn an_infinite_loop_is_stopped_by_the_time_budget() {
     let layer = Layer::temp();
     layer.put(

@@ -157,6 +157,21 @@ pub(crate) fn check_config_file(
     Ok(v)
 }
 
+/// `value` overlaid by each layer's `plugins/<name>/config.json`, lowest layer first, for a
+/// folder plugin's lifecycle commands; a file that is not a JSON object is skipped here (the
+/// load reports it with its position).
+pub(crate) fn overlay_layers(name: &str, mut value: Value, layers: &[LayerRoot]) -> Value {
+    for layer in layers.iter().rev() {
+        let Ok(bytes) = std::fs::read(config_path(&layer.root, name)) else {
+            continue;
+        };
+        if let Ok(v @ Value::Object(_)) = serde_json::from_slice::<Value>(&bytes) {
+            merge_json(&mut value, v);
+        }
+    }
+    value
+}
+
 /// A warning for each layer's `plugins/<name>/config.json` whose plugin is neither linked nor a
 /// loaded folder plugin (a misspelt name, or a plugin that is not installed): it configures
 /// nothing.

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::configs::overlay_layers;
 use super::definitions::command_refusal;
 use crate::fs::layers::FsConfig;
 use crate::fs::plugins::discover::{FolderPlugin, ManifestsLastGood};
@@ -61,6 +62,11 @@ impl FolderPlugins {
             .discover(&config.plugin_roots, &crate_plugins, problems);
         let enabled = |p: &FolderPlugin| p.manifest.always_enabled || !disabled.contains(p.name());
         let wanted: Vec<FolderPlugin> = found.iter().filter(|p| enabled(p)).cloned().collect();
+        let (mut wanted, unmet) = drop_unmet_requirements(wanted, &crate_plugins, disabled);
+        for (name, why) in &unmet {
+            warnings.push(format!("plugin `{name}` is not loaded: {why}"));
+        }
+        merge_configs(&mut wanted, config, disabled);
         let gate = |p: &FolderPlugin| {
             let project = config
                 .project
@@ -70,7 +76,8 @@ impl FolderPlugins {
             command_refusal(config, project, managed, &p.dir)
         };
         let active = self.lifecycle.reconcile(&wanted, &gate, problems, warnings);
-        let unhealthy = self.lifecycle.check(&active, &gate);
+        let mut unhealthy = self.lifecycle.check(&active, &gate);
+        unhealthy.extend(unmet);
         let installed: BTreeSet<&str> = self.lifecycle.installed().collect();
         let mut statuses: Vec<FolderPluginStatus> = found
             .iter()
@@ -111,6 +118,52 @@ impl FolderPlugins {
     /// published).
     pub(crate) fn finish_leaving(&mut self, warnings: &mut Vec<String>) {
         self.lifecycle.finish_leaving(warnings);
+    }
+}
+
+/// Keeps the wanted plugins whose `requires` are met — each required plugin is itself kept, or
+/// is a linked crate plugin that is enabled — and says why each other one is left out (a
+/// required plugin disabled, or itself left out), repeating until nothing changes.
+fn drop_unmet_requirements(
+    mut wanted: Vec<FolderPlugin>,
+    crate_plugins: &BTreeSet<&str>,
+    disabled: &BTreeSet<String>,
+) -> (Vec<FolderPlugin>, BTreeMap<String, String>) {
+    let mut unmet = BTreeMap::new();
+    loop {
+        let names: BTreeSet<String> = wanted.iter().map(|p| p.name().to_owned()).collect();
+        let met = |r: &String| {
+            names.contains(r) || (crate_plugins.contains(r.as_str()) && !disabled.contains(r))
+        };
+        let before = wanted.len();
+        wanted.retain(|p| match p.manifest.requires.iter().find(|r| !met(r)) {
+            None => true,
+            Some(r) => {
+                let why = if disabled.contains(r) {
+                    format!("it requires `{r}`, which is disabled")
+                } else {
+                    format!("it requires `{r}`, which is not loaded")
+                };
+                unmet.insert(p.name().to_owned(), why);
+                false
+            }
+        });
+        if wanted.len() == before {
+            return (wanted, unmet);
+        }
+    }
+}
+
+/// Gives each wanted plugin the config its lifecycle commands get: the layers as they are with
+/// every wanted plugin installed.
+fn merge_configs(wanted: &mut [FolderPlugin], config: &FsConfig, disabled: &BTreeSet<String>) {
+    let folders: Vec<(String, PathBuf)> = wanted
+        .iter()
+        .map(|p| (p.name().to_owned(), p.dir.clone()))
+        .collect();
+    let layers = config.layers(|n| !disabled.contains(n), &folders);
+    for p in wanted {
+        p.config = overlay_layers(p.name(), p.config.clone(), &layers);
     }
 }
 

@@ -24,6 +24,8 @@ use crate::snapshot::{self, BuildInput, CompiledTable, LayerInput, Snapshot};
 pub(crate) use folder_plugins::FolderPluginStatus;
 #[cfg(feature = "cli")]
 pub(crate) use last_good::verify_pin;
+#[cfg(all(feature = "cli", feature = "wasm"))]
+pub(crate) use wasm::check_wasm_file;
 
 /// What a scope's loader remembers between reloads.
 #[derive(Default)]

@@ -16,6 +16,8 @@ use sha2::{Digest as _, Sha256};
 
 use super::last_good::FileInEffect;
 use crate::fs::layers::FsConfig;
+#[cfg(feature = "cli")]
+use crate::fs::layers::LayerRoot;
 use crate::fs::scan::{Manifest, OverrideKind};
 use crate::wasm::{Digest, Grants, Guest, MAX_MODULE_BYTES, ModuleCache, WasmHook, WasmStats};
 
@@ -213,13 +215,62 @@ impl WasmFiles {
     }
 }
 
+/// Checks the wasm extension `file` of layer folder `root` as a load would — its module file,
+/// grants, `sha256` pin, compilation and guest interface — keeping nothing (the standalone
+/// `hookpoint validate`). `None` when it would load, or when `file` is no wasm extension.
+#[cfg(feature = "cli")]
+pub(crate) fn check_wasm_file(
+    root: &Path,
+    file: &crate::fs::scan::OverrideFile,
+    manifest: Option<&Manifest>,
+) -> Option<String> {
+    let layer = LayerRoot {
+        rank: 1,
+        root: root.to_path_buf(),
+        kind: crate::fs::LayerKind::User,
+        project: false,
+        managed: false,
+        plugin: None,
+    };
+    let f = FileInEffect {
+        layer: &layer,
+        file: file.clone(),
+        from_last_good: false,
+    };
+    let module = module_file(&f, manifest)?;
+    let config = FsConfig::default();
+    WasmFiles::default()
+        .load(&f, manifest, &module, &config)
+        .err()
+        .flatten()
+}
+
 /// The module's binary form: the file itself, or (`.wat`) its text assembled.
 fn binary<'b>(path: &Path, bytes: &'b [u8]) -> Result<std::borrow::Cow<'b, [u8]>, String> {
     if path.extension().is_some_and(|e| e == "wat") {
-        return wat::parse_bytes(bytes)
-            .map_err(|e| format!("{} is not valid WebAssembly text: {e}", path.display()));
+        return wat::parse_bytes(bytes).map_err(|e| {
+            format!(
+                "{} is not valid WebAssembly text{}",
+                path.display(),
+                wat_error(&e.to_string())
+            )
+        });
     }
     Ok(std::borrow::Cow::Borrowed(bytes))
+}
+
+/// A `wat` error on one line: ` at line:column: message` (its text draws the source with a
+/// caret over several lines, which breaks `file:line:column: why` output).
+fn wat_error(text: &str) -> String {
+    let message = text.lines().next().unwrap_or_default().trim();
+    let at = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("--> "))
+        .and_then(|loc| loc.split_once(':').map(|(_, lc)| lc.to_owned()));
+    match at {
+        Some(lc) => format!(" at {lc}: {message}"),
+        None => format!(": {message}"),
+    }
 }
 
 /// Reads a module file: a regular file, writable by nobody but its owner, at most

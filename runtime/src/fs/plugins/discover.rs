@@ -20,6 +20,9 @@ pub(crate) struct FolderPlugin {
     pub(crate) dir: PathBuf,
     /// Its `plugin.json`.
     pub(crate) manifest_path: PathBuf,
+    /// Its config as its lifecycle commands get it: `plugin.json`'s `config` overlaid by each
+    /// layer's `plugins/<name>/config.json` (set by the load before the commands run).
+    pub(crate) config: serde_json::Value,
 }
 
 impl FolderPlugin {
@@ -146,10 +149,12 @@ impl ManifestsLastGood {
                 self.0.get(&manifest_path)?.clone()
             }
         };
+        let config = serde_json::Value::Object(manifest.config.clone().unwrap_or_default());
         Some(FolderPlugin {
             manifest,
             dir: dir.to_path_buf(),
             manifest_path,
+            config,
         })
     }
 }

@@ -4,8 +4,9 @@
 //! from a private copy of the folder taken at install time when the folder itself is gone;
 //! `check` runs on every reload, and a failing check makes the plugin unhealthy. The commands
 //! run with the command-hook rules (no shell, cleared environment, timeout, process group) in
-//! the plugin's folder, get `{"plugin", "event", "config"}` on stdin, and their stdout is
-//! ignored.
+//! the plugin's folder, get `{"plugin", "event", "config"}` on stdin (the merged config: its
+//! `plugin.json` default overlaid by every layer's `plugins/<name>/config.json`), and their
+//! stdout is ignored.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -216,7 +217,7 @@ fn run(
     let input = serde_json::json!({
         "plugin": plugin.name(),
         "event": event,
-        "config": plugin.manifest.config.clone().unwrap_or_default(),
+        "config": plugin.config,
     });
     match command::run_sync(&spec, input.to_string().as_bytes()) {
         // Lifecycle commands answer with their exit status; their stdout is not read.
