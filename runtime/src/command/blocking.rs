@@ -2,8 +2,7 @@
 //! writer, stdout and stderr readers), so it works anywhere, a tokio worker thread included.
 
 use std::io::{self, Read, Write};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, ExitStatus};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Instant;
 
@@ -160,15 +159,8 @@ pub(super) fn run(spec: &CommandSpec, input: &[u8]) -> Result<HookOutput, Comman
     };
     let helpers = Helpers::start(input).map_err(could_not_start)?;
     let deadline = Instant::now().checked_add(spec.timeout);
-    let child = std::process::Command::new(&program)
-        .args(spec.argv.iter().skip(1))
-        .current_dir(&prepared.cwd)
-        .env_clear()
-        .envs(prepared.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
+    let child = prepared
+        .command(spec)
         .spawn()
         .map_err(|err| could_not_start(explain_spawn_error(&program, err)))?;
     let mut group = Group::new(child.id());

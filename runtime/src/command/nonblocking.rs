@@ -2,7 +2,6 @@
 //! with the I/O and time drivers enabled. Dropping its future kills the hook's process group.
 
 use std::io;
-use std::process::Stdio;
 
 use super::group::{Group, kill_group, timed_out};
 use super::output::{Stdout, finish, render_stderr};
@@ -67,18 +66,9 @@ pub(super) async fn run(spec: &CommandSpec, input: &[u8]) -> Result<HookOutput, 
     };
 
     let deadline = tokio::time::Instant::now().checked_add(spec.timeout);
-    let mut command = tokio::process::Command::new(&program);
-    command
-        .args(spec.argv.iter().skip(1))
-        .current_dir(&prepared.cwd)
-        .env_clear()
-        .envs(prepared.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        // If this future is dropped, Tokio kills and reaps the hook.
-        .kill_on_drop(true);
+    let mut command = tokio::process::Command::from(prepared.command(spec));
+    // If this future is dropped, Tokio kills and reaps the hook.
+    command.kill_on_drop(true);
     let mut child = command
         .spawn()
         .map_err(|err| could_not_start(explain_spawn_error(&program, err)))?;

@@ -13,6 +13,28 @@ pub(super) struct Prepared {
     pub(super) env: Vec<(OsString, OsString)>,
 }
 
+impl Prepared {
+    /// The hook's process, not yet started: `argv[1..]`, the working folder, the cleared and
+    /// rebuilt environment, three pipes and a process group of its own (so a timeout can kill
+    /// whatever the hook started).
+    pub(super) fn command(&self, spec: &CommandSpec) -> std::process::Command {
+        use std::os::unix::process::CommandExt;
+        use std::process::Stdio;
+
+        let mut command = std::process::Command::new(&self.program);
+        command
+            .args(spec.argv.iter().skip(1))
+            .current_dir(&self.cwd)
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        command
+    }
+}
+
 pub(super) fn prepare(spec: &CommandSpec) -> Result<Prepared, CommandError> {
     let Some(argv0) = spec.argv.first() else {
         return Err(CommandError::CouldNotStart {
