@@ -550,3 +550,60 @@ fn a_plugin_whose_requirement_is_disabled_is_not_loaded() {
         .unwrap();
     assert!(needy.installed && needy.unhealthy.is_none(), "{needy:?}");
 }
+
+#[test]
+fn a_toggles_file_with_a_byte_order_mark_is_read() {
+    let root = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let log = state.path().join("log");
+    let toggles = state.path().join("toggles.json");
+    fs::write(&toggles, "\u{feff}{\"plugins\": {\"marked\": false}}").unwrap();
+    plugin(root.path(), "marked", "", &log);
+    let scope = ScopeBuilder::new("toggles-bom")
+        .plugin_root(root.path())
+        .plugin_toggles(&toggles)
+        .watch(false)
+        .build()
+        .unwrap();
+    assert_eq!(greet(&scope), ["compiled"], "the saved choice applies");
+    assert!(scope.status().problems.is_empty(), "{:?}", scope.status());
+    assert!(
+        log_lines(&log).is_empty(),
+        "a disabled plugin is not installed"
+    );
+}
+
+#[test]
+fn a_bad_toggles_file_is_reported_and_not_overwritten() {
+    let root = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let log = state.path().join("log");
+    let toggles = state.path().join("toggles.json");
+    let text = "{\"plugins\": {\"kept\": false, \"other\": false,}}";
+    fs::write(&toggles, text).unwrap();
+    plugin(root.path(), "kept", "", &log);
+    let scope = ScopeBuilder::new("toggles-bad")
+        .plugin_root(root.path())
+        .plugin_toggles(&toggles)
+        .watch(false)
+        .build()
+        .unwrap();
+    let status = scope.status();
+    let problem = status
+        .problems
+        .iter()
+        .find(|p| p.path == toggles)
+        .unwrap_or_else(|| panic!("the toggles file is a problem: {status:?}"));
+    assert_eq!(
+        (problem.line, problem.column),
+        (Some(1), Some(44)),
+        "{problem}"
+    );
+    assert!(problem.message.contains("not overwrite"), "{problem}");
+    scope.set_plugin_enabled("kept", false).unwrap();
+    assert_eq!(
+        fs::read_to_string(&toggles).unwrap(),
+        text,
+        "the other choices are not lost"
+    );
+}

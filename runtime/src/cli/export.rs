@@ -130,6 +130,8 @@ impl PointsFile {
     /// # Errors
     /// Not JSON of this shape (with line and column), or another format tag.
     pub fn from_json(text: &str) -> Result<PointsFile, String> {
+        // A byte-order mark is invisible in an editor; skip it as every other JSON file does.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let file: PointsFile =
             serde_json::from_str(text).map_err(|e| format!("not a hookpoint points file: {e}"))?;
         if file.format != Self::FORMAT {

@@ -370,7 +370,8 @@ fn check_config(path: &Path) -> Option<FolderProblem> {
         Ok(bytes) => bytes,
         Err(why) => return Some(problem(None, format!("plugin config: {why}"))),
     };
-    match serde_json::from_slice::<serde_json::Value>(&bytes) {
+    let bytes = crate::fs::problem::without_bom(&bytes);
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
         Ok(v) if v.is_object() => None,
         Ok(_) => Some(problem(
             Some((1, 1)),
@@ -382,7 +383,7 @@ fn check_config(path: &Path) -> Option<FolderProblem> {
                 .rsplit_once(" at line ")
                 .map_or(reason.as_str(), |(r, _)| r);
             Some(problem(
-                json_error_position(&bytes, &e),
+                json_error_position(bytes, &e),
                 format!("invalid JSON: {reason}"),
             ))
         }

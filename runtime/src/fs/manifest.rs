@@ -95,7 +95,7 @@ pub(crate) fn load_manifest(
 /// invalid JSON, unknown keys and wrong types (with line and column),
 /// an empty `command` array or empty program, and `timeout_ms: 0`.
 pub fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, FileProblem> {
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let body = crate::fs::problem::without_bom(bytes);
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(FileProblem::new(
             path,

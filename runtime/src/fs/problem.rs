@@ -76,6 +76,13 @@ pub(crate) fn symlink_loop(path: &Path, canon: &Path) -> FileProblem {
     )
 }
 
+/// JSON text without its UTF-8 byte-order mark, if it has one (Windows editors write one; it is
+/// invisible, and serde_json refuses it as "expected value at line 1 column 1"). Every JSON file
+/// hookpoint reads goes through here, so all of them accept what one of them accepts.
+pub(crate) fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
 /// Refuses JSON text whose top level is not an object (serde would read a struct from an array
 /// too), with the position of the first character.
 pub(crate) fn require_object(path: &Path, body: &[u8], what: &str) -> Result<(), FileProblem> {
@@ -148,14 +155,23 @@ fn token_start(bytes: &[u8], end: usize) -> usize {
         return last;
     }
     let word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'.');
-    if !word(bytes[last]) {
-        return last;
+    let word_start = |end: usize| {
+        let mut j = end;
+        while j > 0 && word(bytes[j - 1]) {
+            j -= 1;
+        }
+        j
+    };
+    if word(bytes[last]) {
+        return word_start(last);
     }
-    let mut j = last;
-    while j > 0 && word(bytes[j - 1]) {
-        j -= 1;
-    }
-    j
+    // `tru}`: the parser stopped at the `}` that cut a literal short; the literal is the token.
+    let before = word_start(last);
+    let cut_literal = before < last
+        && ["true", "false", "null"]
+            .iter()
+            .any(|lit| lit.as_bytes().starts_with(&bytes[before..last]));
+    if cut_literal { before } else { last }
 }
 
 /// 1-based (line, column in characters) of byte `offset`.
@@ -189,6 +205,12 @@ mod tests {
     #[test]
     fn a_bad_word_mid_line_is_reported_where_it_starts() {
         assert_eq!(at("{\"a\": tru }"), (1, 7));
+    }
+
+    #[test]
+    fn a_literal_cut_short_by_a_bracket_is_reported_where_it_starts() {
+        assert_eq!(at("{\"a\": tru}"), (1, 7));
+        assert_eq!(at("[nul]"), (1, 2));
     }
 
     #[test]

@@ -64,6 +64,53 @@ pub(crate) struct PluginStates {
     /// Names of the disabled plugins, crate or folder.
     pub(crate) disabled: Mutex<HashSet<String>>,
     pub(crate) values: Mutex<HashMap<(String, TypeId), Arc<dyn Any + Send + Sync>>>,
+    /// The plugins whose `set_plugin_enabled` is running, with the thread running it: one
+    /// toggle of a plugin at a time, so concurrent enables run `install` once.
+    toggling: Mutex<HashMap<String, std::thread::ThreadId>>,
+    /// Signalled when a toggle ends.
+    toggled: std::sync::Condvar,
+}
+
+/// This thread's turn to toggle one plugin of a scope; the next waiting thread's turn comes when
+/// it is dropped (also on panic).
+struct ToggleTurn<'a> {
+    states: &'a PluginStates,
+    name: &'a str,
+}
+
+impl<'a> ToggleTurn<'a> {
+    /// Waits until no other thread toggles `name` in this scope, then takes the turn.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Plugin`] when this thread is already toggling `name` (its own install or
+    /// uninstall hook toggles it again): waiting would never end.
+    fn take(states: &'a PluginStates, name: &'a str) -> Result<Self, Error> {
+        let me = std::thread::current().id();
+        let mut toggling = locks::lock(&states.toggling);
+        while let Some(owner) = toggling.get(name) {
+            if *owner == me {
+                return Err(Error::kind_msg(
+                    ErrorKind::Plugin,
+                    format!(
+                        "plugin `{name}` is being enabled or disabled on this thread already (by its own install or uninstall hook); it cannot be toggled again from there"
+                    ),
+                ));
+            }
+            toggling = states
+                .toggled
+                .wait(toggling)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        toggling.insert(name.to_owned(), me);
+        Ok(ToggleTurn { states, name })
+    }
+}
+
+impl Drop for ToggleTurn<'_> {
+    fn drop(&mut self) {
+        locks::lock(&self.states.toggling).remove(self.name);
+        self.states.toggled.notify_all();
+    }
 }
 
 impl Scope {
@@ -130,11 +177,13 @@ impl Scope {
     /// its extensions and then runs `uninstall`. Crate and folder plugins follow the same order.
     /// Setting the state it already has does nothing. Dispatches in flight finish on the
     /// snapshot they started with. Safe to call from inside an extension (no lock is held while
-    /// hooks run).
+    /// hooks run). Calls for one plugin from several threads take turns: eight threads enabling
+    /// a disabled plugin at once run its `install` once, and the others find it enabled.
     ///
     /// # Errors
     /// [`ErrorKind::Plugin`]: no such plugin; its install hook failed (it stays disabled); its
-    /// uninstall hook failed (it stays disabled). The hook's error is the source.
+    /// uninstall hook failed (it stays disabled), the hook's error is the source; the plugin's
+    /// own install or uninstall hook toggles it again.
     ///
     /// ```
     /// # #[derive(Default, serde::Serialize, serde::Deserialize)] struct NoConfig {}
@@ -144,6 +193,7 @@ impl Scope {
     /// assert!(!scope.plugins().iter().find(|p| p.name == "doc_toggle").unwrap().enabled);
     /// ```
     pub fn set_plugin_enabled(&self, name: &str, enabled: bool) -> Result<(), Error> {
+        let _turn = ToggleTurn::take(&self.0.plugins, name)?;
         let entry = match find_plugin(name) {
             Ok(entry) => entry,
             #[cfg(feature = "fs")]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::fs::layers::LayerRoot;
-use crate::fs::problem::{FileProblem, json_error_position, line_column};
+use crate::fs::problem::{FileProblem, json_error_position, line_column, without_bom};
 use crate::registry::{HOOKPOINT_PLG_V0, PluginEntry};
 
 /// The last good content of each plugin config file, by path.
@@ -125,6 +125,7 @@ pub(crate) fn check_config_file(
     path: &Path,
     bytes: &[u8],
 ) -> Result<Value, FileProblem> {
+    let bytes = without_bom(bytes);
     let v: Value = serde_json::from_slice(bytes).map_err(|e| {
         let reason = e.to_string();
         let reason = reason
@@ -165,7 +166,7 @@ pub(crate) fn overlay_layers(name: &str, mut value: Value, layers: &[LayerRoot])
         let Ok(bytes) = std::fs::read(config_path(&layer.root, name)) else {
             continue;
         };
-        if let Ok(v @ Value::Object(_)) = serde_json::from_slice::<Value>(&bytes) {
+        if let Ok(v @ Value::Object(_)) = serde_json::from_slice::<Value>(without_bom(&bytes)) {
             merge_json(&mut value, v);
         }
     }
@@ -232,5 +233,17 @@ mod tests {
         let mut base = json!({"a": 1, "nested": {"x": 1, "y": 2}});
         merge_json(&mut base, json!({"nested": {"y": 3}, "b": true}));
         assert_eq!(base, json!({"a": 1, "b": true, "nested": {"x": 1, "y": 3}}));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped_and_positions_are_the_editors() {
+        let path = std::path::Path::new("config.json");
+        let v = super::check_config_file("p", None, &json!({}), path, b"\xEF\xBB\xBF{\"k\": 1}")
+            .expect("a config with a byte-order mark");
+        assert_eq!(v, json!({"k": 1}));
+        let err =
+            super::check_config_file("p", None, &json!({}), path, b"\xEF\xBB\xBF{\"k\": tru}")
+                .expect_err("bad JSON");
+        assert_eq!((err.line, err.column), (Some(1), Some(7)), "{err}");
     }
 }

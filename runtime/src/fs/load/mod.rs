@@ -79,6 +79,11 @@ impl LoadState {
             &mut problems,
             &mut warnings,
         );
+        if let Some(path) = &input.config.toggles
+            && let Err(p) = crate::fs::plugins::toggles::read(path)
+        {
+            problems.push(p);
+        }
         let layers = input
             .config
             .layers(|n| !disabled.contains(n), &folder.layers);

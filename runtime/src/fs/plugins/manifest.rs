@@ -62,7 +62,7 @@ pub(crate) fn parse(
     folder: &str,
     bytes: &[u8],
 ) -> Result<PluginManifest, FileProblem> {
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let body = crate::fs::problem::without_bom(bytes);
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(FileProblem::new(
             path,
