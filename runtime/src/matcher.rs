@@ -16,6 +16,21 @@ pub(crate) struct JsonMatcher {
     source: String,
 }
 
+/// Why a `"match"` value is refused, and which of its keys (JSON pointers) is at fault, so the
+/// manifest loader can point at it in the file.
+#[derive(Debug)]
+pub(crate) struct MatcherError {
+    /// The key whose pattern is refused; `None` when the whole value is (not an object).
+    pub(crate) pointer: Option<String>,
+    pub(crate) message: String,
+}
+
+impl std::fmt::Display for MatcherError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 #[derive(Debug)]
 enum Pattern {
     Glob(globset::GlobMatcher),
@@ -28,18 +43,28 @@ impl JsonMatcher {
     /// # Errors
     /// Why it is refused: not an object, a key that is not a JSON pointer (`""` or starting
     /// with `/`), a pattern that is neither a string nor `{"regex": "..."}`, a bad glob or regex.
-    pub(crate) fn parse(v: &Value) -> Result<Self, String> {
+    pub(crate) fn parse(v: &Value) -> Result<Self, MatcherError> {
         let Value::Object(map) = v else {
-            return Err("`match` must be an object of JSON pointers to patterns, e.g. {\"/tool\": \"db.*\"}".into());
+            return Err(MatcherError {
+                pointer: None,
+                message: "`match` must be an object of JSON pointers to patterns, e.g. {\"/tool\": \"db.*\"}".into(),
+            });
         };
         let mut conditions = Vec::with_capacity(map.len());
         for (pointer, pattern) in map {
+            let refused = |message: String| MatcherError {
+                pointer: Some(pointer.clone()),
+                message,
+            };
             if !(pointer.is_empty() || pointer.starts_with('/')) {
-                return Err(format!(
+                return Err(refused(format!(
                     "`match` key `{pointer}` is not a JSON pointer; write `/{pointer}`"
-                ));
+                )));
             }
-            conditions.push((pointer.clone(), Self::pattern(pointer, pattern)?));
+            conditions.push((
+                pointer.clone(),
+                Self::pattern(pointer, pattern).map_err(refused)?,
+            ));
         }
         Ok(JsonMatcher {
             conditions,
@@ -123,7 +148,7 @@ mod tests {
             (json!({"/tool": "[a"}), "bad glob"),
         ] {
             let err = JsonMatcher::parse(&bad).unwrap_err();
-            assert!(err.contains(why), "{bad}: {err}");
+            assert!(err.message.contains(why), "{bad}: {err}");
         }
     }
 }

@@ -115,3 +115,29 @@ fn a_manifest_error_is_reported_at_the_offending_token() {
         "{problem}"
     );
 }
+
+#[test]
+fn a_mismatch_on_a_point_with_only_command_hooks_names_the_declared_type_and_a_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    manifest(
+        dir.path(),
+        "defects_declared_serde",
+        "compiled.json",
+        r#"{"enabled": false}"#,
+    );
+    hook(
+        dir.path(),
+        "defects_declared_serde",
+        "_0_rep.sh",
+        &sh_replacing(r#"{"text": "hooked;"}"#),
+    );
+    let scope = project_scope("defects-mismatch-hooks", dir.path());
+    let err = scope
+        .enter(|| hookpoint::call_sync("defects_declared_serde", &mut 5u64))
+        .unwrap_err();
+    assert_eq!(err.kind(), hookpoint::ErrorKind::PayloadMismatch);
+    let text = err.to_string();
+    assert!(text.contains("engine_defects::Note"), "{text}");
+    assert!(text.contains("u64"), "{text}");
+    assert_eq!(err.extension(), Some("rep"), "{text}");
+}

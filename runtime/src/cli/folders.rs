@@ -244,7 +244,7 @@ fn check_manifest(
                 point.name
             ));
         } else if let Err(why) = JsonMatcher::parse(v) {
-            found.push(why);
+            found.push(why.to_string());
         }
     }
     for (key, targets) in [("after", &m.after), ("before", &m.before)] {

@@ -73,25 +73,27 @@ pub(crate) struct Call<'a> {
 pub(crate) type ErrorSink<'f> = &'f mut (dyn FnMut(*mut (), Error) + Send);
 
 fn mismatch(list: &PointList, point: &str, want: &Erased<'_>) -> Error {
-    let culprit = list
+    let typed = list
         .meta
         .iter()
         .find(|m| m.key.is_some_and(|k| k != want.key));
-    let mut e = Error::kind_msg(
-        ErrorKind::PayloadMismatch,
-        match culprit {
-            Some(m) => format!(
-                "this extension takes `{}` but the point was dispatched with `{}`",
-                m.payload_type,
-                (want.type_name)()
-            ),
-            None => format!(
-                "the point is declared with another payload type than `{}`",
-                (want.type_name)()
-            ),
-        },
-    );
-    if let Some(m) = culprit {
+    let wanted = (want.type_name)();
+    let message = match (typed, list.declared_type) {
+        (Some(m), _) => format!(
+            "this extension takes `{}` but the point was dispatched with `{wanted}`",
+            m.payload_type
+        ),
+        // Only command hooks and wasm extensions (they take any serde payload): the declaration
+        // is the reference, and the first of them is named.
+        (None, Some(declared)) => format!(
+            "the point is declared with payload `{}` but was dispatched with `{wanted}`; none of its {} extension(s) ran, this one first",
+            declared(),
+            list.meta.len()
+        ),
+        (None, None) => format!("the point's extensions take another payload than `{wanted}`"),
+    };
+    let mut e = Error::kind_msg(ErrorKind::PayloadMismatch, message);
+    if let Some(m) = typed.or(list.meta.first()) {
         e = e.at_extension(&m.name, &m.origin);
     }
     e.at_point(point)

@@ -8,7 +8,9 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::problem::{FileProblem, check_not_shared_writable, json_error_position, require_object};
+use super::problem::{
+    FileProblem, check_not_shared_writable, json_error_position, require_object, value_position,
+};
 use crate::registry::ErrorPolicy;
 
 /// Largest manifest the scanner will read, in bytes.
@@ -119,60 +121,64 @@ pub fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, FileProblem
             message: format!("invalid manifest: {reason}"),
         }
     })?;
-    if let Some(command) = &manifest.command {
-        match command.first() {
-            None => {
-                return Err(FileProblem::new(
-                    path,
-                    "invalid manifest: `command` must be a non-empty argv array",
-                ));
-            }
-            Some(program) if program.is_empty() => {
-                return Err(FileProblem::new(
-                    path,
-                    "invalid manifest: `command[0]` (the program) must not be empty",
-                ));
-            }
-            Some(_) => {}
+    check_fields(&manifest).map_err(|(keys, why)| {
+        let at = value_position(body, &keys);
+        FileProblem {
+            path: path.to_path_buf(),
+            line: at.map(|(l, _)| l),
+            column: at.map(|(_, c)| c),
+            message: format!("invalid manifest: {why}"),
         }
-    }
-    check_fields(path, &manifest)?;
+    })?;
     Ok(manifest)
 }
 
-/// The checks serde cannot make: positive timeout, non-empty names, a valid matcher, a SHA-256
-/// that is 64 hex digits and pins a program given as a path.
-fn check_fields(path: &Path, m: &Manifest) -> Result<(), FileProblem> {
-    let bad = |why: String| Err(FileProblem::new(path, format!("invalid manifest: {why}")));
+/// The checks serde cannot make: a non-empty `command`, a positive timeout, non-empty names, a
+/// valid matcher, a SHA-256 that is 64 hex digits and pins a program given as a path. A refusal
+/// names the keys of the refused value (outermost first), so the problem can point at it.
+fn check_fields(m: &Manifest) -> Result<(), (Vec<String>, String)> {
+    let bad = |key: &str, why: &str| Err((vec![key.to_owned()], why.to_owned()));
+    match m.command.as_ref().map(|c| c.first()) {
+        Some(None) => return bad("command", "`command` must be a non-empty argv array"),
+        Some(Some(program)) if program.is_empty() => {
+            return bad("command", "`command[0]` (the program) must not be empty");
+        }
+        _ => {}
+    }
     if m.timeout_ms == Some(0) {
-        return bad("`timeout_ms` must be greater than 0".into());
+        return bad("timeout_ms", "`timeout_ms` must be greater than 0");
     }
     for (key, names) in [("after", &m.after), ("before", &m.before)] {
         if names.iter().flatten().any(String::is_empty) {
-            return bad(format!("`{key}` names an extension with an empty name"));
+            return Err((
+                vec![key.to_owned()],
+                format!("`{key}` names an extension with an empty name"),
+            ));
         }
     }
     if let Some(v) = &m.matcher
         && let Err(why) = crate::matcher::JsonMatcher::parse(v)
     {
-        return bad(why);
+        let mut keys = vec!["match".to_owned()];
+        keys.extend(why.pointer);
+        return Err((keys, why.message));
     }
     if let Some(hash) = &m.sha256 {
         if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return bad("`sha256` must be 64 hexadecimal digits".into());
+            return bad("sha256", "`sha256` must be 64 hexadecimal digits");
         }
         if !m.command.as_ref().is_some_and(|c| c[0].contains('/')) && m.wasm.is_none() {
             return bad(
-                "`sha256` pins the program of `command`, given as a path (e.g. `[\"hooks/x.sh\"]`), or the module of `wasm`"
-                    .into(),
+                "sha256",
+                "`sha256` pins the program of `command`, given as a path (e.g. `[\"hooks/x.sh\"]`), or the module of `wasm`",
             );
         }
     }
-    check_wasm_fields(m).map_or(Ok(()), bad)
+    check_wasm_fields(m).map_or(Ok(()), |(key, why)| Err((vec![key.to_owned()], why)))
 }
 
 /// The wasm keys: a module path, not beside `command`; grants and a cap only with `wasm`.
-fn check_wasm_fields(m: &Manifest) -> Option<String> {
+fn check_wasm_fields(m: &Manifest) -> Option<(&'static str, String)> {
     let grants = [
         ("allowed_paths", m.allowed_paths.is_some()),
         ("allowed_env", m.allowed_env.is_some()),
@@ -181,23 +187,36 @@ fn check_wasm_fields(m: &Manifest) -> Option<String> {
     ];
     match &m.wasm {
         None => grants.iter().find(|(_, given)| *given).map(|(key, _)| {
-            format!("`{key}` is a wasm extension's grant; it needs `wasm` (the module to run)")
+            (
+                *key,
+                format!("`{key}` is a wasm extension's grant; it needs `wasm` (the module to run)"),
+            )
         }),
-        Some(_) if m.command.is_some() => {
-            Some("a manifest runs either `command` or `wasm`, not both".into())
+        Some(_) if m.command.is_some() => Some((
+            "wasm",
+            "a manifest runs either `command` or `wasm`, not both".into(),
+        )),
+        Some(path) if path.is_empty() => Some((
+            "wasm",
+            "`wasm` (the module's path) must not be empty".into(),
+        )),
+        Some(_) if m.max_memory_mb.is_some_and(|mb| mb == 0 || mb > 1024) => Some((
+            "max_memory_mb",
+            "`max_memory_mb` must be between 1 and 1024".into(),
+        )),
+        Some(_) => {
+            let empty = |v: &Option<Vec<String>>| v.iter().flatten().any(String::is_empty);
+            let key = if empty(&m.allowed_paths) {
+                "allowed_paths"
+            } else if empty(&m.allowed_env) {
+                "allowed_env"
+            } else {
+                return None;
+            };
+            Some((
+                key,
+                "`allowed_paths` and `allowed_env` entries must not be empty".into(),
+            ))
         }
-        Some(path) if path.is_empty() => {
-            Some("`wasm` (the module's path) must not be empty".into())
-        }
-        Some(_) if m.max_memory_mb.is_some_and(|mb| mb == 0 || mb > 1024) => {
-            Some("`max_memory_mb` must be between 1 and 1024".into())
-        }
-        Some(_) => m
-            .allowed_paths
-            .iter()
-            .flatten()
-            .chain(m.allowed_env.iter().flatten())
-            .any(String::is_empty)
-            .then(|| "`allowed_paths` and `allowed_env` entries must not be empty".into()),
     }
 }

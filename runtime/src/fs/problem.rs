@@ -174,6 +174,43 @@ fn token_start(bytes: &[u8], end: usize) -> usize {
     if cut_literal { before } else { last }
 }
 
+/// Where the innermost of `keys` (object keys, outermost first) is written in JSON text: each is
+/// searched as `"key":` after the previous one; the byte offset of its opening quote, or `None`
+/// when one is not there.
+fn key_offset(bytes: &[u8], keys: &[impl AsRef<str>]) -> Option<usize> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut from = 0;
+    let mut at = None;
+    for key in keys {
+        let quoted = serde_json::to_string(key.as_ref()).ok()?;
+        let found = text[from..].match_indices(&quoted).find_map(|(i, _)| {
+            let after = &text[from + i + quoted.len()..];
+            after.trim_start().starts_with(':').then_some(from + i)
+        })?;
+        at = Some(found);
+        from = found + quoted.len();
+    }
+    at
+}
+
+/// `(line, column)` of the innermost of `keys` in JSON text (see [`key_offset`]).
+pub(crate) fn key_position(bytes: &[u8], keys: &[impl AsRef<str>]) -> Option<(usize, usize)> {
+    key_offset(bytes, keys).map(|offset| line_column(bytes, offset))
+}
+
+/// `(line, column)` of the value of the innermost of `keys` in JSON text: the first character
+/// after its `:` and any whitespace (the token a value check refuses).
+pub(crate) fn value_position(bytes: &[u8], keys: &[impl AsRef<str>]) -> Option<(usize, usize)> {
+    let key = key_offset(bytes, keys)?;
+    let colon = key + bytes[key..].iter().position(|b| *b == b':')?;
+    let value = colon
+        + 1
+        + bytes[colon + 1..]
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())?;
+    Some(line_column(bytes, value))
+}
+
 /// 1-based (line, column in characters) of byte `offset`.
 pub(crate) fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
     let before = &bytes[..offset.min(bytes.len())];

@@ -856,6 +856,23 @@ mod tests {
     }
 
     #[test]
+    fn refused_values_are_reported_where_the_value_starts() {
+        let at = |text: &str| {
+            let err = parse_manifest(Path::new("x.json"), text.as_bytes()).expect_err("bad");
+            (err.line, err.column, err.message)
+        };
+        let (line, column, message) = at("{\n  \"match\": {\"/tool\": {\"regex\": \"([\"}}\n}");
+        assert_eq!((line, column), (Some(2), Some(22)), "{message}");
+        assert!(message.contains("bad regex"), "{message}");
+        let (line, column, message) = at("{\"sha256\": \"sha256:abc\"}");
+        assert_eq!((line, column), (Some(1), Some(12)), "{message}");
+        let (line, column, _) = at("{\"order\": 1,\n\"timeout_ms\":\n   0}");
+        assert_eq!((line, column), (Some(3), Some(4)));
+        let (line, column, _) = at("{\"command\": []}");
+        assert_eq!((line, column), (Some(1), Some(13)));
+    }
+
+    #[test]
     fn zero_timeout_is_reported() {
         let err = parse_manifest(Path::new("x.json"), br#"{"timeout_ms": 0}"#).expect_err("bad");
         assert!(err.message.contains("timeout_ms"), "{err}");

@@ -26,6 +26,7 @@ pub(crate) fn build_list(
         refusal,
         inactive,
         generic: declared.is_some_and(|d| d.payload_key.is_none()),
+        declared_type: declared.map(|d| d.payload_type),
         #[cfg(feature = "fs")]
         codec: declared.and_then(|d| d.codec),
         ordering_cycle: cycle.unwrap_or_default(),

@@ -181,6 +181,8 @@ pub(crate) struct PointList {
     pub(crate) key: Option<TypeId>,
     /// True when some extensions' keys differ (a mismatch, or a generic point).
     pub(crate) mixed_keys: bool,
+    /// The declared point's payload type, for mismatch errors (points declared with `point!`).
+    pub(crate) declared_type: Option<fn() -> &'static str>,
     #[cfg(feature = "fs")]
     pub(crate) has_commands: bool,
     /// The declared point's JSON codec (points declared `#[serde]`), so a by-name dispatch of

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::fs::layers::LayerRoot;
-use crate::fs::problem::{FileProblem, json_error_position, line_column, without_bom};
+use crate::fs::problem::{FileProblem, json_error_position, key_position, without_bom};
 use crate::registry::{HOOKPOINT_PLG_V0, PluginEntry};
 
 /// The last good content of each plugin config file, by path.
@@ -202,25 +202,6 @@ fn unknown_plugin_configs(
             ));
         }
     }
-}
-
-/// Where the innermost of `keys` (object keys, outermost first) is written in a config file's
-/// text: each is searched as `"key":` after the previous one; `None` when one is not there (the
-/// mismatch is a key the file lacks).
-fn key_position(bytes: &[u8], keys: &[String]) -> Option<(usize, usize)> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let mut from = 0;
-    let mut at = None;
-    for key in keys {
-        let quoted = serde_json::to_string(key).ok()?;
-        let found = text[from..].match_indices(&quoted).find_map(|(i, _)| {
-            let after = &text[from + i + quoted.len()..];
-            after.trim_start().starts_with(':').then_some(from + i)
-        })?;
-        at = Some(found);
-        from = found + quoted.len();
-    }
-    at.map(|offset| line_column(bytes, offset))
 }
 
 #[cfg(test)]

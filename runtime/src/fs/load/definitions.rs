@@ -183,7 +183,7 @@ impl Definitions {
         match JsonMatcher::parse(v) {
             Ok(m) => Some(Arc::new(m)),
             Err(why) => {
-                self.problem(f, why);
+                self.problem(f, why.to_string());
                 None
             }
         }
