@@ -226,7 +226,19 @@ fn inputs(
                 }
                 match &r.kind {
                     syn::ReceiverKind::Reference(_, _, None) => receiver = Receiver::Shared,
-                    syn::ReceiverKind::Reference(_, _, Some(_)) => receiver = Receiver::Mut,
+                    syn::ReceiverKind::Reference(_, lifetime, Some(_)) => {
+                        receiver = Receiver::Mut;
+                        if let syn::ReturnType::Type(_, ret) = &sig.output
+                            && let Some(borrow) =
+                                lifetimes::borrow_of_receiver(ret, lifetime.as_ref())
+                        {
+                            cx.error_spanned_by(
+                                borrow,
+                                "#[extensible] cannot wrap a `&mut self` method whose result borrows from `self`: its end extensions get `&mut self` beside the result, and the two would alias. Return an owned value, take `&self`, or leave this method without #[extensible]",
+                            );
+                            return None;
+                        }
+                    }
                     _ => {
                         cx.error_spanned_by(
                             r,
@@ -623,10 +635,17 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
     // The body's statements, not its block: a block in tail position would make rustc warn
     // `unused_braces` on the user's own braces.
     let stmts = &block.stmts;
+    // The arguments are unpacked inside the closure (or async block), which so owns them: a body
+    // that returns a borrow of a `&mut` argument (`&mut v[0]`) returns it from a `FnOnce`
+    // closure, as from the plain fn. `self` stays borrowed: end extensions get it afterwards.
+    let unpack = quote! {
+        #[allow(unused_parens)]
+        let (#(#pats,)*) = __hp_args;
+    };
     let run_body = if is_async {
-        quote! { async { #fake_return #(#stmts)* }.await }
+        quote! { async { #fake_return #unpack #(#stmts)* }.await }
     } else {
-        quote! { (|| { #fake_return #(#stmts)* })() }
+        quote! { (|| { #fake_return #unpack #(#stmts)* })() }
     };
     let dispatch = |site: TokenStream,
                     key: &TokenStream,
@@ -677,11 +696,7 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
         #[allow(unused_mut)]
         let __hp_out: #ret = match __hp_preset {
             #p::Some(__hp_r) => __hp_r,
-            #p::None => {
-                #[allow(unused_parens)]
-                let (#(#pats,)*) = __hp_args;
-                #run_body
-            }
+            #p::None => #run_body,
         };
         if __hp_fast {
             return __hp_out;

@@ -135,3 +135,44 @@ pub(crate) fn mentions_self(ty: &Type) -> bool {
     f.visit_type(ty);
     f.0
 }
+
+/// The first part of a return type that borrows from a `&mut self` receiver whose lifetime is
+/// `receiver` (`None` when elided): a reference or `'_` with an elided lifetime (elision gives it
+/// the receiver's), or the receiver's own named lifetime. Fn-pointer types and `Fn(..)` sugar
+/// have their own binders and are skipped.
+pub(crate) fn borrow_of_receiver(
+    ty: &Type,
+    receiver: Option<&Lifetime>,
+) -> Option<proc_macro2::TokenStream> {
+    use quote::ToTokens;
+    use syn::visit::{self, Visit};
+    struct Find<'a> {
+        receiver: Option<&'a Lifetime>,
+        found: Option<proc_macro2::TokenStream>,
+    }
+    impl<'ast> Visit<'ast> for Find<'_> {
+        fn visit_lifetime(&mut self, l: &'ast Lifetime) {
+            if self.found.is_none() && (l.ident == "_" || self.receiver == Some(l)) {
+                self.found = Some(l.to_token_stream());
+            }
+        }
+        fn visit_type_reference(&mut self, r: &'ast syn::TypeReference) {
+            if self.found.is_none() && r.lifetime.is_none() {
+                self.found = Some(r.to_token_stream());
+            }
+            visit::visit_type_reference(self, r);
+        }
+        fn visit_type_fn_ptr(&mut self, _: &'ast syn::TypeFnPtr) {}
+        fn visit_parenthesized_generic_arguments(
+            &mut self,
+            _: &'ast syn::ParenthesizedGenericArguments,
+        ) {
+        }
+    }
+    let mut f = Find {
+        receiver,
+        found: None,
+    };
+    f.visit_type(ty);
+    f.found
+}
