@@ -311,7 +311,7 @@ fn manifests_are_checked_as_the_loader_checks_match_ordering_and_pins() {
     let (code, out, _) = validate(&ws, &["layer"], &[]);
     assert_eq!(code, 1, "{out}");
     for want in [
-        "regex.json: invalid manifest: `match` `/text`: bad regex `(`: unclosed group\n",
+        "regex.json:1:21: invalid manifest: `match` `/text`: bad regex `(`: unclosed group\n",
         "stamp.json: `after` names `nobody`, which point `note` does not have (it has: stamp)",
         "stamp.json: `sha256` pin does not match [DIR]/layer/hooks/x.sh",
         "bump.json: point `plain` cannot be matched (`match`)",
