@@ -26,7 +26,7 @@ use super::validate::ValidateProblem;
 use crate::fs::load::verify_pin;
 use crate::fs::manifest::Manifest;
 use crate::fs::plugins::manifest::{self as plugin_manifest, MAX_PLUGIN_JSON};
-use crate::fs::problem::json_error_position;
+use crate::fs::problem::FileProblem;
 use crate::fs::scan::{self, OverrideFile, OverrideKind};
 use crate::fs::webui::scan as webui_scan;
 use crate::matcher::JsonMatcher;
@@ -357,35 +357,21 @@ fn check_configs(dir: &Path, problems: &mut Vec<FolderProblem>) {
 }
 
 fn check_config(path: &Path) -> Option<FolderProblem> {
-    let problem = |at: Option<(usize, usize)>, message: String| FolderProblem {
-        file: path.to_string_lossy().into_owned(),
-        line: at.map(|(l, _)| l),
-        column: at.map(|(_, c)| c),
-        message,
-    };
     if !path.exists() {
         return None;
     }
     let bytes = match read_limited(path, MAX_CONFIG_BYTES) {
         Ok(bytes) => bytes,
-        Err(why) => return Some(problem(None, format!("plugin config: {why}"))),
+        Err(why) => {
+            let p = FileProblem::at(path, None, format!("plugin config: {why}"));
+            return Some(FolderProblem::from(&p));
+        }
     };
     let bytes = crate::fs::problem::without_bom(&bytes);
-    match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Ok(v) if v.is_object() => None,
-        Ok(_) => Some(problem(
-            Some((1, 1)),
-            "a plugin config must be a JSON object".into(),
-        )),
-        Err(e) => {
-            let reason = e.to_string();
-            let reason = reason
-                .rsplit_once(" at line ")
-                .map_or(reason.as_str(), |(r, _)| r);
-            Some(problem(
-                json_error_position(bytes, &e),
-                format!("invalid JSON: {reason}"),
-            ))
-        }
-    }
+    let problem = match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(v) if v.is_object() => return None,
+        Ok(_) => FileProblem::at(path, Some((1, 1)), "a plugin config must be a JSON object"),
+        Err(e) => FileProblem::json(path, bytes, &e, |reason| format!("invalid JSON: {reason}")),
+    };
+    Some(FolderProblem::from(&problem))
 }

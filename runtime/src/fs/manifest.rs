@@ -8,9 +8,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::problem::{
-    FileProblem, check_not_shared_writable, json_error_position, require_object, value_position,
-};
+use super::problem::{FileProblem, check_not_shared_writable, require_object, value_position};
 use crate::registry::ErrorPolicy;
 
 /// Largest manifest the scanner will read, in bytes.
@@ -106,29 +104,16 @@ pub fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, FileProblem
     }
     require_object(path, body, "manifest")?;
     let manifest: Manifest = serde_json::from_slice(body).map_err(|e| {
-        let at = json_error_position(body, &e);
-        let text = e.to_string();
-        // serde_json appends " at line L column C"; the position is kept in the structured
-        // fields instead (that of the offending token, see `json_error_position`).
-        let reason = match text.rsplit_once(" at line ") {
-            Some((reason, _)) if at.is_some() => reason.to_owned(),
-            _ => text,
-        };
-        FileProblem {
-            path: path.to_path_buf(),
-            line: at.map(|(l, _)| l),
-            column: at.map(|(_, c)| c),
-            message: format!("invalid manifest: {reason}"),
-        }
+        FileProblem::json(path, body, &e, |reason| {
+            format!("invalid manifest: {reason}")
+        })
     })?;
     check_fields(&manifest).map_err(|(keys, why)| {
-        let at = value_position(body, &keys);
-        FileProblem {
-            path: path.to_path_buf(),
-            line: at.map(|(l, _)| l),
-            column: at.map(|(_, c)| c),
-            message: format!("invalid manifest: {why}"),
-        }
+        FileProblem::at(
+            path,
+            value_position(body, &keys),
+            format!("invalid manifest: {why}"),
+        )
     })?;
     Ok(manifest)
 }

@@ -41,6 +41,37 @@ impl FileProblem {
         }
     }
 
+    /// A problem at `at` (`(line, column)`, when known).
+    pub(crate) fn at(
+        path: impl Into<PathBuf>,
+        at: Option<(usize, usize)>,
+        message: impl Into<String>,
+    ) -> Self {
+        FileProblem {
+            path: path.into(),
+            line: at.map(|(l, _)| l),
+            column: at.map(|(_, c)| c),
+            message: message.into(),
+        }
+    }
+
+    /// JSON text serde_json refused: at the offending token (see [`json_error_position`]), with
+    /// serde_json's reason (its own " at line L column C" dropped) passed through `describe`.
+    pub(crate) fn json(
+        path: impl Into<PathBuf>,
+        body: &[u8],
+        err: &serde_json::Error,
+        describe: impl FnOnce(&str) -> String,
+    ) -> Self {
+        let at = json_error_position(body, err);
+        let text = err.to_string();
+        let reason = match text.rsplit_once(" at line ") {
+            Some((reason, _)) if at.is_some() => reason,
+            _ => text.as_str(),
+        };
+        FileProblem::at(path, at, describe(reason))
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, what: &str, err: &io::Error) -> Self {
         let message = if err.kind() == io::ErrorKind::NotFound {
             format!("{what}: it disappeared while scanning ({err})")

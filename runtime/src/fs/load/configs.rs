@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::fs::layers::LayerRoot;
-use crate::fs::problem::{FileProblem, json_error_position, key_position, without_bom};
+use crate::fs::problem::{FileProblem, key_position, without_bom};
 use crate::registry::{HOOKPOINT_PLG_V0, PluginEntry};
 
 /// The last good content of each plugin config file, by path.
@@ -88,7 +88,7 @@ impl ConfigsLastGood {
                     self.0.remove(&path);
                     continue;
                 }
-                Err(e) => Err(problem(&path, None, format!("cannot read: {e}"))),
+                Err(e) => Err(FileProblem::at(&path, None, format!("cannot read: {e}"))),
             };
             match bytes.and_then(|b| check_config_file(name, typed, &value, &path, &b)) {
                 Ok(v) => {
@@ -107,15 +107,6 @@ impl ConfigsLastGood {
     }
 }
 
-fn problem(path: &Path, at: Option<(usize, usize)>, message: String) -> FileProblem {
-    FileProblem {
-        path: path.to_path_buf(),
-        line: at.map(|(l, _)| l),
-        column: at.map(|(_, c)| c),
-        message,
-    }
-}
-
 /// Parses one config file and checks that it is an object and, for a crate plugin (`typed`),
 /// that overlaid on `below` it fits the plugin's config type.
 pub(crate) fn check_config_file(
@@ -127,18 +118,10 @@ pub(crate) fn check_config_file(
 ) -> Result<Value, FileProblem> {
     let bytes = without_bom(bytes);
     let v: Value = serde_json::from_slice(bytes).map_err(|e| {
-        let reason = e.to_string();
-        let reason = reason
-            .rsplit_once(" at line ")
-            .map_or(reason.as_str(), |(r, _)| r);
-        problem(
-            path,
-            json_error_position(bytes, &e),
-            format!("invalid JSON: {reason}"),
-        )
+        FileProblem::json(path, bytes, &e, |reason| format!("invalid JSON: {reason}"))
     })?;
     if !v.is_object() {
-        return Err(problem(
+        return Err(FileProblem::at(
             path,
             Some((1, 1)),
             "a plugin config must be a JSON object".to_owned(),
@@ -148,7 +131,7 @@ pub(crate) fn check_config_file(
         let mut merged = below.clone();
         merge_json(&mut merged, v.clone());
         (plugin.check_config)(merged).map_err(|e| {
-            problem(
+            FileProblem::at(
                 path,
                 key_position(bytes, &e.keys),
                 format!("does not fit plugin `{name}`'s config type: {e}"),

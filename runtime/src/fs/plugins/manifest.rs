@@ -21,7 +21,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::fs::problem::{FileProblem, json_error_position, require_object};
+use crate::fs::problem::{FileProblem, require_object};
 
 /// Largest `plugin.json` read, in bytes.
 pub(crate) const MAX_PLUGIN_JSON: u64 = 256 * 1024;
@@ -71,17 +71,9 @@ pub(crate) fn parse(
     }
     require_object(path, body, "plugin.json")?;
     let m: PluginManifest = serde_json::from_slice(body).map_err(|e| {
-        let at = json_error_position(body, &e);
-        let text = e.to_string();
-        let reason = text
-            .rsplit_once(" at line ")
-            .map_or(text.as_str(), |(r, _)| r);
-        FileProblem {
-            path: path.to_path_buf(),
-            line: at.map(|(l, _)| l),
-            column: at.map(|(_, c)| c),
-            message: format!("invalid plugin.json: {reason}"),
-        }
+        FileProblem::json(path, body, &e, |reason| {
+            format!("invalid plugin.json: {reason}")
+        })
     })?;
     let bad = |why: String| {
         Err(FileProblem::new(

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fs::problem::{FileProblem, json_error_position, without_bom};
+use crate::fs::problem::{FileProblem, without_bom};
 
 /// The file's content.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -43,19 +43,11 @@ pub(crate) fn read(path: &Path) -> Result<Toggles, FileProblem> {
         return Ok(Toggles::default());
     }
     serde_json::from_slice(body).map_err(|e| {
-        let at = json_error_position(body, &e);
-        let text = e.to_string();
-        let reason = text
-            .rsplit_once(" at line ")
-            .map_or(text.as_str(), |(r, _)| r);
-        FileProblem {
-            path: path.to_path_buf(),
-            line: at.map(|(l, _)| l),
-            column: at.map(|(_, c)| c),
-            message: format!(
+        FileProblem::json(path, body, &e, |reason| {
+            format!(
                 "invalid plugin toggles file ({reason}); its choices are not applied, and toggling a plugin does not overwrite it until it is fixed"
-            ),
-        }
+            )
+        })
     })
 }
 
