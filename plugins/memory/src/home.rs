@@ -45,9 +45,14 @@ pub fn default_data_dir() -> Option<PathBuf> {
     Some(base.join("hookpoint").join("memory"))
 }
 
-/// A scope name as a folder name: letters, digits, `-`, `_` and `.` kept, anything else `_`.
+/// A scope name as a folder name, one folder per name: a name of ASCII letters, digits, `-`,
+/// `_` and `.` (not starting or ending with `.`) is its own folder; any other name has those
+/// characters kept, the others turned into `_`, and the first 12 hex digits of its SHA-256
+/// appended (`agent 1` → `agent_1-8c0d…`), so `agent 1`, `agent/1` and `agent_1` never share a
+/// database.
 fn folder_name(scope: &str) -> String {
-    let name: String = scope
+    use sha2::{Digest, Sha256};
+    let safe: String = scope
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
@@ -57,10 +62,14 @@ fn folder_name(scope: &str) -> String {
             }
         })
         .collect();
-    match name.trim_matches('.') {
-        "" => "default".to_owned(),
-        n => n.to_owned(),
+    let trimmed = safe.trim_matches('.');
+    if trimmed == scope && !scope.is_empty() {
+        return scope.to_owned();
     }
+    let digest = Sha256::digest(scope.as_bytes());
+    let hex: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+    let stem = if trimmed.is_empty() { "scope" } else { trimmed };
+    format!("{stem}-{hex}")
 }
 
 /// The database file of `scope` under its current config, if a data folder is known.
@@ -81,4 +90,25 @@ pub(crate) fn path_for(scope: &Scope, config: &MemoryConfig) -> Option<PathBuf> 
         .or(chosen)
         .or_else(default_data_dir)?;
     Some(dir.join(folder_name(scope.name())).join("memory.sqlite"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::folder_name;
+
+    #[test]
+    fn every_scope_name_has_its_own_folder() {
+        assert_eq!(folder_name("default"), "default");
+        assert_eq!(folder_name("agent_1"), "agent_1");
+        let names = [
+            "agent_1", "agent 1", "agent/1", "agent:1", "ada", "ada.", ".ada", "Zoë", "Zoé", "", ".",
+            "..",
+        ];
+        let folders: std::collections::HashSet<String> =
+            names.iter().map(|n| folder_name(n)).collect();
+        assert_eq!(folders.len(), names.len(), "{folders:?}");
+        for f in &folders {
+            assert!(!f.starts_with('.') && !f.contains('/'), "{f}");
+        }
+    }
 }

@@ -2,7 +2,9 @@
 //!
 //! Agent Zero's memory plugin, on an embedded database: rusqlite with SQLite bundled, FTS5 for
 //! search (bm25 rank, porter stemming), WAL so a recall never waits for a write. One database
-//! per agent scope: `<data folder>/<scope name>/memory.sqlite`, where the data folder is the
+//! per agent scope: `<data folder>/<scope name>/memory.sqlite` (a scope name that is not a safe
+//! folder name gets a sanitized one with a hash of the name appended: distinct names never share
+//! a database), where the data folder is the
 //! config's `data_dir`, else the application's choice ([`set_data_dir`]), else
 //! [`default_data_dir`] (`$XDG_DATA_HOME/hookpoint/memory` or
 //! `~/.local/share/hookpoint/memory`). Memories survive a restart; two agents (threads,
