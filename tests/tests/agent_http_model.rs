@@ -20,6 +20,8 @@ enum Behaviour {
     Hang,
     /// Answers with this status and body.
     Status(u16, String),
+    /// Answers 200 with this content type and body (a proxy's page, an empty body).
+    Page(&'static str, String),
 }
 
 /// Starts a server for at most `max` connections; returns its base URL and the request bodies.
@@ -84,6 +86,10 @@ async fn answer(
         }
         Behaviour::Status(code, body) => format!(
             "HTTP/1.1 {code} Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+        Behaviour::Page(content_type, body) => format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         ),
         Behaviour::Stream(events) => {
@@ -270,5 +276,42 @@ fn a_server_that_answers_with_one_json_body_is_read_too() {
         let mut agent = agent("http-json", &url, Duration::from_secs(10));
         let reply = agent.send("hello").await.expect("send");
         assert_eq!((reply.text.as_str(), reply.usage.total()), ("not streamed", 11));
+    });
+}
+
+#[test]
+fn a_stream_cut_before_its_end_or_a_200_that_is_not_a_stream_is_a_clear_error() {
+    rt().block_on(async {
+        // Reasoning and half the reply, then the connection closes: no `[DONE]`, no
+        // `finish_reason`.
+        let mut events = answer_events("hi");
+        events.truncate(3);
+        let (url, _) = serve(Behaviour::Stream(events), 1).await;
+        let mut cut = agent("http-cut", &url, Duration::from_secs(10));
+        let err = cut.send("hello").await.expect_err("a cut stream");
+        assert!(
+            matches!(&err, AgentError::Model { source: ModelError::BadResponse(m), .. } if m.contains("ended after 3 events without `[DONE]`")),
+            "{err}"
+        );
+
+        for (content_type, body) in [("text/html", "<html>nginx</html>"), ("text/plain", "")] {
+            let (url, _) = serve(Behaviour::Page(content_type, body.into()), 1).await;
+            let mut page = agent("http-page", &url, Duration::from_secs(10));
+            let err = page.send("hello").await.expect_err("not a stream");
+            let text = err.to_string();
+            assert!(
+                text.contains("no stream events") && text.contains(content_type),
+                "{text}"
+            );
+        }
+
+        // A last chunk with a `finish_reason` ends the answer even without `[DONE]`.
+        let mut events = answer_events("fine");
+        events.pop();
+        events.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}).to_string());
+        let (url, _) = serve(Behaviour::Stream(events), 1).await;
+        let mut finished = agent("http-finish", &url, Duration::from_secs(10));
+        let reply = finished.send("hello").await.expect("a finished stream");
+        assert_eq!(reply.text, "fine");
     });
 }

@@ -105,12 +105,13 @@ impl OpenAiModel {
                 body: body.chars().take(MAX_ERROR_BODY).collect(),
             });
         }
-        let is_json = response
+        let content_type = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("application/json"));
-        if is_json {
+            .unwrap_or("none")
+            .to_owned();
+        if content_type.starts_with("application/json") {
             let text = tokio::time::timeout(self.idle, response.text())
                 .await
                 .map_err(|_| timeout("the response body", self.idle))?
@@ -120,6 +121,8 @@ impl OpenAiModel {
                 queue: events.into(),
                 sse: None,
                 read: 0,
+                ended: true,
+                content_type,
                 idle: self.idle,
             }));
         }
@@ -127,6 +130,8 @@ impl OpenAiModel {
             queue: VecDeque::new(),
             sse: Some(Box::pin(response.bytes_stream().eventsource())),
             read: 0,
+            ended: false,
+            content_type,
             idle: self.idle,
         }))
     }
@@ -152,13 +157,46 @@ struct Reading {
     sse: Option<Sse>,
     /// SSE events read so far, for messages.
     read: usize,
+    /// The server said the answer is complete (`[DONE]`, or a chunk with a `finish_reason`): a
+    /// stream that ends before that was cut off, and is an error, not a short answer.
+    ended: bool,
+    /// The response's `Content-Type`, for the error when a 200 is not a stream at all.
+    content_type: String,
     idle: Duration,
 }
 
-/// The events of one SSE `data:` payload; `Ok(None)` for `[DONE]`.
-fn chunk_events(data: &str, n: usize) -> Result<Option<Vec<ModelEvent>>, ModelError> {
+impl Reading {
+    /// The end of the body: fine once the server said the answer is complete, an error before.
+    fn end(&self) -> Option<ModelError> {
+        if self.ended {
+            return None;
+        }
+        Some(ModelError::BadResponse(if self.read == 0 {
+            format!(
+                "the server answered 200 with no stream events (content type `{}`): is the URL an OpenAI-compatible `/chat/completions` endpoint?",
+                self.content_type
+            )
+        } else {
+            format!(
+                "the stream ended after {} events without `[DONE]` or a `finish_reason`: the connection closed before the answer was complete",
+                self.read
+            )
+        }))
+    }
+}
+
+/// One SSE `data:` payload: its events, and whether it ends the answer.
+enum Chunk {
+    /// `[DONE]`.
+    Done,
+    /// Events; `true` when the chunk carries a `finish_reason`.
+    Events(Vec<ModelEvent>, bool),
+}
+
+/// The events of one SSE `data:` payload.
+fn chunk_events(data: &str, n: usize) -> Result<Chunk, ModelError> {
     if data.trim() == "[DONE]" {
-        return Ok(None);
+        return Ok(Chunk::Done);
     }
     let v: Value = serde_json::from_str(data).map_err(|e| {
         let shown: String = data.chars().take(120).collect();
@@ -185,7 +223,8 @@ fn chunk_events(data: &str, n: usize) -> Result<Option<Vec<ModelEvent>>, ModelEr
     if let Some(u) = usage(&v) {
         out.push(ModelEvent::Usage(u));
     }
-    Ok(Some(out))
+    let finished = v["choices"][0]["finish_reason"].is_string();
+    Ok(Chunk::Events(out, finished))
 }
 
 fn usage(v: &Value) -> Option<Usage> {
@@ -237,7 +276,7 @@ async fn step(state: State) -> Option<(Result<ModelEvent, ModelError>, State)> {
                     State::Done,
                 ));
             }
-            Ok(None) => return None,
+            Ok(None) => return r.end().map(|e| (Err(e), State::Done)),
             Ok(Some(Err(e))) => {
                 let e =
                     ModelError::Connect(format!("the stream broke after {} events: {e}", r.read));
@@ -247,8 +286,15 @@ async fn step(state: State) -> Option<(Result<ModelEvent, ModelError>, State)> {
         };
         r.read = n;
         match chunk_events(&event.data, n) {
-            Ok(Some(events)) => r.queue.extend(events),
-            Ok(None) => return None,
+            Ok(Chunk::Events(events, finished)) => {
+                r.ended |= finished;
+                r.queue.extend(events);
+            }
+            Ok(Chunk::Done) => {
+                // Nothing after `[DONE]` is read, even if the server keeps the connection.
+                r.ended = true;
+                r.sse = None;
+            }
             Err(e) => return Some((Err(e), State::Done)),
         }
     }

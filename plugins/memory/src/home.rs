@@ -101,8 +101,8 @@ mod tests {
         assert_eq!(folder_name("default"), "default");
         assert_eq!(folder_name("agent_1"), "agent_1");
         let names = [
-            "agent_1", "agent 1", "agent/1", "agent:1", "ada", "ada.", ".ada", "Zoë", "Zoé", "", ".",
-            "..",
+            "agent_1", "agent 1", "agent/1", "agent:1", "ada", "ada.", ".ada", "Zoë", "Zoé", "",
+            ".", "..",
         ];
         let folders: std::collections::HashSet<String> =
             names.iter().map(|n| folder_name(n)).collect();
