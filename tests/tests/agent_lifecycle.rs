@@ -382,6 +382,14 @@ fn an_intervention_becomes_a_clean_stop_and_its_message_stays_in_history() {
     );
     let seen = seen_by("lc-intervene");
     assert!(seen.contains(&"monologue_end") && seen.contains(&"task.end"));
+
+    // A stop pressed while the agent is idle does nothing: the next message is answered.
+    assert!(!h.intervene("too late"));
+    let next = rt().block_on(agent.send("next")).expect("send");
+    assert_eq!(
+        (next.stop, next.text.as_str()),
+        (StopReason::Responded, "never sent")
+    );
 }
 
 #[test]

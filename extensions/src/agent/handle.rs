@@ -275,11 +275,21 @@ impl AgentRef {
             .await
     }
 
-    /// Asks the agent to stop: at its next step (before a model call, after it, before a tool
-    /// runs) the loop raises [`AgentError::Intervention`], which the `handle_intervention`
-    /// built-in turns into a clean stop. The message is added to the history.
-    pub fn intervene(&self, message: impl Into<String>) {
+    /// Asks the agent to stop its current task: at its next step (before a model call, after
+    /// it, before a tool runs) the loop raises [`AgentError::Intervention`], which the
+    /// `handle_intervention` built-in turns into a clean stop. The message is added to the
+    /// history.
+    ///
+    /// Returns `false`, and does nothing, when no task is running (a stop pressed just after the
+    /// answer came): an intervention never carries over to swallow the next message. An
+    /// intervention still pending when its task ends is dropped with it.
+    pub fn intervene(&self, message: impl Into<String>) -> bool {
+        let task = lock(&self.core.task);
+        if task.is_none() {
+            return false;
+        }
         *lock(&self.core.intervention) = Some(message.into());
+        true
     }
 }
 

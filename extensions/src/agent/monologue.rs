@@ -64,7 +64,12 @@ impl Agent {
             Err(e) => self.recover(e).await,
         };
         let ended = finish(&core, start, &mut tally, stop.clone(), error.as_ref()).await;
-        *lock(&core.task) = None;
+        {
+            // Under the task's lock, as `intervene` checks it: a late intervention dies here.
+            let mut task = lock(&core.task);
+            *task = None;
+            lock(&core.intervention).take();
+        }
         if let Some(e) = error {
             return Err(e);
         }
