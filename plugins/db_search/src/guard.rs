@@ -23,9 +23,12 @@ pub const READ_PRAGMAS: &[&str] = &[
 /// Functions never allowed, whatever else the build offers.
 const DENIED_FUNCTIONS: &[&str] = &["load_extension", "readfile", "writefile", "edit"];
 
-/// The first action the authorizer denied on a connection.
+/// The first action the authorizer denied on a connection: `(a write to SQLite's schema table,
+/// why)`. SQLite asks about that write (a `DELETE` from `sqlite_master` for `DROP TABLE t`)
+/// before the schema change itself, and stops at the denial, so such a refusal is worded from
+/// the statement.
 #[derive(Clone, Default)]
-pub(crate) struct Guard(Arc<Mutex<Option<String>>>);
+pub(crate) struct Guard(Arc<Mutex<Option<(bool, String)>>>);
 
 impl Guard {
     /// Installs the authorizer on `conn`.
@@ -36,8 +39,9 @@ impl Guard {
             match denied(&ctx.action) {
                 None => Authorization::Allow,
                 Some(why) => {
+                    let internal = on_schema_table(&ctx.action);
                     let mut first = seen.0.lock().unwrap_or_else(|p| p.into_inner());
-                    first.get_or_insert(why);
+                    first.get_or_insert((internal, why));
                     Authorization::Deny
                 }
             }
@@ -45,10 +49,37 @@ impl Guard {
         guard
     }
 
-    /// What was denied, if anything.
-    pub(crate) fn denied(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    /// What was denied, if anything, in words; `sql` is the statement, for a schema change.
+    pub(crate) fn denied(&self, sql: &str) -> Option<String> {
+        let first = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        first.as_ref().map(|(internal, why)| {
+            if *internal {
+                let head: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+                let head: String = head.chars().take(60).collect();
+                format!("change the schema (`{head}`, carried out as a {why})")
+            } else {
+                why.clone()
+            }
+        })
     }
+}
+
+/// A write to SQLite's own schema table: how a schema change is carried out, not what it is.
+fn on_schema_table(action: &AuthAction<'_>) -> bool {
+    let table = match action {
+        AuthAction::Insert { table_name }
+        | AuthAction::Update { table_name, .. }
+        | AuthAction::Delete { table_name } => *table_name,
+        _ => return false,
+    };
+    [
+        "sqlite_master",
+        "sqlite_schema",
+        "sqlite_temp_master",
+        "sqlite_temp_schema",
+    ]
+    .iter()
+    .any(|t| t.eq_ignore_ascii_case(table))
 }
 
 /// Why `action` is denied, or `None` to allow it.
@@ -78,6 +109,43 @@ fn denied(action: &AuthAction<'_>) -> Option<String> {
         A::Attach { filename } => Some(format!("ATTACH the database `{filename}`")),
         A::Detach { database_name } => Some(format!("DETACH `{database_name}`")),
         A::Transaction { .. } | A::Savepoint { .. } => Some("control a transaction".into()),
-        other => Some(format!("change the schema or the database ({other:?})")),
+        other => Some(schema_change(other)),
+    }
+}
+
+/// What a statement that changes the schema or the database would have done, in words.
+fn schema_change(action: &AuthAction<'_>) -> String {
+    use AuthAction as A;
+    match action {
+        A::CreateIndex { index_name, .. } | A::CreateTempIndex { index_name, .. } => {
+            format!("create the index `{index_name}`")
+        }
+        A::CreateTable { table_name } | A::CreateTempTable { table_name } => {
+            format!("create the table `{table_name}`")
+        }
+        A::CreateTrigger { trigger_name, .. } | A::CreateTempTrigger { trigger_name, .. } => {
+            format!("create the trigger `{trigger_name}`")
+        }
+        A::CreateView { view_name } | A::CreateTempView { view_name } => {
+            format!("create the view `{view_name}`")
+        }
+        A::CreateVtable { table_name, .. } => format!("create the virtual table `{table_name}`"),
+        A::DropIndex { index_name, .. } | A::DropTempIndex { index_name, .. } => {
+            format!("drop the index `{index_name}`")
+        }
+        A::DropTable { table_name } | A::DropTempTable { table_name } => {
+            format!("drop the table `{table_name}`")
+        }
+        A::DropTrigger { trigger_name, .. } | A::DropTempTrigger { trigger_name, .. } => {
+            format!("drop the trigger `{trigger_name}`")
+        }
+        A::DropView { view_name } | A::DropTempView { view_name } => {
+            format!("drop the view `{view_name}`")
+        }
+        A::DropVtable { table_name, .. } => format!("drop the virtual table `{table_name}`"),
+        A::AlterTable { table_name, .. } => format!("alter the table `{table_name}`"),
+        A::Reindex { index_name } => format!("rebuild the index `{index_name}` (REINDEX)"),
+        A::Analyze { table_name } => format!("gather statistics on `{table_name}` (ANALYZE)"),
+        _ => "change the schema or the database".into(),
     }
 }

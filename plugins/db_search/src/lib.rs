@@ -5,7 +5,9 @@
 //! `ATTACH`, `PRAGMA` and `load_extension()` all pass or bypass. Here SQLite itself decides:
 //!
 //! - the file is opened with `SQLITE_OPEN_READ_ONLY` (never created: a missing file is a clear
-//!   error) and `PRAGMA query_only`, with `ATTACH` limited to 0 databases;
+//!   error) and `PRAGMA query_only`, with `ATTACH` limited to 0 databases (on a database in WAL
+//!   mode SQLite still creates its shared index `<file>-shm` and an empty `<file>-wal` beside it
+//!   when missing, as for any reader; no data is written);
 //! - exactly one statement, refused unless the engine reports it read-only
 //!   (`sqlite3_stmt_readonly`);
 //! - an authorizer denies every write, `ATTACH`/`DETACH`, transactions, every `PRAGMA` but the

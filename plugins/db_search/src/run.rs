@@ -83,7 +83,7 @@ fn prepare<'c>(
     let stmt = match conn.prepare(text) {
         Ok(stmt) => stmt,
         Err(e) => {
-            return Err(match (guard.denied(), e) {
+            return Err(match (guard.denied(text), e) {
                 (Some(what), _) => SearchError::Denied(what),
                 (None, rusqlite::Error::MultipleStatement) => SearchError::NotOneStatement,
                 (None, e) => sql(e),

@@ -11,7 +11,8 @@ fn shop(dir: &Path) -> PathBuf {
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT);
-         INSERT INTO t(name) VALUES ('ada'), ('grace'), ('edsger');",
+         INSERT INTO t(name) VALUES ('ada'), ('grace'), ('edsger');
+         CREATE INDEX t_name ON t(name);",
     )
     .unwrap();
     path
@@ -51,7 +52,21 @@ const REFUSED: &[(&str, &str, &str)] = &[
         "INSERT INTO t(name) VALUES ('x')",
         "refused: the statement would INSERT into `t`",
     ),
-    ("drop", "DROP TABLE t", "refused: the statement would"),
+    (
+        "drop",
+        "DROP TABLE t",
+        "refused: the statement would change the schema (`DROP TABLE t`, carried out as a DELETE from `sqlite_master`)",
+    ),
+    (
+        "reindex",
+        "REINDEX t_name",
+        "refused: the statement would rebuild the index `t_name` (REINDEX)",
+    ),
+    (
+        "create index",
+        "CREATE INDEX t_id ON t(id)",
+        "refused: the statement would change the schema (`CREATE INDEX t_id ON t(id)`",
+    ),
     (
         "a second statement",
         "SELECT 1; DROP TABLE t",
