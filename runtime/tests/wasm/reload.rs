@@ -53,6 +53,40 @@ fn a_module_that_breaks_the_interface_keeps_the_last_good_version() {
 }
 
 #[test]
+fn text_that_does_not_assemble_is_reported_at_its_line_and_column() {
+    let layer = Layer::temp();
+    let path = layer.ext(
+        "x.wat",
+        Guest::answer(r#"{"payload":{"n":1,"text":""}}"#).wat(),
+    );
+    let scope = layer.scope();
+    assert_eq!(run(&scope).expect("v1").n, 1);
+    std::fs::write(
+        &path,
+        "(module\n  (memory (export \"memory\") 1))\n  (oops)\n",
+    )
+    .expect("write");
+    scope.reload();
+    let status = scope.status();
+    let problem = status
+        .problems
+        .iter()
+        .find(|p| p.path == path)
+        .unwrap_or_else(|| panic!("a problem for x.wat: {status:?}"));
+    assert_eq!(
+        (problem.line, problem.column),
+        (Some(3), Some(3)),
+        "{problem}"
+    );
+    assert!(
+        problem.message.starts_with("not valid WebAssembly text: "),
+        "{problem}"
+    );
+    assert!(!problem.message.contains('\n'), "{problem}");
+    assert_eq!(run(&scope).expect("last good").n, 1);
+}
+
+#[test]
 fn a_module_made_group_writable_is_refused_and_its_last_good_version_runs() {
     use std::os::unix::fs::PermissionsExt;
     let layer = Layer::temp();

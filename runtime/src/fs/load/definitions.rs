@@ -218,14 +218,12 @@ impl Definitions {
                 self.refused.push(refused(why));
                 None
             }
-            Outcome::Failed(why) => {
-                self.problem(f, why);
+            Outcome::Failed(problem) => {
+                self.problems.push(problem);
                 None
             }
             Outcome::Run(hook, problem) => {
-                if let Some(why) = problem {
-                    self.problem(f, why);
-                }
+                self.problems.extend(problem);
                 self.wasm.push(hook);
                 Some(Some(u32::try_from(self.wasm.len() - 1).unwrap_or(u32::MAX)))
             }

@@ -18,6 +18,7 @@ use super::last_good::FileInEffect;
 use crate::fs::layers::FsConfig;
 #[cfg(feature = "cli")]
 use crate::fs::layers::LayerRoot;
+use crate::fs::problem::FileProblem;
 use crate::fs::scan::{Manifest, OverrideKind};
 use crate::wasm::{Digest, Grants, Guest, MAX_MODULE_BYTES, ModuleCache, WasmHook, WasmStats};
 
@@ -99,9 +100,9 @@ pub(super) enum Outcome {
     Refused(String),
     /// The extension to run (its fresh version, or its last good one standing in, when there
     /// is a problem with the file).
-    Run(WasmHook, Option<String>),
+    Run(WasmHook, Option<FileProblem>),
     /// A problem with the file, and no last good version to run.
-    Failed(String),
+    Failed(FileProblem),
 }
 
 impl WasmFiles {
@@ -163,14 +164,15 @@ impl WasmFiles {
         manifest: Option<&Manifest>,
         module: &Path,
         config: &FsConfig,
-    ) -> Result<Good, Option<String>> {
+    ) -> Result<Good, Option<FileProblem>> {
+        let bad = |why: String| Some(FileProblem::new(f.file.path.clone(), why));
         let root = std::fs::canonicalize(&f.layer.root)
-            .map_err(|e| Some(format!("cannot resolve the layer folder: {e}")))?;
-        let grants = grants(f, manifest, root.clone())?;
+            .map_err(|e| bad(format!("cannot resolve the layer folder: {e}")))?;
+        let grants = grants(f, manifest, root.clone()).map_err(|why| why.and_then(bad))?;
         let canon = std::fs::canonicalize(module)
-            .map_err(|e| Some(format!("cannot open wasm module {}: {e}", module.display())))?;
+            .map_err(|e| bad(format!("cannot open wasm module {}: {e}", module.display())))?;
         if !canon.starts_with(&root) {
-            return Err(Some(format!(
+            return Err(bad(format!(
                 "wasm module {} resolves to {} outside the layer folder",
                 module.display(),
                 canon.display()
@@ -178,7 +180,7 @@ impl WasmFiles {
         }
         let pin = manifest.and_then(|m| m.sha256.as_deref());
         let meta = std::fs::metadata(&canon)
-            .map_err(|e| Some(format!("cannot inspect wasm module: {e}")))?;
+            .map_err(|e| bad(format!("cannot inspect wasm module: {e}")))?;
         if let Some(prev) = self.last.get(&f.file.path)
             && prev.stamp == Stamp::of(&meta)
             && pin.is_none_or(|p| p.eq_ignore_ascii_case(&prev.file_sha256))
@@ -188,22 +190,22 @@ impl WasmFiles {
                 ..prev.clone()
             });
         }
-        let (stamp, bytes) = read_module(&canon).map_err(Some)?;
+        let (stamp, bytes) = read_module(&canon).map_err(bad)?;
         let file_sha256 = crate::wasm::cache::hex(&Sha256::digest(&bytes));
         if let Some(want) = pin
             && !want.eq_ignore_ascii_case(&file_sha256)
         {
-            return Err(Some(format!(
+            return Err(bad(format!(
                 "`sha256` pin does not match {}: expected {want}, the file has {file_sha256}; the last verified version stays active",
                 module.display()
             )));
         }
-        let binary = binary(&canon, &bytes).map_err(Some)?;
+        let binary = binary(module, &bytes).map_err(Some)?;
         let started = std::time::Instant::now();
         let (guest, digest, how) = self
             .cache(config)
             .guest(&binary)
-            .map_err(|why| Some(format!("wasm module {} {why}", module.display())))?;
+            .map_err(|why| bad(format!("wasm module {} {why}", module.display())))?;
         tracing::debug!(module = %module.display(), how = ?how, elapsed_us = started.elapsed().as_micros() as u64, "wasm module loaded");
         Ok(Good {
             stamp,
@@ -243,34 +245,40 @@ pub(crate) fn check_wasm_file(
         .load(&f, manifest, &module, &config)
         .err()
         .flatten()
+        .map(|p| match (p.line, p.column) {
+            (Some(line), Some(column)) => {
+                format!("{}:{line}:{column}: {}", p.path.display(), p.message)
+            }
+            _ => p.message,
+        })
 }
 
-/// The module's binary form: the file itself, or (`.wat`) its text assembled.
-fn binary<'b>(path: &Path, bytes: &'b [u8]) -> Result<std::borrow::Cow<'b, [u8]>, String> {
+/// The module's binary form: the file itself, or (`.wat`) its text assembled; text that does not
+/// assemble is a problem of the module file, at the line and column `wat` gives.
+fn binary<'b>(path: &Path, bytes: &'b [u8]) -> Result<std::borrow::Cow<'b, [u8]>, FileProblem> {
     if path.extension().is_some_and(|e| e == "wat") {
         return wat::parse_bytes(bytes).map_err(|e| {
-            format!(
-                "{} is not valid WebAssembly text{}",
-                path.display(),
-                wat_error(&e.to_string())
-            )
+            let (at, message) = wat_error(&e.to_string());
+            FileProblem::at(path, at, format!("not valid WebAssembly text: {message}"))
         });
     }
     Ok(std::borrow::Cow::Borrowed(bytes))
 }
 
-/// A `wat` error on one line: ` at line:column: message` (its text draws the source with a
-/// caret over several lines, which breaks `file:line:column: why` output).
-fn wat_error(text: &str) -> String {
-    let message = text.lines().next().unwrap_or_default().trim();
+/// A `wat` error's position and first line (its text draws the source with a caret over
+/// several lines, which breaks `file:line:column: why` output).
+fn wat_error(text: &str) -> (Option<(usize, usize)>, String) {
+    let message = text.lines().next().unwrap_or_default().trim().to_owned();
     let at = text
         .lines()
         .find_map(|l| l.trim().strip_prefix("--> "))
-        .and_then(|loc| loc.split_once(':').map(|(_, lc)| lc.to_owned()));
-    match at {
-        Some(lc) => format!(" at {lc}: {message}"),
-        None => format!(": {message}"),
-    }
+        .and_then(|loc| {
+            let mut parts = loc.rsplitn(3, ':');
+            let column = parts.next()?.trim().parse().ok()?;
+            let line = parts.next()?.trim().parse().ok()?;
+            Some((line, column))
+        });
+    (at, message)
 }
 
 /// Reads a module file: a regular file, writable by nobody but its owner, at most
