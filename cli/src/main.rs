@@ -8,7 +8,8 @@
 //! ```
 //!
 //! Exit codes: `0` every folder is clean; `1` problems found (each printed as
-//! `file:line:column: why`); `2` bad usage or an unreadable points file.
+//! `file:line:column: why`); `2` bad usage or an unreadable points file (with `--format json`,
+//! `{"error": "..."}` on stdout).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,7 +55,12 @@ fn main() -> ExitCode {
         }) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("error: {e}");
+            // With `--format json` the error is JSON too (`{"error": ...}` on stdout), as the
+            // mounted command line answers.
+            match args.format {
+                Format::Json => println!("{}", serde_json::json!({ "error": e })),
+                Format::Text => eprintln!("error: {e}"),
+            }
             return Exit::Usage.into();
         }
     };

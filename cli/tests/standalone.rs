@@ -269,6 +269,15 @@ fn an_unreadable_or_bad_points_file_exits_2() {
     let (code, _, err) = validate(&ws, &["layer"], &[]);
     assert_eq!(code, 2);
     assert!(err.contains("not a hookpoint points file"), "{err}");
+    let (code, out, _) = validate(&ws, &["layer"], &["--format", "json"]);
+    assert_eq!(code, 2);
+    let answer: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert!(
+        answer["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("not a hookpoint points file")),
+        "{answer}"
+    );
 }
 
 #[test]

@@ -49,7 +49,7 @@ pub struct FolderReport {
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// Checks each folder in `dirs` (layer roots) against `points`; never panics, never stops at the
-/// first problem.
+/// first problem. Problems name their files by absolute path.
 ///
 /// ```
 /// let points = hookpoint::cli::PointsFile::current();
@@ -66,8 +66,11 @@ pub fn validate_folders(points: &PointsFile, dirs: &[PathBuf]) -> FolderReport {
         ..FolderReport::default()
     };
     for dir in dirs {
+        // Absolute, as the scanner makes a layer's paths: every problem names its file the same
+        // way, whichever part of the folder it comes from.
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
         let mut problems = Vec::new();
-        check_folder(points, dir, &mut problems, &mut report.files);
+        check_folder(points, &dir, &mut problems, &mut report.files);
         problems.sort_by(|a: &FolderProblem, b| {
             (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column))
         });
