@@ -1,6 +1,6 @@
 //! The policy in an agent: rule order never weakens a deny, JSON-pointer conditions, ask goes to
 //! the application, per-task rate limits, a config edit applies on the next call, a malformed
-//! rule makes the plugin unhealthy, a disabled plugin gives no verdict.
+//! rule denies every call (fails closed), a disabled plugin gives no verdict.
 //!
 //! (Here rather than in the plugin's package: `plugin!` claims every extension of its package,
 //! test binaries included, and the tools below must stay when the plugin is disabled.)
@@ -240,21 +240,25 @@ fn an_edited_config_applies_on_the_next_call_without_a_restart() {
 }
 
 #[test]
-fn a_malformed_rule_makes_the_plugin_unhealthy() {
+fn a_malformed_rule_fails_closed() {
     let dir = tempfile::tempdir().unwrap();
     let policy = json!({"rules": [{"tool": "echo", "when": [{"pointer": "sql", "contains": "x"}],
                                    "decision": "deny", "reason": "r"}]});
     let scope = scope("malformed", dir.path(), policy);
-    let info = scope
-        .plugins()
-        .into_iter()
-        .find(|p| p.name == "tool_policy")
-        .unwrap();
-    let why = info.unhealthy.expect("unhealthy");
-    assert!(
-        why.contains("rules[0] (`echo`): when[0]: `pointer` must be empty or start with `/`"),
-        "{why}"
+    let results = run(
+        &scope,
+        &[("echo", json!({})), ("echo", json!({"sql": "x"}))],
+        None,
     );
+    for result in &results {
+        assert!(
+            result
+                .contains("rules[0] (`echo`): when[0]: `pointer` must be empty or start with `/`")
+                && result.contains("every tool call but `response` is denied"),
+            "{result}"
+        );
+    }
+    assert_eq!(results.len(), 2);
     // A config that does not even parse is a file problem: the last good config stays.
     let unknown = json!({"rules": [{"tool": "echo", "decision": "maybe", "reason": "r"}]});
     let dir2 = tempfile::tempdir().unwrap();

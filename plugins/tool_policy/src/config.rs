@@ -84,7 +84,8 @@ pub struct RateLimit {
     pub max_per_task: u32,
 }
 
-/// The self-check: runs at start and on every reload.
+/// Whether the config's rules are well formed; `apply_policy` denies every call while they are
+/// not (the policy fails closed).
 ///
 /// # Errors
 /// The first problem, naming the rule: an empty tool pattern or reason, a condition with no

@@ -11,7 +11,7 @@ use hookpoint_extensions::{
 use serde::Serialize;
 
 use crate::NAME;
-use crate::config::PolicyConfig;
+use crate::config::{PolicyConfig, check};
 use crate::evaluate::verdicts;
 
 /// The plugin's part of the task context: how often each tool ran in this task. Others see
@@ -29,6 +29,17 @@ impl Namespace for PolicyTask {
 #[extension(point = TOOL_BEFORE_CALL, order = 50)]
 fn apply_policy(cx: &Cx<'_>, call: &mut ToolCall) -> Result<(), Error> {
     let config: PolicyConfig = cx.scope().plugin_config(NAME)?;
+    if let Err(why) = check(&config) {
+        // Fail closed: a broken policy must not let every call through. The `response` tool
+        // (the answer to the user) stays, or the agent could not even say so.
+        if call.tool != "response" {
+            tracing::warn!(tool = %call.tool, "the tool policy is malformed: {why}");
+            call.deny(format!(
+                "the tool policy's config is malformed ({why}); every tool call but `response` is denied until it is fixed"
+            ));
+        }
+        return Ok(());
+    }
     let runs = current_agent()
         .and_then(|a| a.task())
         .map(|t| t.with(|p: &mut PolicyTask| p.runs.clone()))

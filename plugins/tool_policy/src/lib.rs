@@ -15,8 +15,10 @@
 //! | `tool.before_call` | 50 `apply_policy` | the verdicts of the rules and rate limits ([`verdicts`]) |
 //! | `tool.after_call` | 50 `count_run` | counts the calls that ran, per tool, in the task context (`tool_policy`) |
 //!
-//! The self-check ([`check`]) reports the plugin unhealthy while a rule is malformed (no test or
-//! two in a condition, a bad pointer, an empty reason, a rate limit of 0).
+//! A malformed rule (no test or two in a condition, a bad pointer, an empty reason, a rate limit
+//! of 0; see [`check`]) fails closed: while it is there every tool call but `response` (the
+//! answer to the user) is denied with the reason, rather than the plugin being marked unhealthy — which would stop its extensions and
+//! let every call through.
 //!
 //! ```
 //! use hookpoint_extensions::{Decision, decide};
@@ -55,5 +57,4 @@ hookpoint::plugin! {
     name: "tool_policy",
     description: "Allows, asks or denies tool calls by rules in its config; per-task rate limits.",
     config: PolicyConfig,
-    check: check,
 }
