@@ -36,7 +36,8 @@ macro_rules! link {
 /// fn present(_: &mut u32) {}
 ///
 /// hookpoint::assert_linked(&[("doc_linked", "present")]).unwrap();
-/// assert!(hookpoint::assert_linked(&[("doc_linked", "absent")]).is_err());
+/// let err = hookpoint::assert_linked(&[("doc_linked", "presant")]).unwrap_err();
+/// assert!(err.to_string().contains("`presant` on `doc_linked` (it has `present`: a typo?)"));
 /// ```
 pub fn assert_linked(expected: &[(&str, &str)]) -> Result<(), Error> {
     let missing: Vec<String> = expected
@@ -46,7 +47,7 @@ pub fn assert_linked(expected: &[(&str, &str)]) -> Result<(), Error> {
                 .iter()
                 .any(|e| e.point.name() == *p && e.name == *n)
         })
-        .map(|(p, n)| format!("`{n}` on `{p}`"))
+        .map(|(p, n)| missing_pair(p, n))
         .collect();
     if missing.is_empty() {
         return Ok(());
@@ -59,6 +60,28 @@ pub fn assert_linked(expected: &[(&str, &str)]) -> Result<(), Error> {
             linked_crates().into_iter().collect::<Vec<_>>().join(", ")
         ),
     ))
+}
+
+/// One missing `(point, name)` pair, with the names the point does have (a wrong name is as
+/// likely as a missing `link!`): the nearest one, else up to five.
+fn missing_pair(point: &str, name: &str) -> String {
+    let mut there: Vec<&str> = HOOKPOINT_EXT_V0
+        .iter()
+        .filter(|e| e.point.name() == point)
+        .map(|e| e.name)
+        .collect();
+    there.sort_unstable();
+    if let Some(near) = crate::suggest::nearest(name, there.iter().copied()) {
+        return format!("`{name}` on `{point}` (it has `{near}`: a typo?)");
+    }
+    match there.len() {
+        0 => format!("`{name}` on `{point}`"),
+        n => format!(
+            "`{name}` on `{point}` (it has {}{})",
+            there[..n.min(5)].join(", "),
+            if n > 5 { ", …" } else { "" }
+        ),
+    }
 }
 
 /// Checks that each named package (as in its `Cargo.toml`, e.g. `"hookpoint-plugin-memory"`)
