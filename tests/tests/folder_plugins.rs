@@ -542,6 +542,16 @@ fn a_plugin_whose_requirement_is_disabled_is_not_loaded() {
         "{:?}",
         scope.status().warnings
     );
+    // Switching it off and on while its requirement is off is no install failure: it stays
+    // enabled, waiting for `base`.
+    scope.set_plugin_enabled("needy", false).unwrap();
+    scope.set_plugin_enabled("needy", true).unwrap();
+    let needy = scope
+        .plugins()
+        .into_iter()
+        .find(|p| p.name == "needy")
+        .unwrap();
+    assert!(needy.enabled && !needy.installed, "{needy:?}");
     scope.set_plugin_enabled("base", true).unwrap();
     let needy = scope
         .plugins()

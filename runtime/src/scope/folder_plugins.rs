@@ -64,7 +64,10 @@ impl Scope {
         }
         self.rebuild();
         let now = self.folder_plugin_status(name);
-        if enabled && !now.as_ref().is_some_and(|s| s.installed) {
+        // Not installed because a required plugin is off or missing is no failure: the plugin
+        // is enabled and loads when its requirement does (`unhealthy` says why meanwhile).
+        let waiting = now.as_ref().is_some_and(|s| s.unhealthy.is_some());
+        if enabled && !waiting && !now.as_ref().is_some_and(|s| s.installed) {
             let why = self
                 .status()
                 .problems
