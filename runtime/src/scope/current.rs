@@ -162,23 +162,33 @@ impl Scope {
         dispatch::run_sync(tl, snap, default.as_dispatch(), call, sink)
     }
 
-    /// Sync dispatch on this scope.
+    /// Sync dispatch on this scope, entered while its extensions run: one that dispatches again
+    /// (through [`Scope::current`]) stays in this scope, as under [`Scope::enter`].
     pub(crate) fn dispatch_sync(
         &self,
         call: Call<'_>,
         sink: Option<ErrorSink<'_>>,
     ) -> Result<(), Error> {
-        let snap = self.0.snapshot.load();
-        dispatch::run_sync(thread_state::get(), &snap, self.as_dispatch(), call, sink)
+        self.enter(|| {
+            let snap = self.0.snapshot.load();
+            dispatch::run_sync(thread_state::get(), &snap, self.as_dispatch(), call, sink)
+        })
     }
 
-    /// Async dispatch on this scope, on the snapshot current when it starts.
+    /// Async dispatch on this scope, on the snapshot current when it starts, bound to the scope
+    /// while its extensions are polled (as under [`Scope::bind`]).
     pub(crate) async fn dispatch_async(
         &self,
         call: Call<'_>,
         sink: Option<ErrorSink<'_>>,
     ) -> Result<(), Error> {
-        dispatch::run_async(self.snapshot(), self.as_dispatch(), call, sink).await
+        self.bind(dispatch::run_async(
+            self.snapshot(),
+            self.as_dispatch(),
+            call,
+            sink,
+        ))
+        .await
     }
 
     /// Runs `f` with this scope as the current scope of this thread (restored afterwards, also on

@@ -1,0 +1,59 @@
+//! `POINT.call_in(&scope, ..)` runs its extensions in `scope`: one that dispatches again reaches
+//! the same scope's snapshot (its overrides and plugin toggles), sync and async, as under
+//! `scope.enter` / `scope.bind`.
+
+use hookpoint::{Cx, Error, Scope, extension, point};
+use hookpoint_tests::{manifest, project_scope};
+
+point! {
+    pub static OUTER: SyncPoint<Vec<String>> = "call_in_outer";
+    pub static INNER: SyncPoint<Vec<String>> = "call_in_inner";
+    pub static OUTER_ASYNC: AsyncPoint<Vec<String>> = "call_in_outer_async";
+}
+
+#[extension(point = OUTER)]
+fn outer(cx: &Cx<'_>, seen: &mut Vec<String>) -> Result<(), Error> {
+    seen.push(format!("outer in {}", Scope::current().name()));
+    assert_eq!(cx.scope().name(), Scope::current().name());
+    INNER.call(seen)
+}
+
+#[extension(point = OUTER_ASYNC)]
+async fn outer_async(seen: &mut Vec<String>) -> Result<(), Error> {
+    tokio::task::yield_now().await;
+    seen.push(format!("outer in {}", Scope::current().name()));
+    INNER.call(seen)
+}
+
+#[extension(point = INNER)]
+fn inner(seen: &mut Vec<String>) {
+    seen.push("inner".into());
+}
+
+#[test]
+fn nested_dispatch_stays_in_the_named_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    manifest(
+        dir.path(),
+        "call_in_inner",
+        "inner.json",
+        r#"{"enabled": false}"#,
+    );
+    let scope = project_scope("call-in", dir.path());
+
+    let mut seen = Vec::new();
+    OUTER.call_in(&scope, &mut seen).unwrap();
+    assert_eq!(seen, ["outer in call-in"], "the scope disabled `inner`");
+
+    let mut seen = Vec::new();
+    OUTER.call(&mut seen).unwrap();
+    assert_eq!(seen, ["outer in default", "inner"]);
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut seen = Vec::new();
+    rt.block_on(OUTER_ASYNC.call_in(&scope, &mut seen)).unwrap();
+    assert_eq!(seen, ["outer in call-in"]);
+}
