@@ -141,3 +141,41 @@ fn a_mismatch_on_a_point_with_only_command_hooks_names_the_declared_type_and_a_h
     assert!(text.contains("u64"), "{text}");
     assert_eq!(err.extension(), Some("rep"), "{text}");
 }
+
+/// Polls `fut` to completion on this thread without any runtime: a thread-parking waker, as a
+/// minimal executor (or another async runtime) would.
+fn block_on_without_tokio<F: std::future::Future>(fut: F) -> F::Output {
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
+#[test]
+fn an_async_dispatch_outside_tokio_runs_command_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    hook(
+        dir.path(),
+        "defects_declared_serde",
+        "_0_hook.sh",
+        &sh_replacing(r#"{"text": "hooked;"}"#),
+    );
+    let scope = project_scope("defects-no-tokio", dir.path());
+    let mut note = Note::default();
+    block_on_without_tokio(scope.bind(hookpoint::call_async("defects_declared_serde", &mut note)))
+        .expect("no panic, no error");
+    assert_eq!(note.text, "hooked;compiled;");
+}

@@ -306,13 +306,13 @@ pub(crate) fn run_sync(spec: &CommandSpec, input: &[u8]) -> Result<HookOutput, C
     blocking::run(spec, input)
 }
 
-/// Runs a hook asynchronously with `tokio::process` and `tokio::time`;
-/// otherwise identical to [`run_sync`].
+/// Runs a hook asynchronously; otherwise identical to [`run_sync`].
 ///
-/// Must be polled inside a Tokio runtime with the I/O and time drivers
-/// enabled (`Builder::enable_all`); any flavour works. `input` is copied so
-/// that a spawned task can write it. Dropping the future kills the hook's
-/// process group.
+/// Inside a Tokio runtime it uses `tokio::process` and `tokio::time` (the runtime needs its I/O
+/// and time drivers, `Builder::enable_all`; any flavour works), and dropping the future kills
+/// the hook's process group. Polled by another executor (no Tokio runtime on this thread), it
+/// runs [`run_sync`] on a thread of its own and awaits the answer: the hook's timeout still
+/// applies, but dropping the future does not kill it early.
 ///
 /// # Errors
 ///
@@ -321,5 +321,29 @@ pub(crate) async fn run_async(
     spec: &CommandSpec,
     input: &[u8],
 ) -> Result<HookOutput, CommandError> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return off_runtime(spec, input).await;
+    }
     nonblocking::run(spec, input).await
+}
+
+/// [`run_sync`] on a thread of its own, awaited through a channel any executor can poll.
+async fn off_runtime(spec: &CommandSpec, input: &[u8]) -> Result<HookOutput, CommandError> {
+    let could_not_start = |source: std::io::Error| CommandError::CouldNotStart {
+        program: spec.argv.first().map(PathBuf::from).unwrap_or_default(),
+        source,
+    };
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (owned_spec, owned_input) = (spec.clone(), input.to_vec());
+    std::thread::Builder::new()
+        .name("hookpoint-hook".into())
+        .spawn(move || {
+            let _ = tx.send(blocking::run(&owned_spec, &owned_input));
+        })
+        .map_err(could_not_start)?;
+    rx.await.unwrap_or_else(|_| {
+        Err(could_not_start(std::io::Error::other(
+            "the thread running the hook ended without an answer",
+        )))
+    })
 }
