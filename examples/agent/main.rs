@@ -411,7 +411,9 @@ fn init_tracing() {
         .with_writer(std::io::stderr)
         .with_filter(
             tracing_subscriber::EnvFilter::try_from_env("HOOKPOINT_LOG")
-                .unwrap_or_else(|_| "warn".into()),
+                // notify warns when a watched folder it was told about is already gone (the
+                // `--watch` demo moves one away); that is expected here.
+                .unwrap_or_else(|_| "warn,notify=error".into()),
         );
     tracing_subscriber::registry()
         .with(fmt)

@@ -18,7 +18,10 @@ fn welcome_state(scope: &Scope) -> String {
         .plugins()
         .into_iter()
         .find(|p| p.name == "welcome")
-        .map_or_else(|| "not there".to_owned(), |p| crate::describe_plugin(&p))
+        .map_or_else(
+            || "removed (uninstalled; its extensions left the snapshot)".to_owned(),
+            |p| crate::describe_plugin(&p),
+        )
 }
 
 /// Waits (up to 5 s in all) for a reload after which `done` holds; says so if none came.

@@ -72,7 +72,7 @@ fn watch_applies_an_override_then_uninstalls_and_reinstalls_the_folder_plugin() 
     );
     let removed = watch
         .iter()
-        .position(|l| l.contains("plugin welcome not there; banners runs [\"model_banner\"]"));
+        .position(|l| l.contains("plugin welcome removed (uninstalled; its extensions left the snapshot); banners runs [\"model_banner\"]"));
     let back = watch.iter().position(|l| {
         l.contains("reloaded")
             && l.contains("plugin welcome (folder plugin")
