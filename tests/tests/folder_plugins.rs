@@ -617,3 +617,23 @@ fn a_bad_toggles_file_is_reported_and_not_overwritten() {
         "the other choices are not lost"
     );
 }
+
+#[test]
+fn one_root_given_twice_is_one_root() {
+    let root = tempfile::tempdir().unwrap();
+    let log = root.path().join("log");
+    plugin(root.path(), "twice", "", &log);
+    let alias = tempfile::tempdir().unwrap();
+    let link = alias.path().join("same-root");
+    std::os::unix::fs::symlink(root.path(), &link).unwrap();
+    let scope = ScopeBuilder::new("root-twice")
+        .plugin_root(root.path())
+        .plugin_root(root.path())
+        .plugin_root(&link)
+        .watch(false)
+        .build()
+        .unwrap();
+    assert!(scope.status().problems.is_empty(), "{:?}", scope.status());
+    assert_eq!(greet(&scope), ["twice", "compiled"]);
+    assert_eq!(log_lines(&log), ["install twice"]);
+}

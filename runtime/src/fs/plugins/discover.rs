@@ -46,7 +46,14 @@ impl ManifestsLastGood {
     ) -> Vec<FolderPlugin> {
         let mut found: BTreeMap<String, FolderPlugin> = BTreeMap::new();
         let mut seen_paths = Vec::new();
+        // One folder given twice (or through a symlink) is one root, not a clash with itself.
+        let mut seen_roots = Vec::new();
         for root in roots {
+            let same = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+            if seen_roots.contains(&same) {
+                continue;
+            }
+            seen_roots.push(same);
             for plugin in self.scan_root(root, problems, &mut seen_paths) {
                 let name = plugin.name().to_owned();
                 if crate_plugins.contains(name.as_str()) {
