@@ -278,6 +278,15 @@ fn an_unreadable_or_bad_points_file_exits_2() {
             .is_some_and(|e| e.contains("not a hookpoint points file")),
         "{answer}"
     );
+    // The position is the offending token's, in characters.
+    fs::write(
+        ws.path().join("points.json"),
+        "{\"format\": \"hookpoint-points/1\",\n \"points\": tru\n}",
+    )
+    .expect("write");
+    let (code, _, err) = validate(&ws, &["layer"], &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("at line 2, column 12"), "{err}");
 }
 
 #[test]
@@ -320,7 +329,7 @@ fn manifests_are_checked_as_the_loader_checks_match_ordering_and_pins() {
     let (code, out, _) = validate(&ws, &["layer"], &[]);
     assert_eq!(code, 1, "{out}");
     for want in [
-        "regex.json:1:21: invalid manifest: `match` `/text`: bad regex `(`: unclosed group\n",
+        "regex.json:1:31: invalid manifest: `match` `/text`: bad regex `(`: unclosed group\n",
         "stamp.json: `after` names `nobody`, which point `note` does not have (it has: stamp)",
         "stamp.json: `sha256` pin does not match [DIR]/layer/hooks/x.sh",
         "bump.json: point `plain` cannot be matched (`match`)",

@@ -190,16 +190,22 @@ pub mod __private {
         serde_path_to_error::deserialize::<_, C>(v)
             .map(drop)
             .map_err(|e| {
-                let keys = e
+                use crate::registry::JsonPathSegment;
+                let segments = e
                     .path()
                     .iter()
                     .filter_map(|s| match s {
-                        serde_path_to_error::Segment::Map { key } => Some(key.clone()),
+                        serde_path_to_error::Segment::Map { key } => {
+                            Some(JsonPathSegment::Key(key.clone()))
+                        }
+                        serde_path_to_error::Segment::Seq { index } => {
+                            Some(JsonPathSegment::Index(*index))
+                        }
                         _ => None,
                     })
                     .collect();
                 crate::registry::ConfigMismatch {
-                    keys,
+                    segments,
                     path: e.path().to_string(),
                     message: e.inner().to_string(),
                 }

@@ -16,13 +16,26 @@ pub(crate) struct JsonMatcher {
     source: String,
 }
 
-/// Why a `"match"` value is refused, and which of its keys (JSON pointers) is at fault, so the
-/// manifest loader can point at it in the file.
+/// Why a `"match"` value is refused, and which part of it is at fault, so the manifest loader
+/// can point at it in the file.
 #[derive(Debug)]
 pub(crate) struct MatcherError {
-    /// The key whose pattern is refused; `None` when the whole value is (not an object).
+    /// The key (JSON pointer) at fault; `None` when the whole value is (not an object).
     pub(crate) pointer: Option<String>,
+    /// What of that key is refused.
+    pub(crate) part: MatcherPart,
     pub(crate) message: String,
+}
+
+/// The part of a `"match"` entry a [`MatcherError`] refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MatcherPart {
+    /// The key itself (not a JSON pointer).
+    Key,
+    /// Its pattern (a bad glob, or not a glob nor `{"regex": ...}`).
+    Pattern,
+    /// The `regex` string of its pattern.
+    Regex,
 }
 
 impl std::fmt::Display for MatcherError {
@@ -47,18 +60,21 @@ impl JsonMatcher {
         let Value::Object(map) = v else {
             return Err(MatcherError {
                 pointer: None,
+                part: MatcherPart::Pattern,
                 message: "`match` must be an object of JSON pointers to patterns, e.g. {\"/tool\": \"db.*\"}".into(),
             });
         };
         let mut conditions = Vec::with_capacity(map.len());
         for (pointer, pattern) in map {
-            let refused = |message: String| MatcherError {
+            let refused = |(part, message): (MatcherPart, String)| MatcherError {
                 pointer: Some(pointer.clone()),
+                part,
                 message,
             };
             if !(pointer.is_empty() || pointer.starts_with('/')) {
-                return Err(refused(format!(
-                    "`match` key `{pointer}` is not a JSON pointer; write `/{pointer}`"
+                return Err(refused((
+                    MatcherPart::Key,
+                    format!("`match` key `{pointer}` is not a JSON pointer; write `/{pointer}`"),
                 )));
             }
             conditions.push((
@@ -77,19 +93,30 @@ impl JsonMatcher {
         &self.source
     }
 
-    fn pattern(pointer: &str, v: &Value) -> Result<Pattern, String> {
+    fn pattern(pointer: &str, v: &Value) -> Result<Pattern, (MatcherPart, String)> {
         match v {
             Value::String(glob) => globset::Glob::new(glob)
                 .map(|g| Pattern::Glob(g.compile_matcher()))
-                .map_err(|e| format!("`match` `{pointer}`: bad glob: {e}")),
+                .map_err(|e| {
+                    (
+                        MatcherPart::Pattern,
+                        format!("`match` `{pointer}`: bad glob: {e}"),
+                    )
+                }),
             Value::Object(o) if o.len() == 1 && o.get("regex").is_some_and(Value::is_string) => {
                 let re = o["regex"].as_str().unwrap_or_default();
-                regex::Regex::new(re)
-                    .map(Pattern::Regex)
-                    .map_err(|e| format!("`match` `{pointer}`: bad regex `{re}`: {}", one_line(&e)))
+                regex::Regex::new(re).map(Pattern::Regex).map_err(|e| {
+                    (
+                        MatcherPart::Regex,
+                        format!("`match` `{pointer}`: bad regex `{re}`: {}", one_line(&e)),
+                    )
+                })
             }
-            _ => Err(format!(
-                "`match` `{pointer}`: a pattern is a glob string or {{\"regex\": \"...\"}}"
+            _ => Err((
+                MatcherPart::Pattern,
+                format!(
+                    "`match` `{pointer}`: a pattern is a glob string or {{\"regex\": \"...\"}}"
+                ),
             )),
         }
     }

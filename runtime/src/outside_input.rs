@@ -121,6 +121,31 @@ static TEST_PLUGIN: PluginEntry = PluginEntry {
     line: line!(),
 };
 
+/// A config type error is reported at the offending value, found by its path (keys and indices),
+/// not at the first key of that name anywhere in the file.
+#[test]
+fn a_config_type_error_is_reported_at_its_value() {
+    let path = PathBuf::from("config.json");
+    let below = serde_json::to_value(TestConfig::default()).unwrap();
+    let at = |text: &str| {
+        let p = check_config_file(
+            "outside_input",
+            Some(&TEST_PLUGIN),
+            &below,
+            &path,
+            text.as_bytes(),
+        )
+        .expect_err("does not fit");
+        (p.line, p.column)
+    };
+    assert_eq!(
+        at("{\n  \"nested\": {\"level\": 1},\n  \"level\": \"bad\"\n}"),
+        (Some(3), Some(12))
+    );
+    assert_eq!(at("{\"names\": [\"a\",\n  \"b\", 7]}"), (Some(2), Some(8)));
+    assert_eq!(at("\n\n[1, 2]"), (Some(3), Some(1)));
+}
+
 proptest! {
     #[test]
     fn stems_parse_or_say_why(stem in prop_oneof![any::<String>(), "_?-?[0-9]{0,12}_?[a-z_]{0,6}"]) {

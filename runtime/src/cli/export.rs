@@ -132,8 +132,19 @@ impl PointsFile {
     pub fn from_json(text: &str) -> Result<PointsFile, String> {
         // A byte-order mark is invisible in an editor; skip it as every other JSON file does.
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let file: PointsFile =
-            serde_json::from_str(text).map_err(|e| format!("not a hookpoint points file: {e}"))?;
+        let file: PointsFile = serde_json::from_str(text).map_err(|e| {
+            // At the offending token, in characters, as every other file's problems.
+            let p = crate::fs::FileProblem::json("", text.as_bytes(), &e, str::to_owned);
+            match (p.line, p.column) {
+                (Some(l), Some(c)) => {
+                    format!(
+                        "not a hookpoint points file: {} at line {l}, column {c}",
+                        p.message
+                    )
+                }
+                _ => format!("not a hookpoint points file: {e}"),
+            }
+        })?;
         if file.format != Self::FORMAT {
             return Err(format!(
                 "points file format `{}`; this hookpoint reads `{}` (export it again with this version)",

@@ -373,7 +373,11 @@ fn check_config(path: &Path) -> Option<FolderProblem> {
     let bytes = crate::fs::problem::without_bom(&bytes);
     let problem = match serde_json::from_slice::<serde_json::Value>(bytes) {
         Ok(v) if v.is_object() => return None,
-        Ok(_) => FileProblem::at(path, Some((1, 1)), "a plugin config must be a JSON object"),
+        Ok(_) => FileProblem::at(
+            path,
+            Some(crate::fs::problem::first_token(bytes)),
+            "a plugin config must be a JSON object",
+        ),
         Err(e) => FileProblem::json(path, bytes, &e, |reason| format!("invalid JSON: {reason}")),
     };
     Some(FolderProblem::from(&problem))

@@ -8,7 +8,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::problem::{FileProblem, check_not_shared_writable, require_object, value_position};
+use super::json_path::JsonPathSegment;
+use super::problem::{
+    FileProblem, check_not_shared_writable, key_position, require_object, value_position,
+};
 use crate::registry::ErrorPolicy;
 
 /// Largest manifest the scanner will read, in bytes.
@@ -108,21 +111,53 @@ pub fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, FileProblem
             format!("invalid manifest: {reason}")
         })
     })?;
-    check_fields(&manifest).map_err(|(keys, why)| {
-        FileProblem::at(
-            path,
-            value_position(body, &keys),
-            format!("invalid manifest: {why}"),
-        )
+    check_fields(&manifest).map_err(|refused| {
+        let at = if refused.at_key {
+            key_position(body, &refused.path)
+        } else {
+            value_position(body, &refused.path)
+        };
+        FileProblem::at(path, at, format!("invalid manifest: {}", refused.why))
     })?;
     Ok(manifest)
 }
 
+/// A value the checks after parsing refuse: where it is (the value, or its key) and why.
+struct Refused {
+    path: Vec<JsonPathSegment>,
+    at_key: bool,
+    why: String,
+}
+
+impl Refused {
+    fn value(key: &str, why: impl Into<String>) -> Self {
+        Refused {
+            path: vec![JsonPathSegment::Key(key.to_owned())],
+            at_key: false,
+            why: why.into(),
+        }
+    }
+
+    /// A bad `match`: at its key, its pattern, or its pattern's `regex`.
+    fn matcher(e: crate::matcher::MatcherError) -> Self {
+        use crate::matcher::MatcherPart;
+        let mut path = vec![JsonPathSegment::Key("match".into())];
+        path.extend(e.pointer.map(JsonPathSegment::Key));
+        if e.part == MatcherPart::Regex {
+            path.push(JsonPathSegment::Key("regex".into()));
+        }
+        Refused {
+            at_key: e.part == MatcherPart::Key && path.len() > 1,
+            path,
+            why: e.message,
+        }
+    }
+}
+
 /// The checks serde cannot make: a non-empty `command`, a positive timeout, non-empty names, a
-/// valid matcher, a SHA-256 that is 64 hex digits and pins a program given as a path. A refusal
-/// names the keys of the refused value (outermost first), so the problem can point at it.
-fn check_fields(m: &Manifest) -> Result<(), (Vec<String>, String)> {
-    let bad = |key: &str, why: &str| Err((vec![key.to_owned()], why.to_owned()));
+/// valid matcher, a SHA-256 that is 64 hex digits and pins a program given as a path.
+fn check_fields(m: &Manifest) -> Result<(), Refused> {
+    let bad = |key: &str, why: &str| Err(Refused::value(key, why));
     match m.command.as_ref().map(|c| c.first()) {
         Some(None) => return bad("command", "`command` must be a non-empty argv array"),
         Some(Some(program)) if program.is_empty() => {
@@ -135,8 +170,8 @@ fn check_fields(m: &Manifest) -> Result<(), (Vec<String>, String)> {
     }
     for (key, names) in [("after", &m.after), ("before", &m.before)] {
         if names.iter().flatten().any(String::is_empty) {
-            return Err((
-                vec![key.to_owned()],
+            return Err(Refused::value(
+                key,
                 format!("`{key}` names an extension with an empty name"),
             ));
         }
@@ -144,9 +179,7 @@ fn check_fields(m: &Manifest) -> Result<(), (Vec<String>, String)> {
     if let Some(v) = &m.matcher
         && let Err(why) = crate::matcher::JsonMatcher::parse(v)
     {
-        let mut keys = vec!["match".to_owned()];
-        keys.extend(why.pointer);
-        return Err((keys, why.message));
+        return Err(Refused::matcher(why));
     }
     if let Some(hash) = &m.sha256 {
         if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -159,7 +192,7 @@ fn check_fields(m: &Manifest) -> Result<(), (Vec<String>, String)> {
             );
         }
     }
-    check_wasm_fields(m).map_or(Ok(()), |(key, why)| Err((vec![key.to_owned()], why)))
+    check_wasm_fields(m).map_or(Ok(()), |(key, why)| Err(Refused::value(key, why)))
 }
 
 /// The wasm keys: a module path, not beside `command`; grants and a cap only with `wasm`.

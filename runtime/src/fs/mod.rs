@@ -20,6 +20,7 @@ compile_error!(
 );
 
 pub(crate) mod event;
+pub(crate) mod json_path;
 pub(crate) mod layers;
 pub(crate) mod load;
 pub(crate) mod manifest;

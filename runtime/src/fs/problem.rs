@@ -6,6 +6,8 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use super::json_path::{JsonPathSegment, locate};
+
 /// A file or folder the scanner refused, with the reason.
 ///
 /// Displays as `path:line:column: message` when the position is known,
@@ -114,6 +116,16 @@ pub(crate) fn without_bom(bytes: &[u8]) -> &[u8] {
     bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 
+/// `(line, column)` of the first character of JSON text that is not whitespace (where its top
+/// value starts).
+pub(crate) fn first_token(body: &[u8]) -> (usize, usize) {
+    let first = body
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(0);
+    line_column(body, first)
+}
+
 /// Refuses JSON text whose top level is not an object (serde would read a struct from an array
 /// too), with the position of the first character.
 pub(crate) fn require_object(path: &Path, body: &[u8], what: &str) -> Result<(), FileProblem> {
@@ -146,6 +158,13 @@ pub(crate) fn json_error_position(bytes: &[u8], err: &serde_json::Error) -> Opti
         return None;
     }
     let end = byte_offset(bytes, err.line(), err.column());
+    // A value of the wrong type that is an object or array: serde stops *at* its `{` or `[`
+    // without consuming it, so the position is that token's start, not the end of one.
+    if err.classify() == serde_json::error::Category::Data
+        && matches!(bytes.get(end), Some(b'{' | b'['))
+    {
+        return Some(line_column(bytes, end));
+    }
     let start = token_start(bytes, end);
     Some(line_column(bytes, start))
 }
@@ -205,41 +224,18 @@ fn token_start(bytes: &[u8], end: usize) -> usize {
     if cut_literal { before } else { last }
 }
 
-/// Where the innermost of `keys` (object keys, outermost first) is written in JSON text: each is
-/// searched as `"key":` after the previous one; the byte offset of its opening quote, or `None`
-/// when one is not there.
-fn key_offset(bytes: &[u8], keys: &[impl AsRef<str>]) -> Option<usize> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let mut from = 0;
-    let mut at = None;
-    for key in keys {
-        let quoted = serde_json::to_string(key.as_ref()).ok()?;
-        let found = text[from..].match_indices(&quoted).find_map(|(i, _)| {
-            let after = &text[from + i + quoted.len()..];
-            after.trim_start().starts_with(':').then_some(from + i)
-        })?;
-        at = Some(found);
-        from = found + quoted.len();
-    }
-    at
+/// `(line, column)` of the value at `path` in JSON text (see [`locate`]): the token a value
+/// check refuses.
+pub(crate) fn value_position(bytes: &[u8], path: &[JsonPathSegment]) -> Option<(usize, usize)> {
+    locate(bytes, path).map(|(_, value)| line_column(bytes, value))
 }
 
-/// `(line, column)` of the innermost of `keys` in JSON text (see [`key_offset`]).
-pub(crate) fn key_position(bytes: &[u8], keys: &[impl AsRef<str>]) -> Option<(usize, usize)> {
-    key_offset(bytes, keys).map(|offset| line_column(bytes, offset))
-}
-
-/// `(line, column)` of the value of the innermost of `keys` in JSON text: the first character
-/// after its `:` and any whitespace (the token a value check refuses).
-pub(crate) fn value_position(bytes: &[u8], keys: &[impl AsRef<str>]) -> Option<(usize, usize)> {
-    let key = key_offset(bytes, keys)?;
-    let colon = key + bytes[key..].iter().position(|b| *b == b':')?;
-    let value = colon
-        + 1
-        + bytes[colon + 1..]
-            .iter()
-            .position(|b| !b.is_ascii_whitespace())?;
-    Some(line_column(bytes, value))
+/// `(line, column)` of the key of the value at `path` in JSON text, when its last segment is a
+/// key (a refused key, such as a `match` key that is not a JSON pointer).
+pub(crate) fn key_position(bytes: &[u8], path: &[JsonPathSegment]) -> Option<(usize, usize)> {
+    locate(bytes, path)
+        .and_then(|(key, _)| key)
+        .map(|key| line_column(bytes, key))
 }
 
 /// 1-based (line, column in characters) of byte `offset`.
@@ -273,6 +269,23 @@ mod tests {
     #[test]
     fn a_bad_word_mid_line_is_reported_where_it_starts() {
         assert_eq!(at("{\"a\": tru }"), (1, 7));
+    }
+
+    #[test]
+    fn an_object_or_array_of_the_wrong_type_is_reported_at_its_bracket() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct M {
+            after: Option<Vec<String>>,
+            command: Option<Vec<String>>,
+        }
+        let at = |text: &str| {
+            let err = serde_json::from_str::<M>(text).expect_err("invalid");
+            json_error_position(text.as_bytes(), &err).expect("a position")
+        };
+        assert_eq!(at(r#"{"after": {"a": 1}}"#), (1, 11));
+        assert_eq!(at(r#"{"command": ["x", ["y"]]}"#), (1, 19));
+        assert_eq!(at("{\"after\": 3}"), (1, 11));
     }
 
     #[test]

@@ -862,7 +862,7 @@ mod tests {
             (err.line, err.column, err.message)
         };
         let (line, column, message) = at("{\n  \"match\": {\"/tool\": {\"regex\": \"([\"}}\n}");
-        assert_eq!((line, column), (Some(2), Some(22)), "{message}");
+        assert_eq!((line, column), (Some(2), Some(32)), "{message}");
         assert!(message.contains("bad regex"), "{message}");
         let (line, column, message) = at("{\"sha256\": \"sha256:abc\"}");
         assert_eq!((line, column), (Some(1), Some(12)), "{message}");
@@ -870,6 +870,14 @@ mod tests {
         assert_eq!((line, column), (Some(3), Some(4)));
         let (line, column, _) = at("{\"command\": []}");
         assert_eq!((line, column), (Some(1), Some(13)));
+        let (line, column, message) = at("{\"match\": {\"/a\": \"x\", \"tool\": \"y\"}}");
+        assert_eq!((line, column), (Some(1), Some(23)), "the key: {message}");
+        let (line, column, _) = at("{\"match\": {\"/a\": \"ok\", \"/a\": {\"regex\": \"(\"}}}");
+        assert_eq!(
+            (line, column),
+            (Some(1), Some(40)),
+            "the last `/a`, which serde kept"
+        );
     }
 
     #[test]

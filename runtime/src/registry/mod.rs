@@ -18,7 +18,7 @@ pub use entry::{
     AsyncFn, BareFn, BoxFuture, ExtensionEntry, ExtensionParts, Flow, Handler, PointEntry, PointOf,
     PointParts, SyncFn, TypedPoint, WhenFn,
 };
-pub use plugin::{ConfigMismatch, HOOKPOINT_PLG_V0, PluginEntry};
+pub use plugin::{ConfigMismatch, HOOKPOINT_PLG_V0, JsonPathSegment, PluginEntry};
 pub(crate) use plugin::{default_configs, find as find_plugin, unhealthy};
 pub use policy::{ErrorPolicy, PointKind};
 

@@ -32,13 +32,23 @@ pub struct PluginEntry {
     pub line: u32,
 }
 
+/// One step into a JSON document: an object's key or an array's index.
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JsonPathSegment {
+    /// A member of an object.
+    Key(String),
+    /// An element of an array (0-based).
+    Index(usize),
+}
+
 /// Why a merged plugin config does not fit the plugin's config type: where, and what serde said.
 #[doc(hidden)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigMismatch {
-    /// The object keys leading to the offending value, outermost first (array indices and enum
-    /// variants left out): what to look for in the config file.
-    pub keys: Vec<String>,
+    /// The keys and indices leading to the offending value, outermost first (enum variants left
+    /// out): where to look in the config file.
+    pub segments: Vec<JsonPathSegment>,
     /// The whole path (`rules[0].tool`; `.` for the top level).
     pub path: String,
     /// serde's message.

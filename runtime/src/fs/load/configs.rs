@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::fs::layers::LayerRoot;
-use crate::fs::problem::{FileProblem, key_position, without_bom};
+use crate::fs::problem::{FileProblem, first_token, value_position, without_bom};
 use crate::registry::{HOOKPOINT_PLG_V0, PluginEntry};
 
 /// The last good content of each plugin config file, by path.
@@ -123,7 +123,7 @@ pub(crate) fn check_config_file(
     if !v.is_object() {
         return Err(FileProblem::at(
             path,
-            Some((1, 1)),
+            Some(first_token(bytes)),
             "a plugin config must be a JSON object".to_owned(),
         ));
     }
@@ -133,7 +133,7 @@ pub(crate) fn check_config_file(
         (plugin.check_config)(merged).map_err(|e| {
             FileProblem::at(
                 path,
-                key_position(bytes, &e.keys),
+                value_position(bytes, &e.segments),
                 format!("does not fit plugin `{name}`'s config type: {e}"),
             )
         })?;
