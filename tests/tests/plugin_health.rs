@@ -97,7 +97,7 @@ fn the_default_config_passes_its_check_in_the_default_scope() {
 }
 
 #[test]
-fn a_config_value_of_the_wrong_type_is_reported_at_its_key() {
+fn a_config_value_of_the_wrong_type_is_reported_at_the_value() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("plugins/checked/config.json");
     write(&config, "{\n\n  \"database\": 42\n}", 0o644);
@@ -114,7 +114,7 @@ fn a_config_value_of_the_wrong_type_is_reported_at_its_key() {
         .expect("the config is reported");
     assert_eq!(
         (problem.line, problem.column),
-        (Some(3), Some(3)),
+        (Some(3), Some(15)),
         "{problem}"
     );
     assert!(
