@@ -84,6 +84,25 @@ fn text_that_does_not_assemble_is_reported_at_its_line_and_column() {
     );
     assert!(!problem.message.contains('\n'), "{problem}");
     assert_eq!(run(&scope).expect("last good").n, 1);
+
+    // Columns are characters, also after wide characters and past column 500.
+    let wide = "(module (func (export \"日本語\") (i32.bogus)))";
+    let long = format!("(module (data \"{}\") (bogus))", "x".repeat(600));
+    for (text, column) in [(wide.to_owned(), 31), (long, 620)] {
+        std::fs::write(&path, &text).expect("write");
+        scope.reload();
+        let status = scope.status();
+        let problem = status
+            .problems
+            .iter()
+            .find(|p| p.path == path)
+            .expect("a problem");
+        assert_eq!(
+            (problem.line, problem.column),
+            (Some(1), Some(column)),
+            "{problem}"
+        );
+    }
 }
 
 #[test]

@@ -254,31 +254,29 @@ pub(crate) fn check_wasm_file(
 }
 
 /// The module's binary form: the file itself, or (`.wat`) its text assembled; text that does not
-/// assemble is a problem of the module file, at the line and column `wat` gives.
+/// assemble is a problem of the module file, at the line and column (in characters) of the
+/// offending token.
 fn binary<'b>(path: &Path, bytes: &'b [u8]) -> Result<std::borrow::Cow<'b, [u8]>, FileProblem> {
-    if path.extension().is_some_and(|e| e == "wat") {
-        return wat::parse_bytes(bytes).map_err(|e| {
-            let (at, message) = wat_error(&e.to_string());
-            FileProblem::at(path, at, format!("not valid WebAssembly text: {message}"))
-        });
+    if path.extension().is_none_or(|e| e != "wat") {
+        return Ok(std::borrow::Cow::Borrowed(bytes));
     }
-    Ok(std::borrow::Cow::Borrowed(bytes))
-}
-
-/// A `wat` error's position and first line (its text draws the source with a caret over
-/// several lines, which breaks `file:line:column: why` output).
-fn wat_error(text: &str) -> (Option<(usize, usize)>, String) {
-    let message = text.lines().next().unwrap_or_default().trim().to_owned();
-    let at = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("--> "))
-        .and_then(|loc| {
-            let mut parts = loc.rsplitn(3, ':');
-            let column = parts.next()?.trim().parse().ok()?;
-            let line = parts.next()?.trim().parse().ok()?;
-            Some((line, column))
-        });
-    (at, message)
+    let not_text = |at: Option<(usize, usize)>, message: String| {
+        FileProblem::at(path, at, format!("not valid WebAssembly text: {message}"))
+    };
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let at = crate::fs::problem::line_column(bytes, e.valid_up_to());
+        not_text(Some(at), "it is not UTF-8".into())
+    })?;
+    let located = |e: wast::Error| {
+        let at = crate::fs::problem::line_column(bytes, e.span().offset());
+        not_text(Some(at), e.message())
+    };
+    let buffer = wast::parser::ParseBuffer::new(text).map_err(located)?;
+    let mut module = wast::parser::parse::<wast::Wat<'_>>(&buffer).map_err(located)?;
+    module
+        .encode()
+        .map(std::borrow::Cow::Owned)
+        .map_err(located)
 }
 
 /// Reads a module file: a regular file, writable by nobody but its owner, at most
