@@ -165,8 +165,37 @@ pub(crate) fn json_error_position(bytes: &[u8], err: &serde_json::Error) -> Opti
     {
         return Some(line_column(bytes, end));
     }
+    if let Some(start) = string_error_start(bytes, end, &err.to_string()) {
+        return Some(line_column(bytes, start));
+    }
     let start = token_start(bytes, end);
     Some(line_column(bytes, start))
+}
+
+/// Errors inside a string token: a bad escape is reported after its backslash and an
+/// unterminated string at the end of the text; the escape's backslash, or the string's opening
+/// quote, is where the offending token starts.
+fn string_error_start(bytes: &[u8], end: usize, message: &str) -> Option<usize> {
+    if message.starts_with("invalid escape") || message.starts_with("invalid unicode code point") {
+        return bytes[..end.min(bytes.len())]
+            .iter()
+            .rposition(|b| *b == b'\\');
+    }
+    if !message.starts_with("EOF while parsing a string") {
+        return None;
+    }
+    let mut open = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        match (open, bytes[i]) {
+            (None, b'"') => open = Some(i),
+            (Some(_), b'\\') => i += 1,
+            (Some(_), b'"') => open = None,
+            _ => {}
+        }
+        i += 1;
+    }
+    open
 }
 
 /// The byte offset of serde_json's (line, column): column `c` on line `l` is `c` bytes after the
@@ -286,6 +315,14 @@ mod tests {
         assert_eq!(at(r#"{"after": {"a": 1}}"#), (1, 11));
         assert_eq!(at(r#"{"command": ["x", ["y"]]}"#), (1, 19));
         assert_eq!(at("{\"after\": 3}"), (1, 11));
+    }
+
+    #[test]
+    fn string_errors_are_reported_at_the_escape_or_the_opening_quote() {
+        assert_eq!(at(r#"{"command": ["a\qb"]}"#), (1, 16));
+        assert_eq!(at(r#"{"command": ["a\u12G4"]}"#), (1, 16));
+        assert_eq!(at("{\"command\": [\"abc]}"), (1, 14));
+        assert_eq!(at("{\"a\": \"x\\\"y\", \"b\": \"open"), (1, 20));
     }
 
     #[test]
