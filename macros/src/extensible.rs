@@ -525,6 +525,16 @@ fn fake_return(ret: &Type, ret_span: Span) -> TokenStream {
     }
 }
 
+/// The body's statements in a block of their own, below the fake return and the unpacked
+/// arguments: the items and `use`s of a body are in scope in its block only, so the signature's
+/// names (the return type, argument types and patterns) mean what they mean in the plain fn, and
+/// not what a body item of the same name would. The braces are the macro's (the statements, not
+/// the user's block): the user's braces in tail position would make rustc warn `unused_braces`.
+fn own_scope(block: &syn::Block) -> TokenStream {
+    let stmts = &block.stmts;
+    quote! { { #(#stmts)* } }
+}
+
 /// The records of the fn's two points, for introspection and validation.
 fn registration(m: &ExtensibleFn<'_>, p: &TokenStream) -> TokenStream {
     let start_name = m.point_name("start");
@@ -632,9 +642,6 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
     let registration = registration(m, &p);
     let fake_return = fake_return(ret, ret_span);
     let is_async = m.sig.asyncness.is_some();
-    // The body's statements, not its block: a block in tail position would make rustc warn
-    // `unused_braces` on the user's own braces.
-    let stmts = &block.stmts;
     // The arguments are unpacked inside the closure (or async block), which so owns them: a body
     // that returns a borrow of a `&mut` argument (`&mut v[0]`) returns it from a `FnOnce`
     // closure, as from the plain fn. `self` stays borrowed: end extensions get it afterwards.
@@ -642,10 +649,11 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
         #[allow(unused_parens)]
         let (#(#pats,)*) = __hp_args;
     };
+    let body = own_scope(block);
     let run_body = if is_async {
-        quote! { async { #fake_return #unpack #(#stmts)* }.await }
+        quote! { async { #fake_return #unpack #body }.await }
     } else {
-        quote! { (|| { #fake_return #unpack #(#stmts)* })() }
+        quote! { (|| { #fake_return #unpack #body })() }
     };
     let dispatch = |site: TokenStream,
                     key: &TokenStream,

@@ -887,3 +887,76 @@ fn extensible_fn_called_from_its_own_start_extension_hits_the_depth_limit() {
     let err = recurse_via_extension(0).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::DepthLimit, "{err}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// A body's items and `use`s are the body's own, as in a plain fn: one that shadows a name of the
+// signature (the return type, a type or pattern of an argument) leaves the signature as written.
+
+pub mod shadowing {
+    use hookpoint::extensible;
+
+    #[derive(Debug, PartialEq)]
+    pub struct Out(pub u32);
+
+    pub mod other {
+        pub struct Out;
+    }
+
+    #[extensible]
+    pub fn body_struct_shadows_the_return_type(x: u32) -> Out {
+        #[allow(dead_code)]
+        struct Out;
+        crate::shadowing::Out(x)
+    }
+
+    #[extensible]
+    pub fn body_use_shadows_the_return_type(x: u32) -> Out {
+        #[allow(unused_imports)]
+        use other::Out;
+        crate::shadowing::Out(x + 1)
+    }
+
+    #[extensible]
+    pub async fn async_body_struct_shadows_the_return_type(x: u32) -> Out {
+        #[allow(dead_code)]
+        struct Out;
+        crate::shadowing::Out(x + 2)
+    }
+
+    #[extensible]
+    pub fn body_struct_shadows_an_argument_pattern(Out(x): Out) -> u32 {
+        #[allow(dead_code)]
+        struct Out;
+        x + 3
+    }
+
+    pub struct Holder(pub u32);
+
+    #[extensible]
+    impl Holder {
+        #[extensible]
+        pub fn wrap(&self) -> Out {
+            #[allow(unused_imports)]
+            use other::Out;
+            crate::shadowing::Out(self.0 + 4)
+        }
+    }
+}
+
+#[extension(point = shadowing::BODY_STRUCT_SHADOWS_THE_RETURN_TYPE_END)]
+fn shadowed_result_is_the_signatures_type(end: &mut CallEnd<shadowing::Out>) {
+    end.result.0 *= 10;
+}
+
+#[test]
+fn body_items_shadowing_signature_names_leave_the_signature_as_written() {
+    use shadowing::*;
+    assert_eq!(body_struct_shadows_the_return_type(1), Out(10));
+    assert_eq!(body_use_shadows_the_return_type(1), Out(2));
+    assert_eq!(
+        current_thread_rt().block_on(async_body_struct_shadows_the_return_type(1)),
+        Out(3)
+    );
+    assert_eq!(body_struct_shadows_an_argument_pattern(Out(1)), 4);
+    assert_eq!(Holder(1).wrap(), Out(5));
+}
