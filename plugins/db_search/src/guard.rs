@@ -1,14 +1,20 @@
 //! The authorizer: SQLite asks it about every action a statement would take while the statement
 //! is prepared. It allows reading and nothing else — no write of any kind, no `ATTACH`/`DETACH`,
 //! no transaction, no `PRAGMA` outside a short list of schema readers, no `load_extension`.
-//! What it denied is kept, so the refusal can name it.
+//! What it denied is kept, so the refusal can name it — also when the denial came while the
+//! statement ran: a table-valued pragma (`SELECT * FROM pragma_database_list`) prepares its
+//! PRAGMA on its first step, and SQLite then says only "not authorized".
 
 use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 
-/// PRAGMAs that only read the schema (with or without an argument, e.g. `table_info(orders)`).
+/// PRAGMAs that only read the schema (with or without an argument, e.g. `table_info(orders)`),
+/// as statements or as table-valued functions (`SELECT * FROM pragma_table_info('orders')`).
+/// Every other PRAGMA is refused in either form, the harmless-looking readers too:
+/// `database_list` would tell the model where the file lives on the machine, and
+/// `compile_options` or `function_list` describe the engine, not the data.
 pub const READ_PRAGMAS: &[&str] = &[
     "table_info",
     "table_xinfo",
@@ -100,7 +106,10 @@ fn denied(action: &AuthAction<'_>) -> Option<String> {
                 .any(|p| p.eq_ignore_ascii_case(pragma_name));
             (!reads).then(|| match pragma_value {
                 Some(v) => format!("set PRAGMA {pragma_name} = {v}"),
-                None => format!("use PRAGMA {pragma_name}"),
+                None => format!(
+                    "use PRAGMA {pragma_name}, which is not one of the schema PRAGMAs db.search allows ({})",
+                    READ_PRAGMAS.join(", ")
+                ),
             })
         }
         A::Insert { table_name } => Some(format!("INSERT into `{table_name}`")),

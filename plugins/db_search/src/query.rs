@@ -4,7 +4,23 @@ use serde_json::Value;
 
 use crate::error::SearchError;
 
-/// Placeholder values, as the call gives them.
+/// Placeholder values, as the call gives them. Each value is one JSON scalar: a number (an
+/// integer binds as INTEGER, any other number as REAL), a string (TEXT), a boolean (1 or 0) or
+/// `null`; a list or object is [`SearchError::BadParams`]. Every placeholder needs a value and
+/// every value a placeholder.
+///
+/// ```
+/// use hookpoint_plugin_db_search::{Params, Query};
+/// use serde_json::json;
+/// let by_name = Query::from_args(&json!({"sql": "SELECT :month", "params": {"month": 3}}))?;
+/// assert!(matches!(by_name.params, Params::Named(m) if m["month"] == 3));
+/// let in_order = Query {
+///     params: Params::Positional(vec![json!(3), json!("ada")]),
+///     ..Query::new("SELECT ?, ?")
+/// };
+/// assert_eq!(in_order.limit, None);
+/// # Ok::<(), hookpoint_plugin_db_search::SearchError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Params {
     /// No parameters.
@@ -15,10 +31,13 @@ pub enum Params {
     Named(serde_json::Map<String, Value>),
 }
 
-/// One call: the SQL, its parameters, and how many rows to return at most.
+/// One call: the SQL, its parameters, and how many rows to return at most. Build it with
+/// [`Query::new`] (and struct update syntax for the rest) or read it from the tool's arguments
+/// with [`Query::from_args`]; run it with [`search`](crate::search).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
-    /// One SQL statement.
+    /// One SQL statement (empty statements, `;` and comments around it do not count), at most
+    /// the config's `max_sql_bytes` long in bytes.
     pub sql: String,
     /// Values for its placeholders (bound, never formatted into the SQL).
     pub params: Params,

@@ -1,38 +1,43 @@
-//! Running one query: prepare (the authorizer watches), refuse unless it is one statement the
-//! engine calls read-only, bind the parameters, read at most `limit` rows within the time and
-//! size limits.
+//! Running one query: refuse SQL over the length limit before SQLite sees it, prepare (the
+//! authorizer watches), refuse unless it is one statement the engine calls read-only, bind the
+//! parameters, read at most `limit` rows within the time and size limits.
 
 use std::path::Path;
 use std::time::Duration;
 
+use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, Statement};
+use rusqlite::{Batch, Connection, Statement};
 use serde_json::Value;
 
 use crate::config::DbSearchConfig;
 use crate::error::SearchError;
-use crate::guard::Guard;
-use crate::open::{Limits, open, sql};
+use crate::failure::Failure;
+use crate::open::{Limits, open};
 use crate::query::{Params, Query};
 use crate::result::{SearchResult, to_json};
 
 /// Runs `query` on the configured database, read-only.
 ///
+/// A relative `database` is resolved against the process's current working directory at this
+/// call.
+///
 /// # Errors
-/// Every [`SearchError`]: unconfigured or missing database, more than one statement, a
-/// statement that is not read-only or that the authorizer refuses, bad parameters, the time
-/// limit, or SQLite's own error. The database is never changed and never created.
+/// Every [`SearchError`]: unconfigured or missing database, SQL longer than `max_sql_bytes`,
+/// no statement or more than one, a statement that is not read-only or that the authorizer
+/// refuses, bad parameters, a value over `max_value_bytes`, the time limit, or SQLite's own
+/// error. The database is never changed and never created.
 ///
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();
 /// # let path = dir.path().join("shop.sqlite");
 /// # rusqlite::Connection::open(&path).unwrap()
 /// #     .execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2);").unwrap();
-/// use hookpoint_plugin_db_search::{DbSearchConfig, Query, search};
+/// use hookpoint_plugin_db_search::{DbSearchConfig, Query, SearchError, search};
 /// let config = DbSearchConfig { database: Some(path), ..DbSearchConfig::default() };
 /// let result = search(&config, &Query::new("SELECT x FROM t ORDER BY x"))?;
 /// assert_eq!(result.row_count, 2);
-/// assert!(search(&config, &Query::new("DELETE FROM t")).is_err());
+/// assert!(matches!(search(&config, &Query::new("DELETE FROM t")), Err(SearchError::Denied(_))));
 /// # Ok::<(), hookpoint_plugin_db_search::SearchError>(())
 /// ```
 pub fn search(config: &DbSearchConfig, query: &Query) -> Result<SearchResult, SearchError> {
@@ -43,7 +48,8 @@ pub fn search(config: &DbSearchConfig, query: &Query) -> Result<SearchResult, Se
     search_file(path, config, query)
 }
 
-/// [`search`] on `path` (the config's `database` is not read).
+/// [`search`] on `path` (the config's `database` is not read; a relative `path` is resolved
+/// against the current working directory).
 ///
 /// # Errors
 /// As [`search`].
@@ -52,50 +58,47 @@ pub fn search_file(
     config: &DbSearchConfig,
     query: &Query,
 ) -> Result<SearchResult, SearchError> {
-    let timeout_ms = config.timeout_ms;
+    // Before SQLite parses it: parsing costs memory many times the text's size.
+    if query.sql.len() > config.max_sql_bytes {
+        return Err(SearchError::SqlTooLong {
+            bytes: query.sql.len(),
+            max: config.max_sql_bytes,
+        });
+    }
     let limits = Limits {
-        timeout: Duration::from_millis(timeout_ms),
+        timeout: Duration::from_millis(config.timeout_ms),
         max_value_bytes: config.max_value_bytes,
     };
     let (conn, guard) = open(path, &limits)?;
-    let mut stmt = prepare(&conn, &guard, &query.sql)?;
-    bind(&mut stmt, &query.params)?;
+    let failure = Failure {
+        guard: &guard,
+        sql: &query.sql,
+        timeout_ms: config.timeout_ms,
+        max_value_bytes: config.max_value_bytes,
+    };
+    let mut stmt = prepare(&conn, &failure)?;
+    bind(&mut stmt, &query.params, &failure)?;
     let limit = query
         .limit
         .unwrap_or(config.default_limit)
         .min(config.max_limit);
-    read_rows(&mut stmt, limit, config.max_output_bytes).map_err(|e| match e {
-        rusqlite::Error::SqliteFailure(f, _)
-            if f.code == rusqlite::ErrorCode::OperationInterrupted =>
-        {
-            SearchError::TimedOut(timeout_ms)
-        }
-        other => sql(other),
-    })
+    read_rows(&mut stmt, limit, config.max_output_bytes).map_err(|e| failure.of(e))
 }
 
-/// Prepares exactly one statement and refuses it unless the engine says it is read-only.
-fn prepare<'c>(
-    conn: &'c Connection,
-    guard: &Guard,
-    text: &str,
-) -> Result<Statement<'c>, SearchError> {
-    let stmt = match conn.prepare(text) {
-        Ok(stmt) => stmt,
-        Err(e) => {
-            return Err(match (guard.denied(text), e) {
-                (Some(what), _) => SearchError::Denied(what),
-                (None, rusqlite::Error::MultipleStatement) => SearchError::NotOneStatement,
-                (None, e) => sql(e),
-            });
-        }
-    };
-    // A null statement (only whitespace or comments) has no SQL.
-    if stmt.expanded_sql().is_none() {
+/// Prepares the one statement of the SQL and refuses it unless the engine says it is
+/// read-only. Empty statements (`;`, comments) around it do not count; a second statement is
+/// prepared too, so the authorizer sees what it would do.
+fn prepare<'c>(conn: &'c Connection, failure: &Failure<'_>) -> Result<Statement<'c>, SearchError> {
+    let mut statements = Batch::new(conn, failure.sql);
+    let stmt = statements
+        .next()
+        .map_err(|e| failure.of(e))?
+        .ok_or(SearchError::NoStatement)?;
+    if statements.next().map_err(|e| failure.of(e))?.is_some() {
         return Err(SearchError::NotOneStatement);
     }
     if !stmt.readonly() {
-        let head: String = text.trim().chars().take(40).collect();
+        let head: String = failure.sql.trim().chars().take(40).collect();
         return Err(SearchError::NotReadOnly(head));
     }
     Ok(stmt)
@@ -120,14 +123,19 @@ fn sql_value(v: &Value, name: &str) -> Result<SqlValue, SearchError> {
 }
 
 /// Binds every placeholder, positional or named; a missing or extra value is an error.
-fn bind(stmt: &mut Statement<'_>, params: &Params) -> Result<(), SearchError> {
+fn bind(
+    stmt: &mut Statement<'_>,
+    params: &Params,
+    failure: &Failure<'_>,
+) -> Result<(), SearchError> {
     let count = stmt.parameter_count();
     let given = match params {
         Params::None => 0,
         Params::Positional(values) => {
             for (i, v) in values.iter().enumerate().take(count) {
                 let v = sql_value(v, &format!("params[{i}]"))?;
-                stmt.raw_bind_parameter(i + 1, v).map_err(sql)?;
+                stmt.raw_bind_parameter(i + 1, v)
+                    .map_err(|e| failure.of(e))?;
             }
             values.len()
         }
@@ -140,7 +148,8 @@ fn bind(stmt: &mut Statement<'_>, params: &Params) -> Result<(), SearchError> {
                         SearchError::BadParams(format!("the query has no placeholder `:{key}`"))
                     })?;
                 let v = sql_value(v, &format!("params.{key}"))?;
-                stmt.raw_bind_parameter(index, v).map_err(sql)?;
+                stmt.raw_bind_parameter(index, v)
+                    .map_err(|e| failure.of(e))?;
             }
             map.len()
         }

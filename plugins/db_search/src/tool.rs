@@ -24,9 +24,9 @@ pub fn tool_spec(config: &DbSearchConfig) -> ToolSpec {
             "Runs one read-only SQL query (SQLite) on the project's database and returns \
              {{columns, rows, row_count, truncated}}. Only SELECT (or WITH … SELECT) and schema \
              PRAGMAs such as table_info; put values in `params` and write ? or :name in the SQL. \
-             At most {} rows unless `limit` says otherwise (up to {}). List the tables with \
-             SELECT name, sql FROM sqlite_schema WHERE type = 'table'.",
-            config.default_limit, config.max_limit
+             At most {} rows unless `limit` says otherwise (up to {}); the SQL at most {} \
+             bytes. List the tables with SELECT name, sql FROM sqlite_schema WHERE type = 'table'.",
+            config.default_limit, config.max_limit, config.max_sql_bytes
         ),
     )
     .schema(json!({

@@ -106,10 +106,26 @@ const REFUSED: &[(&str, &str, &str)] = &[
     ("a transaction", "BEGIN IMMEDIATE", "refused"),
     ("a temp table", "CREATE TEMP TABLE x(a)", "refused"),
     (
+        "a table-valued pragma",
+        "SELECT * FROM pragma_database_list",
+        "refused: the statement would use PRAGMA database_list, which is not one of the schema PRAGMAs",
+    ),
+    (
+        "a table-valued pragma in a subquery",
+        "SELECT name FROM t WHERE name IN (SELECT * FROM pragma_compile_options)",
+        "refused: the statement would use PRAGMA compile_options",
+    ),
+    (
+        "a table-valued pragma of a setting",
+        "SELECT * FROM pragma_cache_size",
+        "refused: the statement would use PRAGMA cache_size",
+    ),
+    (
         "nothing",
         "  -- only a comment",
-        "exactly one SQL statement",
+        "the SQL holds no statement",
     ),
+    ("only semicolons", " ; ;", "the SQL holds no statement"),
 ];
 
 #[test]
@@ -184,6 +200,12 @@ fn schema_pragmas_and_the_schema_table_are_readable() {
     )
     .unwrap();
     assert_eq!(tables.rows, [[json!("t")]]);
+    let as_table = search(
+        &config,
+        &Query::new("SELECT name FROM pragma_table_info('t') ORDER BY cid"),
+    )
+    .unwrap();
+    assert_eq!(as_table.rows, [[json!("id")], [json!("name")]]);
     let read_pragma = search(&config, &Query::new("PRAGMA journal_mode")).unwrap_err();
     assert!(
         read_pragma.to_string().contains("use PRAGMA journal_mode"),
@@ -276,5 +298,19 @@ fn bad_arguments_name_what_is_wrong() {
     ] {
         let err = Query::from_args(&args).unwrap_err();
         assert!(err.to_string().contains(want), "{args}: {err}");
+    }
+}
+
+#[test]
+fn empty_statements_around_one_statement_leave_it_one_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(&shop(dir.path()));
+    for sql in [
+        "SELECT count(*) FROM t;",
+        " ; SELECT count(*) FROM t ; ;",
+        "-- count\nSELECT count(*) FROM t; /* done */",
+    ] {
+        let result = search(&config, &Query::new(sql));
+        assert_eq!(result.unwrap().rows, [[json!(3)]], "{sql}");
     }
 }
