@@ -1,7 +1,7 @@
 //! `#[extension]`: parse the arguments and the handler into an [`ExtensionSpec`], check it, emit
 //! the fn unchanged plus a registry entry and a type-erased thunk.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, ItemFn, Type};
@@ -486,10 +486,11 @@ fn point_tokens(spec: &ExtensionSpec, func: &ItemFn, p: &TokenStream) -> TokenSt
 fn thunk_tokens(spec: &ExtensionSpec, func: &ItemFn, p: &TokenStream) -> TokenStream {
     let fn_name = &func.sig.ident;
     let fn_span = fn_name.span();
+    let (payload, cx) = (glue_local("payload"), glue_local("cx"));
     let call_args = if spec.takes_cx {
-        quote!(cx, payload)
+        quote!(#cx, #payload)
     } else {
-        quote!(payload)
+        quote!(#payload)
     };
     if spec.is_async {
         let async_span = func.sig.asyncness.map_or(fn_span, |a| a.span);
@@ -504,10 +505,10 @@ fn thunk_tokens(spec: &ExtensionSpec, func: &ItemFn, p: &TokenStream) -> TokenSt
             async_span,
         );
         quote! {
-            unsafe fn __hookpoint_thunk<'a>(payload: *mut (), cx: &'a #p::Cx<'a>) -> #p::BoxFuture<'a> {
-                let _ = cx;
+            unsafe fn __hookpoint_thunk<'a>(#payload: *mut (), #cx: &'a #p::Cx<'a>) -> #p::BoxFuture<'a> {
+                let _ = #cx;
                 // SAFETY: the caller passes the payload whose key this extension's record carries.
-                let payload = unsafe { &mut *(payload as *mut _) };
+                let #payload = unsafe { &mut *(#payload as *mut _) };
                 #boxed
             }
         }
@@ -536,10 +537,10 @@ fn thunk_tokens(spec: &ExtensionSpec, func: &ItemFn, p: &TokenStream) -> TokenSt
         let conv = quote! { #conv #into_result(#callee #args) };
         quote! {
             #[inline(always)]
-            unsafe fn __hookpoint_thunk(payload: *mut (), cx: &#p::Cx<'_>) -> #p::Result<#p::Flow, #p::Error> {
-                let _ = cx;
+            unsafe fn __hookpoint_thunk(#payload: *mut (), #cx: &#p::Cx<'_>) -> #p::Result<#p::Flow, #p::Error> {
+                let _ = #cx;
                 // SAFETY: the caller passes the payload whose key this extension's record carries.
-                let payload = unsafe { &mut *(payload as *mut _) };
+                let #payload = unsafe { &mut *(#payload as *mut _) };
                 #conv
             }
         }
@@ -559,13 +560,14 @@ fn bare_thunk_tokens(
         syn::ReturnType::Type(_, t) => matches!(&**t, Type::Tuple(tt) if tt.elems.is_empty()),
     };
     if !spec.is_async && !spec.takes_cx && infallible {
+        let payload = glue_local("payload");
         (
             quote! {
                 #[inline(always)]
-                unsafe fn __hookpoint_bare(payload: *mut ()) {
+                unsafe fn __hookpoint_bare(#payload: *mut ()) {
                     // SAFETY: as for the thunk.
-                    let payload = unsafe { &mut *(payload as *mut _) };
-                    #fn_name(payload)
+                    let #payload = unsafe { &mut *(#payload as *mut _) };
+                    #fn_name(#payload)
                 }
             },
             quote!(#p::Some(__hookpoint_bare)),
@@ -581,13 +583,14 @@ fn when_thunk(spec: &ExtensionSpec, p: &TokenStream) -> (TokenStream, TokenStrea
     let Some(when) = &spec.when else {
         return (quote!(), quote!(#p::None));
     };
-    let payload = &spec.payload;
-    let call = respan(quote!(#when(payload)), when.span());
+    let ty = &spec.payload;
+    let payload = glue_local("payload");
+    let call = respan(quote!(#when(#payload)), when.span());
     (
         quote! {
-            unsafe fn __hookpoint_when(payload: *const ()) -> bool {
+            unsafe fn __hookpoint_when(#payload: *const ()) -> bool {
                 // SAFETY: the caller passes the payload whose key this extension's record carries.
-                let payload: &#payload = unsafe { &*(payload as *const #payload) };
+                let #payload: &#ty = unsafe { &*(#payload as *const #ty) };
                 #call
             }
         },
@@ -595,8 +598,20 @@ fn when_thunk(spec: &ExtensionSpec, p: &TokenStream) -> (TokenStream, TokenStrea
     )
 }
 
-/// Sets every token's location to `span` (keeping call-site hygiene), so that rustc reports an
-/// error in the expression on that one token instead of a span joined across the attribute.
+/// A local variable of the glue around the handler, with mixed-site hygiene: the user's tokens
+/// spliced into the glue (the handler's name, the `when` predicate) cannot see it, so a handler
+/// or predicate named `cx` or `payload` is called, not shadowed by the glue's parameter.
+fn glue_local(name: &'static str) -> Ident {
+    debug_assert!(GLUE_LOCALS.contains(&name));
+    Ident::new(name, Span::mixed_site())
+}
+
+/// The names of the [`glue_local`]s, whose hygiene [`respan`] keeps.
+const GLUE_LOCALS: &[&str] = &["payload", "cx"];
+
+/// Sets every token's location to `span` (keeping call-site hygiene, or mixed-site for a
+/// [`glue_local`]), so that rustc reports an error in the expression on that one token instead
+/// of a span joined across the attribute.
 fn respan(tokens: TokenStream, span: Span) -> TokenStream {
     let span = Span::call_site().located_at(span);
     tokens
@@ -606,6 +621,10 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
                 let mut ng = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
                 ng.set_span(span);
                 tt = proc_macro2::TokenTree::Group(ng);
+            } else if matches!(&tt, proc_macro2::TokenTree::Ident(i) if GLUE_LOCALS.iter().any(|g| i == g))
+            {
+                // A user's token of that name keeps its own (call-site) resolution too.
+                tt.set_span(tt.span().located_at(span));
             } else {
                 tt.set_span(span);
             }
