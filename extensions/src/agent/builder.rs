@@ -135,7 +135,9 @@ impl AgentBuilder {
         self
     }
 
-    /// Continues a saved context: its history, log and settings (no second greeting).
+    /// Continues a saved context: its history, log and settings. A restored agent is never
+    /// greeted, whatever the saved context holds (an emptied log or history too):
+    /// [`AgentRef::is_restored`] is true for it.
     pub fn restore(mut self, saved: SavedContext) -> Self {
         self.restore = Some(saved);
         self
@@ -199,6 +201,7 @@ impl AgentBuilder {
         let core = Arc::new(AgentCore {
             name: self.name,
             number: self.number,
+            restored,
             utility: self.utility.unwrap_or_else(|| Arc::clone(&model)),
             model,
             history: Mutex::new(saved.history),

@@ -30,6 +30,8 @@ tokio::task_local! {
 pub(crate) struct AgentCore {
     pub(crate) name: String,
     pub(crate) number: u32,
+    /// True when the agent continues a saved context (set once, at build).
+    pub(crate) restored: bool,
     pub(crate) scope: Scope,
     pub(crate) model: Arc<dyn Model>,
     pub(crate) utility: Arc<dyn Model>,
@@ -112,6 +114,23 @@ impl AgentRef {
     /// 0 for the main agent, 1.. for subordinates.
     pub fn number(&self) -> u32 {
         self.core.number
+    }
+
+    /// True when the agent continues a saved context ([`AgentBuilder::restore`](super::AgentBuilder::restore)),
+    /// whatever that context holds (an empty log or history too). Fixed when the agent is
+    /// built: extensions cannot change it, so they decide on it rather than on
+    /// [`AgentInit::restored`](crate::AgentInit::restored), a copy any earlier extension may
+    /// rewrite.
+    ///
+    /// ```
+    /// use hookpoint_extensions::{Agent, SavedContext};
+    /// let fresh = Agent::builder("ada").build().unwrap();
+    /// assert!(!fresh.handle().is_restored());
+    /// let again = Agent::builder("ada").restore(SavedContext::default()).build().unwrap();
+    /// assert!(again.handle().is_restored());
+    /// ```
+    pub fn is_restored(&self) -> bool {
+        self.core.restored
     }
 
     /// The hookpoint scope the agent dispatches in (its layers, plugin state and config).
