@@ -115,7 +115,8 @@ impl AgentBuilder {
         self
     }
 
-    /// The secrets to mask everywhere and unmask in tool arguments.
+    /// The secrets: masked in every payload, the history, the log, the trace and what goes to
+    /// the models; unmasked only in the arguments of `tool.execute`, just before the tool runs.
     pub fn secrets(mut self, secrets: SecretStore) -> Self {
         self.secrets = secrets;
         self
@@ -170,7 +171,8 @@ impl AgentBuilder {
     }
 
     /// Fires no point at all: the benchmark's baseline (the same loop with the points compiled
-    /// out). Not for applications: no built-in runs either (no masking, no tools).
+    /// out). Not for applications: no built-in runs either (no tools; nothing reaches an
+    /// extension, so nothing is masked for one).
     #[doc(hidden)]
     pub fn without_points(mut self) -> Self {
         self.points = false;

@@ -13,7 +13,9 @@ use crate::decision::AskFn;
 use crate::history::{History, Role};
 use crate::log::AgentLog;
 use crate::model::{ChatMessage, Model, ModelRequest, complete};
-use crate::payloads::{EmbeddingModelChanged, HistoryAdd, JobLoop, UtilModelCall, UtilModelResult};
+use crate::payloads::{
+    EmbeddingModelChanged, HistoryAdd, JobLoop, Outgoing, UtilModelCall, UtilModelResult,
+};
 use crate::points::{
     EMBEDDING_MODEL_CHANGED, HIST_ADD_BEFORE, JOB_LOOP, UTIL_MODEL_CALL_AFTER,
     UTIL_MODEL_CALL_BEFORE,
@@ -53,9 +55,12 @@ pub(crate) struct AgentCore {
 }
 
 impl AgentCore {
+    /// `hist_add_before` (masked), then the history — masked again, so it never holds a
+    /// secret value whatever an extension wrote.
     pub(crate) fn hist_add(&self, role: Role, content: String) -> Result<u64, hookpoint::Error> {
         let mut add = HistoryAdd { role, content };
         self.fire_sync(&HIST_ADD_BEFORE, &mut add)?;
+        self.secrets.mask_in_place(&mut add.content);
         Ok(lock(&self.history).push(add.role, add.content))
     }
 
@@ -201,8 +206,10 @@ impl AgentRef {
         })
     }
 
-    /// Asks the utility model (not streamed): fires `util_model_call_before` (the built-in masks
-    /// secrets in both texts) and `util_model_call_after` (with the response and usage).
+    /// Asks the utility model (not streamed): fires `util_model_call_before` and
+    /// `util_model_call_after` (with the response and usage). Both texts are masked before the
+    /// first point and again before they leave for the model; the answer is masked before the
+    /// second point, so what this returns is masked too.
     ///
     /// # Errors
     /// [`AgentError::Model`] or an extension error.
@@ -225,6 +232,8 @@ impl AgentRef {
             message: message.to_owned(),
         };
         self.core.fire(&UTIL_MODEL_CALL_BEFORE, &mut call).await?;
+        // What leaves for the model is masked too, whatever the extensions wrote.
+        call.mask_secrets(&self.core.secrets);
         let request = ModelRequest {
             messages: vec![
                 ChatMessage::new("system", &call.system),

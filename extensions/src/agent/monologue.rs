@@ -75,7 +75,7 @@ impl Agent {
         }
         ended?;
         Ok(Reply {
-            text: tally.response,
+            text: core.secrets.mask(&tally.response).into_owned(),
             stop,
             iterations: tally.iterations,
             usage: tally.usage,
