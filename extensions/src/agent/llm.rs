@@ -16,11 +16,17 @@ use crate::points::{
     REASONING_STREAM_END, RESPONSE_STREAM, RESPONSE_STREAM_CHUNK, RESPONSE_STREAM_END,
 };
 
-/// One stream of a call: its payload (carried from chunk to chunk) and the tail of the model's
-/// text the core holds back because it may be the start of a secret.
+/// One stream of a call: its payload (carried from chunk to chunk), the tail of the model's
+/// text the core holds back because it may be the start of a secret, and the log entry that
+/// shows the stream (if any).
+///
+/// Per chunk the work depends on the chunk, not on the text so far: the held tail is shorter
+/// than the longest secret, `full` and the log entry grow by the shown chunk only
+/// ([`SecretStore::push_masked`](crate::SecretStore::push_masked)).
 struct Stream {
     payload: StreamChunk,
     pending: String,
+    log: Option<u64>,
     started: bool,
     ended: bool,
 }
@@ -33,13 +39,14 @@ enum Moment {
 }
 
 impl Stream {
-    fn new(stream: StreamKind) -> Self {
+    fn new(stream: StreamKind, log: Option<u64>) -> Self {
         Stream {
             payload: StreamChunk {
                 stream,
                 ..StreamChunk::default()
             },
             pending: String::new(),
+            log,
             started: false,
             ended: false,
         }
@@ -87,10 +94,14 @@ impl Stream {
         Ok(())
     }
 
-    /// Appends what the extensions left in `chunk` to `full`, masked at the join.
+    /// Appends what the extensions left in `chunk` to `full` and the log entry, masked at the
+    /// join.
     fn show(&mut self, core: &AgentCore) {
         let chunk = std::mem::take(&mut self.payload.chunk);
         core.secrets.push_masked(&mut self.payload.full, &chunk);
+        if let Some(id) = self.log {
+            core.log.append(id, &chunk);
+        }
     }
 }
 
@@ -113,14 +124,14 @@ impl AgentCore {
         let mut events = self.model.stream(ModelRequest {
             messages: call.messages,
         });
-        let (mut reasoning, mut response) = (
-            Stream::new(StreamKind::Reasoning),
-            Stream::new(StreamKind::Response),
-        );
-        let (mut raw, mut call_usage) = (String::new(), Usage::default());
         let entry = self
             .log
             .push(LogKind::Agent, "agent reply", "", false, None);
+        let (mut reasoning, mut response) = (
+            Stream::new(StreamKind::Reasoning, None),
+            Stream::new(StreamKind::Response, Some(entry)),
+        );
+        let (mut raw, mut call_usage) = (String::new(), Usage::default());
         while let Some(event) = events.next().await {
             match event {
                 Ok(ModelEvent::Reasoning(t)) => reasoning.chunk(self, t).await?,
@@ -129,11 +140,10 @@ impl AgentCore {
                     reasoning.end(self).await?;
                     raw.push_str(&t);
                     response.chunk(self, t).await?;
-                    self.log.update(entry, &response.payload.full, false);
                 }
                 Ok(ModelEvent::Usage(u)) => call_usage.add(u),
                 Err(source) => {
-                    self.log.update(entry, &response.payload.full, true);
+                    self.log.finish(entry);
                     return Err(AgentError::Model {
                         model: call.model,
                         source,
@@ -143,7 +153,7 @@ impl AgentCore {
         }
         reasoning.end(self).await?;
         response.end(self).await?;
-        self.log.update(entry, &response.payload.full, true);
+        self.log.finish(entry);
         usage.add(call_usage);
         let mut result = ChatModelResult {
             model: call.model,

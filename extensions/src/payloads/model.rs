@@ -84,6 +84,15 @@ pub enum StreamKind {
 /// - `full`: the text shown so far, before this chunk (masked). Read.
 /// - `held`: text an extension held back to decide later. Carried from chunk to chunk;
 ///   whatever is still held after `*_stream_end` is dropped, so flush it into `chunk` there.
+///
+/// **Cost.** The runtime's work per chunk depends on the chunk, not on the text so far (`full`
+/// grows by the shown chunk; it is not rescanned or copied). An extension's need not: one that
+/// copies or scans `full` on every chunk (`full.clone()`, `full.contains(..)`, a regex over it)
+/// makes a stream of *n* chunks cost O(n²) — a 1 MiB reply in 24-character chunks is about
+/// 44,000 chunks, and copying `full` at each one copies about 22 GiB in all. Keep what you need
+/// as the chunks come (in `held`, or in your own state), or read the whole text once at
+/// `*_stream_end` or `chat_model_call_after`. A command hook on a chunk point gets the payload
+/// as JSON, `full` included, so it is quadratic by nature: put it on `*_stream_end` instead.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StreamChunk {
     /// Reasoning or response. Read.

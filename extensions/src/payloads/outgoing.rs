@@ -155,10 +155,20 @@ impl Outgoing for UtilModelResult {
 }
 
 /// `full` is not scanned: the core builds it only from shown chunks, each appended masked
-/// ([`SecretStore::push_masked`]).
+/// ([`SecretStore::push_masked`]), so a chunk costs the same however long the stream is.
 impl Outgoing for StreamChunk {
     fn mask_secrets(&mut self, secrets: &SecretStore) {
         texts(secrets, [&mut self.chunk, &mut self.held]);
+    }
+
+    /// Without `full` (its length instead), so tracing a chunk does not copy the text so far.
+    fn trace_view(&self) -> Value {
+        serde_json::json!({
+            "stream": self.stream,
+            "chunk": self.chunk,
+            "held": self.held,
+            "full_len": self.full.len(),
+        })
     }
 }
 
