@@ -95,7 +95,10 @@
 //!
 //! - A tool is two extensions: one adds its [`ToolSpec`] at `tool.register` (every round, from
 //!   scratch — toggling a plugin or reloading can neither duplicate a tool nor leave a stale
-//!   one), one [`claim`](ToolExecution::claim)s its calls at `tool.execute`.
+//!   one), one [`claim`](ToolExecution::claim)s its calls at `tool.execute`. Names match
+//!   exactly ([`ToolSpec::name`]); the `response` tool goes through the same chain; a reply
+//!   that is not a tool request gets a correction and the loop goes on; an application reads
+//!   the results of a message's tool calls from [`Reply::tools`].
 //! - `tool.before_call` extensions [`allow`](ToolCall::allow), [`ask`](ToolCall::ask) or
 //!   [`deny`](ToolCall::deny); the most restrictive wins whatever the order, the application
 //!   answers an ask ([`AgentBuilder::on_ask`]), the model sees every denial reason.

@@ -122,9 +122,17 @@ impl AgentBuilder {
         self
     }
 
-    /// The agent's profile (sets `profile` in its settings): the `profile_settings` built-in
-    /// reads `settings.json` from the scope's layers of this profile. Build the scope with the
-    /// same profile.
+    /// The agent's profile (sets `profile` in its settings). At `agent_init` the
+    /// `load_profile_settings` built-in overlays the global settings, key by key and the higher
+    /// layer winning, with the `settings.json` of the scope's project and profile layers —
+    /// `<project>/agents/<profile>/`, `<project>/`, `<user>/agents/<profile>/`,
+    /// `<plugin>/agents/<profile>/`, `<agents>/<profile>/`, not `<user>/` or `<plugin>/`
+    /// ([`settings_candidates`](crate::settings_candidates)). Build the scope with the same
+    /// profile, or its profile layers do not exist. A file that cannot be read or parsed, or is
+    /// not an object, is skipped and logged in the agent's log (an
+    /// [`LogKind::Error`](crate::LogKind::Error) entry headed `profile settings`, naming the
+    /// file); so are merged settings that do not fit [`AgentConfig`], which then leave the
+    /// settings as they were.
     pub fn profile(mut self, profile: impl Into<String>) -> Self {
         self.profile = Some(profile.into());
         self

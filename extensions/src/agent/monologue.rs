@@ -11,7 +11,9 @@ use crate::context::{TaskContext, TaskFacts};
 use crate::history::Role;
 use crate::log::LogKind;
 use crate::model::Usage;
-use crate::payloads::{ChainEnd, LoopData, MonologueEnd, MonologueStart, StopReason, UserMessage};
+use crate::payloads::{
+    ChainEnd, LoopData, MonologueEnd, MonologueStart, StopReason, ToolResult, UserMessage,
+};
 use crate::points::{
     BEFORE_MAIN_LLM_CALL, MESSAGE_LOOP_END, MESSAGE_LOOP_PROMPTS_AFTER,
     MESSAGE_LOOP_PROMPTS_BEFORE, MESSAGE_LOOP_START, MONOLOGUE_END, MONOLOGUE_START,
@@ -27,6 +29,7 @@ struct Tally {
     response: String,
     iterations: u32,
     usage: Usage,
+    tools: Vec<ToolResult>,
 }
 
 impl Agent {
@@ -79,6 +82,7 @@ impl Agent {
             stop,
             iterations: tally.iterations,
             usage: tally.usage,
+            tools: tally.tools,
         })
     }
 
@@ -178,9 +182,10 @@ async fn iteration(
         Ok(request) => {
             let result = core.run_tool(request, &tools, task_id).await?;
             if result.break_loop {
-                tally.response = result.output;
+                tally.response = result.output.clone();
                 answered = true;
             }
+            tally.tools.push(result);
         }
         Err(why) => {
             core.log

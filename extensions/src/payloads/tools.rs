@@ -19,7 +19,9 @@ use crate::secrets::SecretStore;
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
-    /// The name the model calls it by.
+    /// The name the model calls it by, matched exactly: the model's `tool_name` must be equal
+    /// byte for byte (case, spaces and punctuation count), or the call is an unknown tool and
+    /// the model gets the list of names. Map other spellings at `tool.select`.
     pub name: String,
     /// What it does, for the model.
     pub description: String,
