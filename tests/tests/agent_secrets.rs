@@ -343,6 +343,14 @@ spies! {
     spy_util_after_first: UTIL_MODEL_CALL_AFTER => UtilModelResult, -1000;
 }
 
+/// The task's facts, which every extension may read.
+#[extension(point = MONOLOGUE_START, order = -1000)]
+fn spy_task_facts(_: &mut MonologueStart) {
+    if let Some(task) = current_agent().and_then(|a| a.task()) {
+        spy("task facts", task.facts());
+    }
+}
+
 #[extension(point = TOOL_REGISTER)]
 fn register_key_tools(tools: &mut ToolRegistry) {
     tools.add(ToolSpec::new("sec_key", "Calls the API with a key.").arg(
@@ -404,7 +412,9 @@ fn a_secret_value_from_the_model_or_a_tool_reaches_no_extension_or_hook_but_the_
         .secrets(key_store())
         .build()
         .expect("agent");
-    let reply = rt().block_on(agent.send("call the API")).expect("send");
+    let reply = rt()
+        .block_on(agent.send(format!("call the API with {KEY}")))
+        .expect("send");
     let summary = rt()
         .block_on(
             agent
@@ -422,6 +432,10 @@ fn a_secret_value_from_the_model_or_a_tool_reaches_no_extension_or_hook_but_the_
     let mut leaks = Vec::new();
     if shows_key(&reply.text) {
         leaks.push(format!("the reply: {}", reply.text));
+    }
+    let tools = serde_json::to_string(&reply.tools).expect("json");
+    if shows_key(&tools) {
+        leaks.push(format!("the reply's tool results: {tools}"));
     }
     if shows_key(&summary) {
         leaks.push(format!("the utility model's answer: {summary}"));
@@ -461,6 +475,7 @@ fn a_secret_value_from_the_model_or_a_tool_reaches_no_extension_or_hook_but_the_
         "message_loop_end",
         "util_model_call_before",
         "util_model_call_after",
+        "task facts",
     ] {
         assert!(
             spied
@@ -470,6 +485,8 @@ fn a_secret_value_from_the_model_or_a_tool_reaches_no_extension_or_hook_but_the_
         );
     }
     for point in [
+        "user_message_ui",
+        "task.start",
         "tool.before_call",
         "tool.execute",
         "tool.after_call",

@@ -12,7 +12,7 @@ use crate::history::Role;
 use crate::log::LogKind;
 use crate::model::Usage;
 use crate::payloads::{
-    ChainEnd, LoopData, MonologueEnd, MonologueStart, StopReason, ToolResult, UserMessage,
+    ChainEnd, LoopData, MonologueEnd, MonologueStart, Outgoing, StopReason, ToolResult, UserMessage,
 };
 use crate::points::{
     BEFORE_MAIN_LLM_CALL, MESSAGE_LOOP_END, MESSAGE_LOOP_PROMPTS_AFTER,
@@ -54,7 +54,7 @@ impl Agent {
             agent: core.name.clone(),
             agent_number: core.number,
             profile: lock(&core.config).profile.clone(),
-            user_message: ui.text.clone(),
+            user_message: core.secrets.mask(&ui.text).into_owned(),
         }));
         let mut start = MonologueStart {
             task_id,
@@ -180,7 +180,8 @@ async fn iteration(
     let mut answered = false;
     match parse_tool_request(&reply) {
         Ok(request) => {
-            let result = core.run_tool(request, &tools, task_id).await?;
+            let mut result = core.run_tool(request, &tools, task_id).await?;
+            result.mask_secrets(&core.secrets);
             if result.break_loop {
                 tally.response = result.output.clone();
                 answered = true;
