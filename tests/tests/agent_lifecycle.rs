@@ -1,5 +1,5 @@
-//! The agent runtime's lifecycle (AGENT.md §1, §2; issue 6): the greeting's guards, every point
-//! firing in the documented order, clean stops, and the end points that always fire.
+//! The agent runtime's lifecycle: the greeting's guards (a restored context is never greeted),
+//! every point firing in the documented order, clean stops, and the end points that always fire.
 //!
 //! Extensions are global to this test binary, so each test uses its own agent name and the
 //! recorders key what they see by the agent's name.

@@ -1,8 +1,8 @@
-//! The tool chain (AGENT.md §4; issue 6 items 3, 4 and "Bad input"): decisions before a tool
-//! runs (deny > ask > allow whatever the order, every reason kept, a denied call never runs,
-//! the model sees why), rewritten arguments, lessons from `tool.error`, and bad input — a
-//! panicking tool, an unknown tool, bad arguments, a reply that is not JSON — each logged, put
-//! in the history, and survived.
+//! The tool chain: decisions before a tool runs (deny > ask > allow whatever the order, every
+//! reason kept, a denied call never runs, the model sees why), rewritten arguments, lessons from
+//! `tool.error`, bad input — a panicking tool, an unknown tool (names match exactly), bad
+//! arguments, a reply that is not JSON — each logged, put in the history, and survived, and the
+//! results of a message's tool calls in its reply.
 
 use std::sync::{Arc, Mutex};
 
