@@ -5,8 +5,7 @@
 //! - `iteration/points_off`: the same loop with no point fired at all (the agent's
 //!   points-off switch: what the loop costs with the points compiled out). No built-in runs
 //!   there either, so the difference is dispatch *and* the built-ins' own work.
-//! - `point/*`: one dispatch of a point alone: with no extension, and `hist_add_before` with
-//!   its one built-in (masking), for scale.
+//! - `point/empty`: one dispatch of a point alone, with no extension, for scale.
 //!
 //! `cargo bench -p hookpoint-extensions --bench agent_loop`. The number of points fired per
 //! iteration is printed first (counted with the agent's trace), to compare with Agent Zero's
@@ -17,8 +16,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use hookpoint_extensions::{
-    Agent, AgentConfig, HIST_ADD_BEFORE, HistoryAdd, Role, ScriptedModel, ScriptedReply,
-    SecretStore, TOOL_EXECUTE, TOOL_REGISTER, ToolExecution, ToolRegistry, ToolSpec,
+    Agent, AgentConfig, HistoryAdd, Role, ScriptedModel, ScriptedReply, SecretStore, TOOL_EXECUTE,
+    TOOL_REGISTER, ToolExecution, ToolRegistry, ToolSpec,
 };
 
 #[hookpoint::extension(point = TOOL_REGISTER)]
@@ -92,13 +91,6 @@ fn bench(c: &mut Criterion) {
             content: "hello".into(),
         };
         b.iter(|| BENCH_EMPTY.call(std::hint::black_box(&mut p)))
-    });
-    g.bench_function("hist_add_before_outside_an_agent", |b| {
-        let mut p = HistoryAdd {
-            role: Role::User,
-            content: "hello".into(),
-        };
-        b.iter(|| HIST_ADD_BEFORE.call(std::hint::black_box(&mut p)))
     });
     g.finish();
 }

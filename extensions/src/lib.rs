@@ -75,16 +75,30 @@
 //!
 //! Why this order where two names meet: the plugin framework's `task.start` initialises the
 //! task before Agent Zero's per-monologue set-up sees it; `planning.started` rewrites the prompt
-//! after Agent Zero's extras are in; `tool.before_call` decides on the *masked* arguments before
-//! `tool_execute_before` unmasks them, so a denied call never sees a secret; output is masked at
-//! `tool_execute_after` before any `tool.after_call` observer reads it; `task.end` releases
-//! what `task.start` set up, last.
+//! after Agent Zero's extras are in; `tool.before_call` decides on the *masked* arguments, and
+//! the values replace the placeholders only after `tool_execute_before`, just before
+//! `tool.execute`, so a denied call never sees a secret; `task.end` releases what `task.start`
+//! set up, last.
+//!
+//! ## Secrets
+//!
+//! The runtime masks every payload as it fires the point ([`SecretStore`]: a value becomes
+//! `§§secret(NAME)`), whoever wrote the value — the model (also in tool arguments, where it may
+//! write the value instead of the placeholder), a tool's output, the user, an extension of an
+//! earlier point. No extension of any order or kind (Rust, command hook, WebAssembly) sees a
+//! value, and no masking extension has to run first. The one exception is `tool.execute`, where
+//! the tool gets its arguments unmasked; even there the payload's JSON form, which command hooks
+//! and WebAssembly modules get, is masked ([`ToolExecution`]). The history, the log, the trace,
+//! [`Reply::text`] and what goes to the models are masked too.
 //!
 //! ## Tools, decisions, the task context
 //!
 //! - A tool is two extensions: one adds its [`ToolSpec`] at `tool.register` (every round, from
 //!   scratch — toggling a plugin or reloading can neither duplicate a tool nor leave a stale
-//!   one), one [`claim`](ToolExecution::claim)s its calls at `tool.execute`.
+//!   one), one [`claim`](ToolExecution::claim)s its calls at `tool.execute`. Names match
+//!   exactly ([`ToolSpec::name`]); the `response` tool goes through the same chain; a reply
+//!   that is not a tool request gets a correction and the loop goes on; an application reads
+//!   the results of a message's tool calls from [`Reply::tools`].
 //! - `tool.before_call` extensions [`allow`](ToolCall::allow), [`ask`](ToolCall::ask) or
 //!   [`deny`](ToolCall::deny); the most restrictive wins whatever the order, the application
 //!   answers an ask ([`AgentBuilder::on_ask`]), the model sees every denial reason.

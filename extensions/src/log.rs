@@ -115,6 +115,32 @@ impl AgentLog {
         }
     }
 
+    /// Appends `text` to an entry's content (a stream shown as it comes), masked where it joins
+    /// the content: the cost depends on `text`, not on the content so far. Unknown ids are
+    /// ignored.
+    ///
+    /// ```
+    /// use hookpoint_extensions::{AgentLog, LogKind, SecretStore};
+    /// let log = AgentLog::new(SecretStore::from_pairs([("K", "hunter2")]));
+    /// let id = log.push(LogKind::Agent, "reply", "", false, None);
+    /// log.append(id, "password hun");
+    /// log.append(id, "ter2!");
+    /// log.finish(id);
+    /// assert_eq!(log.entries()[0].content, "password §§secret(K)!");
+    /// ```
+    pub fn append(&self, id: u64, text: &str) {
+        if let Some(e) = self.lock().get_mut(id as usize) {
+            self.secrets.push_masked(&mut e.content, text);
+        }
+    }
+
+    /// Marks an entry finished (its stream ended). Unknown ids are ignored.
+    pub fn finish(&self, id: u64) {
+        if let Some(e) = self.lock().get_mut(id as usize) {
+            e.finished = true;
+        }
+    }
+
     /// A copy of every entry, oldest first.
     pub fn entries(&self) -> Vec<LogEntry> {
         self.lock().clone()

@@ -171,7 +171,8 @@ point! {
     #[serde]
     pub static TOOL_BEFORE_CALL: AsyncPoint<ToolCall> = "tool.before_call";
 
-    /// An allowed tool call is about to run (after `tool.before_call`): unmask its arguments.
+    /// An allowed tool call is about to run (after `tool.before_call`): prepare its arguments
+    /// (still masked; the runtime unmasks them after this point, just before `tool.execute`).
     #[serde]
     pub static TOOL_EXECUTE_BEFORE: AsyncPoint<ToolCall> = "tool_execute_before";
 

@@ -1,10 +1,11 @@
 //! Secrets: values the agent may use but never shows.
 //!
 //! Agent Zero's convention: the model sees a secret only as its placeholder `§§secret(NAME)`
-//! (the system prompt lists the names). Text that leaves the agent's hands — history, tool
-//! output, utility-model input, both streams, the log, the trace — has every secret value
-//! replaced by its placeholder ([`SecretStore::mask`]); tool arguments have placeholders replaced
-//! by the values just before the tool runs ([`SecretStore::unmask_json`]).
+//! (the system prompt lists the names). The agent runtime masks every payload before its point
+//! fires ([`SecretStore::mask`]), so no extension sees a value, and the history, the log, the
+//! trace and what goes to the models are masked too; the arguments of `tool.execute` alone have
+//! the placeholders replaced by the values, just before the tool runs
+//! ([`SecretStore::unmask_json`]).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -33,6 +34,8 @@ struct Inner {
     names: Vec<String>,
     values: Vec<String>,
     placeholders: Vec<String>,
+    /// Length in bytes of the longest value.
+    longest: usize,
     masker: Option<AhoCorasick>,
     unmasker: Option<AhoCorasick>,
 }
@@ -89,6 +92,7 @@ impl SecretStore {
         };
         SecretStore {
             inner: Arc::new(Inner {
+                longest: values.iter().map(String::len).max().unwrap_or(0),
                 masker: build(&values),
                 unmasker: build(&placeholders),
                 names,
@@ -163,32 +167,71 @@ impl SecretStore {
             .is_some_and(|ac| ac.is_match(text))
     }
 
-    /// Masks every string (keys too) inside a JSON value.
+    /// Masks every string (keys too) inside a JSON value. Allocates only where a secret is
+    /// found.
     pub fn mask_json(&self, value: &mut serde_json::Value) {
-        self.map_json(value, &|s| self.mask(s).into_owned());
+        self.map_json(value, &|s| self.mask(s));
     }
 
     /// Replaces placeholders by values in every string (keys too) inside a JSON value.
     pub fn unmask_json(&self, value: &mut serde_json::Value) {
-        self.map_json(value, &|s| self.unmask(s).into_owned());
+        self.map_json(value, &|s| self.unmask(s));
     }
 
-    fn map_json(&self, value: &mut serde_json::Value, f: &dyn Fn(&str) -> String) {
+    fn map_json(&self, value: &mut serde_json::Value, f: &dyn for<'t> Fn(&'t str) -> Cow<'t, str>) {
         use serde_json::Value;
         if self.is_empty() {
             return;
         }
         match value {
-            Value::String(s) => *s = f(s),
+            Value::String(s) => {
+                if let Cow::Owned(changed) = f(s) {
+                    *s = changed;
+                }
+            }
             Value::Array(items) => items.iter_mut().for_each(|v| self.map_json(v, f)),
             Value::Object(map) => {
-                let old = std::mem::take(map);
-                for (k, mut v) in old {
-                    self.map_json(&mut v, f);
-                    map.insert(f(&k), v);
+                map.values_mut().for_each(|v| self.map_json(v, f));
+                if map.keys().any(|k| matches!(f(k), Cow::Owned(_))) {
+                    let old = std::mem::take(map);
+                    for (k, v) in old {
+                        map.insert(f(&k).into_owned(), v);
+                    }
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Appends `addition` to `text` so that, if `text` held no secret value, the result holds
+    /// none either: a value that `addition` completes across the join is masked too. Only the
+    /// join is looked at (the last bytes of `text`, fewer than the longest value, and
+    /// `addition`), so appending a stream chunk by chunk costs the same per chunk however long
+    /// the text already is.
+    ///
+    /// ```
+    /// use hookpoint_extensions::SecretStore;
+    /// let secrets = SecretStore::from_pairs([("TOKEN", "abc123")]);
+    /// let mut shown = String::from("token: abc");
+    /// secrets.push_masked(&mut shown, "123 ok");
+    /// assert_eq!(shown, "token: §§secret(TOKEN) ok");
+    /// ```
+    pub fn push_masked(&self, text: &mut String, addition: &str) {
+        let Some(ac) = &self.inner.masker else {
+            text.push_str(addition);
+            return;
+        };
+        let mut start = text
+            .len()
+            .saturating_sub(self.inner.longest.saturating_sub(1));
+        while !text.is_char_boundary(start) {
+            start -= 1;
+        }
+        text.push_str(addition);
+        if ac.is_match(&text[start..]) {
+            let masked = ac.replace_all(&text[start..], &self.inner.placeholders);
+            text.truncate(start);
+            text.push_str(&masked);
         }
     }
 
@@ -292,6 +335,17 @@ mod tests {
             "{shown:?}"
         );
         assert_eq!(shown.concat(), "go §§secret(A)!");
+    }
+
+    #[test]
+    fn appending_masks_a_secret_completed_across_the_join_after_wide_characters() {
+        let s = store();
+        let mut text = "é".repeat(20) + "secret-alp";
+        s.push_masked(&mut text, "habet ok");
+        assert_eq!(text, "é".repeat(20) + "§§secret(B) ok");
+        let mut text = "ü".repeat(20);
+        s.push_masked(&mut text, "plain");
+        assert_eq!(text, "ü".repeat(20) + "plain");
     }
 
     #[test]

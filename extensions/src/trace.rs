@@ -222,31 +222,33 @@ pub(crate) struct TraceStart {
 }
 
 impl AgentCore {
-    pub(crate) fn trace_begin<P: Serialize>(&self, payload: &P) -> Option<TraceStart> {
+    /// Starts tracing a dispatch when the agent has a tracer; `view` is the payload as the
+    /// trace shows it (called only then).
+    pub(crate) fn trace_begin(&self, view: impl FnOnce() -> Value) -> Option<TraceStart> {
         self.tracer.as_ref()?;
         Some(TraceStart {
-            before: self.masked_json(payload),
+            before: self.masked(view()),
             mark: crate::agent::lock_trace(self).len(),
             start: std::time::Instant::now(),
         })
     }
 
-    fn masked_json<P: Serialize>(&self, payload: &P) -> Value {
-        let mut v = serde_json::to_value(payload).unwrap_or(Value::Null);
-        self.secrets.mask_json(&mut v);
-        v
+    fn masked(&self, mut view: Value) -> Value {
+        self.secrets.mask_json(&mut view);
+        view
     }
 
-    pub(crate) fn trace_end<P: Serialize>(
+    /// Ends a traced dispatch; `after` is the payload as the trace shows it, after the point.
+    pub(crate) fn trace_end(
         &self,
         point: &str,
         t: TraceStart,
-        payload: &P,
+        after: Value,
         result: &Result<(), hookpoint::Error>,
     ) {
         let Some(tracer) = &self.tracer else { return };
         let micros = t.start.elapsed().as_secs_f64() * 1e6;
-        let after = self.masked_json(payload);
+        let after = self.masked(after);
         let mut changes = Vec::new();
         diff("", &t.before, &after, &mut changes);
         let extensions = self.take_runs(point, t.mark);

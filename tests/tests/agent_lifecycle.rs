@@ -1,5 +1,5 @@
-//! The agent runtime's lifecycle (AGENT.md §1, §2; issue 6): the greeting's guards, every point
-//! firing in the documented order, clean stops, and the end points that always fire.
+//! The agent runtime's lifecycle: the greeting's guards (a restored context is never greeted),
+//! every point firing in the documented order, clean stops, and the end points that always fire.
 //!
 //! Extensions are global to this test binary, so each test uses its own agent name and the
 //! recorders key what they see by the agent's name.
@@ -208,6 +208,50 @@ fn restored_context_is_not_greeted_again_and_keeps_its_history() {
             .iter()
             .any(|m| m.content == "remember the milk")
     );
+}
+
+#[test]
+fn restored_context_is_never_greeted_even_with_an_empty_log() {
+    let first = Agent::builder("lc-restore-empty").build().expect("agent");
+    let mut saved = first.save();
+    assert_eq!(saved.history.len(), 1, "the first build greeted");
+    saved.log.clear();
+    let again = Agent::builder("lc-restore-empty")
+        .restore(saved.clone())
+        .build()
+        .expect("agent");
+    let h = again.handle();
+    assert_eq!(h.history(), saved.history, "no second greeting in history");
+    assert_eq!(greetings(&h), 0, "no greeting in the emptied log");
+
+    // Nothing saved at all is still a restored context.
+    let blank = Agent::builder("lc-restore-blank")
+        .restore(SavedContext::default())
+        .build()
+        .expect("agent");
+    assert!(blank.handle().history().is_empty());
+    assert!(blank.handle().log().is_empty());
+}
+
+/// An extension before the greeting flips the payload's `restored`: the greeting decides on what
+/// the agent knows, not on the payload.
+#[extension(point = AGENT_INIT, order = 5)]
+fn claim_not_restored(init: &mut AgentInit) {
+    if init.name == "lc-restore-flip" {
+        init.restored = false;
+    }
+}
+
+#[test]
+fn a_restored_context_is_not_greeted_whatever_an_extension_writes_in_agent_init() {
+    let again = Agent::builder("lc-restore-flip")
+        .restore(SavedContext::default())
+        .build()
+        .expect("agent");
+    assert!(again.handle().is_restored());
+    assert!(again.handle().history().is_empty(), "not greeted");
+    let fresh = Agent::builder("lc-restore-fresh").build().expect("agent");
+    assert!(!fresh.handle().is_restored());
 }
 
 fn write(path: &Path, text: &str) {

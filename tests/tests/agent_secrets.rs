@@ -1,6 +1,8 @@
-//! Secrets (AGENT.md §1 contracts, §2 built-ins): masked in history, tool output, utility-model
-//! input, both streams (also across chunks), errors, the log and the trace; unmasked in tool
-//! arguments only just before execution.
+//! Secrets: masked in every payload before its point fires — whoever wrote the value, the model
+//! included — so no extension of any order and no command hook sees one; masked in history,
+//! tool output, utility-model input and output, both streams (also across chunks), errors, the
+//! log and the trace; unmasked only in the arguments of `tool.execute`, just before the tool
+//! runs.
 
 use std::sync::{Arc, Mutex};
 
@@ -273,4 +275,266 @@ fn the_utility_model_gets_masked_input_and_reports_usage() {
     let after = AFTER.lock().unwrap().clone();
     let after = after.expect("util_model_call_after fired inside the agent");
     assert!(after.usage.total() > 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A secret value written by the model (not its placeholder) or returned by a tool reaches no
+// extension and no command hook; only the tool gets it.
+
+const KEY: &str = "sk-TOPSECRET-0123456789";
+
+fn key_store() -> SecretStore {
+    SecretStore::from_pairs([("API_KEY", KEY)])
+}
+
+/// True when `text` shows eight characters of the key in a row (a whole or partial leak).
+fn shows_key(text: &str) -> bool {
+    KEY.as_bytes()
+        .windows(8)
+        .any(|w| text.contains(std::str::from_utf8(w).expect("ascii")))
+}
+
+/// What the Rust spies saw, as `(point, payload as JSON)`, for the agent `sec-spy`.
+static SPIED: Mutex<Vec<(&'static str, String)>> = Mutex::new(Vec::new());
+static KEY_SEEN_BY_TOOL: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+fn keys_seen_by_tool(agent: &str) -> Vec<String> {
+    KEY_SEEN_BY_TOOL
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(a, _)| a == agent)
+        .map(|(_, k)| k.clone())
+        .collect()
+}
+
+fn spy<P: serde::Serialize>(point: &'static str, payload: &P) {
+    if me() == "sec-spy" {
+        let json = serde_json::to_string(payload).expect("json");
+        SPIED.lock().unwrap().push((point, json));
+    }
+}
+
+macro_rules! spies {
+    ($($f:ident: $point:ident => $payload:ty, $order:literal;)*) => { $(
+        #[extension(point = $point, order = $order)]
+        fn $f(p: &mut $payload) {
+            spy($point.name(), p);
+        }
+    )* };
+}
+
+spies! {
+    spy_select_first: TOOL_SELECT => ToolSelect, -1000;
+    spy_before_call_first: TOOL_BEFORE_CALL => ToolCall, -1000;
+    spy_before_call_last: TOOL_BEFORE_CALL => ToolCall, 1000;
+    spy_execute_before_first: TOOL_EXECUTE_BEFORE => ToolCall, -1000;
+    spy_execute_before_last: TOOL_EXECUTE_BEFORE => ToolCall, 1000;
+    spy_execute_after_first: TOOL_EXECUTE_AFTER => ToolResult, -1000;
+    spy_error_format_first: ERROR_FORMAT => ErrorFormat, -1000;
+    spy_response_chunk_first: RESPONSE_STREAM_CHUNK => StreamChunk, -1000;
+    spy_response_chunk_last: RESPONSE_STREAM_CHUNK => StreamChunk, 1000;
+    spy_reasoning_chunk_first: REASONING_STREAM_CHUNK => StreamChunk, -1000;
+    spy_reasoning_chunk_last: REASONING_STREAM_CHUNK => StreamChunk, 1000;
+    spy_chat_after_first: CHAT_MODEL_CALL_AFTER => ChatModelResult, -1000;
+    spy_hist_first: HIST_ADD_BEFORE => HistoryAdd, -1000;
+    spy_loop_end_first: MESSAGE_LOOP_END => LoopData, -1000;
+    spy_util_before_first: UTIL_MODEL_CALL_BEFORE => UtilModelCall, -1000;
+    spy_util_after_first: UTIL_MODEL_CALL_AFTER => UtilModelResult, -1000;
+}
+
+/// The task's facts, which every extension may read.
+#[extension(point = MONOLOGUE_START, order = -1000)]
+fn spy_task_facts(_: &mut MonologueStart) {
+    if let Some(task) = current_agent().and_then(|a| a.task()) {
+        spy("task facts", task.facts());
+    }
+}
+
+#[extension(point = TOOL_REGISTER)]
+fn register_key_tools(tools: &mut ToolRegistry) {
+    tools.add(ToolSpec::new("sec_key", "Calls the API with a key.").arg(
+        "key",
+        "string",
+        "The API key",
+        true,
+    ));
+    tools.add(ToolSpec::new("sec_key_fail", "Fails, quoting the key."));
+}
+
+#[extension(point = TOOL_EXECUTE)]
+fn run_key_tools(exec: &mut ToolExecution) {
+    if let Some(args) = exec.claim("sec_key") {
+        let key = args["key"].as_str().unwrap_or_default().to_owned();
+        KEY_SEEN_BY_TOOL.lock().unwrap().push((me(), key.clone()));
+        exec.ok(format!("called with {key}"));
+    } else if exec.claim("sec_key_fail").is_some() {
+        exec.fail(format!("the API refused {KEY}"));
+    }
+}
+
+/// A command hook that appends its input (one JSON line) to `spy.log` in its layer folder.
+const SPY_HOOK: &str = "#!/bin/sh\ncat >> spy.log\necho >> spy.log\n";
+
+/// A user layer with the spy hook on every point of the runtime, first and last in each chain.
+fn spied_layer() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for point in POINTS {
+        for file in ["_-1000_spy_first", "_1000_spy_last"] {
+            hookpoint_tests::hook(dir.path(), point, file, SPY_HOOK);
+        }
+    }
+    dir
+}
+
+#[test]
+fn a_secret_value_from_the_model_or_a_tool_reaches_no_extension_or_hook_but_the_tool() {
+    let layer = spied_layer();
+    let scope = hookpoint::ScopeBuilder::new("sec-spy")
+        .user(layer.path())
+        .watch(false)
+        .build()
+        .expect("scope");
+    let model = Arc::new(
+        ScriptedModel::new("m")
+            .reply(ScriptedReply::text(format!("I will use {KEY} now")))
+            .reply(
+                ScriptedReply::tool(&format!("the key is {KEY}"), "sec_key", json!({"key": KEY}))
+                    .with_reasoning(&format!("I could pass {KEY} to the tool")),
+            )
+            .reply(ScriptedReply::tool("and again", "sec_key_fail", json!({})))
+            .reply(ScriptedReply::respond(&format!("done with {KEY}")))
+            .reply(ScriptedReply::text(format!("summary: {KEY}"))),
+    );
+    let mut agent = Agent::builder("sec-spy")
+        .scope(scope)
+        .model_arc(model.clone())
+        .secrets(key_store())
+        .build()
+        .expect("agent");
+    let reply = rt()
+        .block_on(agent.send(format!("call the API with {KEY}")))
+        .expect("send");
+    let summary = rt()
+        .block_on(
+            agent
+                .handle()
+                .call_utility_model("Summarize.", &format!("used {KEY}")),
+        )
+        .expect("utility model");
+
+    assert_eq!(
+        keys_seen_by_tool("sec-spy"),
+        [KEY],
+        "the tool gets the value"
+    );
+    // Every place the value showed, listed together.
+    let mut leaks = Vec::new();
+    if shows_key(&reply.text) {
+        leaks.push(format!("the reply: {}", reply.text));
+    }
+    let tools = serde_json::to_string(&reply.tools).expect("json");
+    if shows_key(&tools) {
+        leaks.push(format!("the reply's tool results: {tools}"));
+    }
+    if shows_key(&summary) {
+        leaks.push(format!("the utility model's answer: {summary}"));
+    }
+    for request in model.requests() {
+        for m in request.messages.iter().filter(|m| shows_key(&m.content)) {
+            leaks.push(format!("sent to the model: {}", m.content));
+        }
+    }
+    let spied = SPIED.lock().unwrap().clone();
+    for (point, json) in spied.iter().filter(|(_, j)| shows_key(j)) {
+        leaks.push(format!("the Rust extension on `{point}`: {json}"));
+    }
+    let hooked = std::fs::read_to_string(layer.path().join("spy.log")).expect("spy.log");
+    for line in hooked.lines().filter(|l| shows_key(l)) {
+        let point: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+        leaks.push(format!("a command hook on {}: {line}", point["point"]));
+    }
+    assert!(
+        leaks.is_empty(),
+        "the value showed in:\n{}",
+        leaks.join("\n")
+    );
+    assert_eq!(reply.text, "done with §§secret(API_KEY)");
+    assert_eq!(summary, "summary: §§secret(API_KEY)");
+    // The spies ran where the value passed, and saw the placeholder there.
+    let placeholder = "§§secret(API_KEY)";
+    for point in [
+        "tool.select",
+        "tool.before_call",
+        "tool_execute_before",
+        "tool_execute_after",
+        "error_format",
+        "response_stream_chunk",
+        "chat_model_call_after",
+        "hist_add_before",
+        "message_loop_end",
+        "util_model_call_before",
+        "util_model_call_after",
+        "task facts",
+    ] {
+        assert!(
+            spied
+                .iter()
+                .any(|(p, json)| *p == point && json.contains(placeholder)),
+            "no Rust spy on `{point}` saw the placeholder"
+        );
+    }
+    for point in [
+        "user_message_ui",
+        "task.start",
+        "tool.before_call",
+        "tool.execute",
+        "tool.after_call",
+        "memory.write",
+    ] {
+        let needle = format!("\"point\":\"{point}\"");
+        assert!(
+            hooked
+                .lines()
+                .any(|l| l.contains(&needle) && l.contains(placeholder)),
+            "no command hook on `{point}` saw the placeholder"
+        );
+    }
+}
+
+#[test]
+fn a_command_hook_on_tool_execute_gets_placeholders_and_hands_the_values_back() {
+    let layer = tempfile::tempdir().expect("tempdir");
+    // Saves its input, then hands the payload back unchanged (as JSON, so it is rebuilt).
+    let echo = "#!/bin/sh\ntee -a seen.json | sed -e 's/^{\"point\":\"[^\"]*\",\"extension\":\"[^\"]*\",/{/'\n";
+    hookpoint_tests::hook(layer.path(), "tool.execute", "_-1000_echo", echo);
+    let scope = hookpoint::ScopeBuilder::new("sec-echo")
+        .user(layer.path())
+        .watch(false)
+        .build()
+        .expect("scope");
+    let model = ScriptedModel::new("m")
+        .reply(ScriptedReply::tool(
+            "call it",
+            "sec_key",
+            json!({"key": "§§secret(API_KEY)"}),
+        ))
+        .reply(ScriptedReply::respond("Called."));
+    let mut agent = Agent::builder("sec-echo")
+        .scope(scope)
+        .model(model)
+        .secrets(key_store())
+        .build()
+        .expect("agent");
+    rt().block_on(agent.send("call the API")).expect("send");
+    let seen = std::fs::read_to_string(layer.path().join("seen.json")).expect("the hook ran");
+    assert!(
+        seen.contains("§§secret(API_KEY)") && !shows_key(&seen),
+        "the hook saw {seen}"
+    );
+    assert_eq!(
+        keys_seen_by_tool("sec-echo"),
+        [KEY],
+        "the tool after the hook still gets the value"
+    );
 }

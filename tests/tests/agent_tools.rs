@@ -1,8 +1,8 @@
-//! The tool chain (AGENT.md §4; issue 6 items 3, 4 and "Bad input"): decisions before a tool
-//! runs (deny > ask > allow whatever the order, every reason kept, a denied call never runs,
-//! the model sees why), rewritten arguments, lessons from `tool.error`, and bad input — a
-//! panicking tool, an unknown tool, bad arguments, a reply that is not JSON — each logged, put
-//! in the history, and survived.
+//! The tool chain: decisions before a tool runs (deny > ask > allow whatever the order, every
+//! reason kept, a denied call never runs, the model sees why), rewritten arguments, lessons from
+//! `tool.error`, bad input — a panicking tool, an unknown tool (names match exactly), bad
+//! arguments, a reply that is not JSON — each logged, put in the history, and survived, and the
+//! results of a message's tool calls in its reply.
 
 use std::sync::{Arc, Mutex};
 
@@ -440,4 +440,42 @@ fn tool_select_can_redirect_a_call() {
     let (mut agent, _) = agent_calling("dec-select", "allow_the_old_name", json!({}));
     rt().block_on(agent.send("go")).expect("send");
     assert_eq!(runs("dec-select", "rewritten"), 1);
+}
+
+#[test]
+fn a_reply_lists_the_result_of_every_tool_request_of_its_run() {
+    let model = ScriptedModel::new("m")
+        .reply(ScriptedReply::tool(
+            "first",
+            "rewritten",
+            json!({"path": "a.txt"}),
+        ))
+        .reply(ScriptedReply::tool("wrong case", "Rewritten", json!({})))
+        .reply(ScriptedReply::tool("bad", "typed", json!({"n": "seven"})))
+        .reply(ScriptedReply::respond("All done."));
+    let mut agent = Agent::builder("tools-reply")
+        .model(model)
+        .build()
+        .expect("agent");
+    let reply = rt().block_on(agent.send("go")).expect("send");
+    let seen: Vec<(&str, ToolStatus)> = reply
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), t.status))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("rewritten", ToolStatus::Ok),
+            ("Rewritten", ToolStatus::Unknown),
+            ("typed", ToolStatus::BadArguments),
+            ("response", ToolStatus::Ok),
+        ],
+        "tool names match exactly"
+    );
+    assert!(reply.tools[0].output.starts_with("ran with"));
+    assert!(reply.tools[1].output.contains("unknown tool `Rewritten`"));
+    assert_eq!(reply.tools[3].output, "All done.");
+    assert!(reply.tools[3].break_loop);
+    assert_eq!(reply.text, "All done.");
 }

@@ -115,15 +115,24 @@ impl AgentBuilder {
         self
     }
 
-    /// The secrets to mask everywhere and unmask in tool arguments.
+    /// The secrets: masked in every payload, the history, the log, the trace and what goes to
+    /// the models; unmasked only in the arguments of `tool.execute`, just before the tool runs.
     pub fn secrets(mut self, secrets: SecretStore) -> Self {
         self.secrets = secrets;
         self
     }
 
-    /// The agent's profile (sets `profile` in its settings): the `profile_settings` built-in
-    /// reads `settings.json` from the scope's layers of this profile. Build the scope with the
-    /// same profile.
+    /// The agent's profile (sets `profile` in its settings). At `agent_init` the
+    /// `load_profile_settings` built-in overlays the global settings, key by key and the higher
+    /// layer winning, with the `settings.json` of the scope's project and profile layers —
+    /// `<project>/agents/<profile>/`, `<project>/`, `<user>/agents/<profile>/`,
+    /// `<plugin>/agents/<profile>/`, `<agents>/<profile>/`, not `<user>/` or `<plugin>/`
+    /// ([`settings_candidates`](crate::settings_candidates)). Build the scope with the same
+    /// profile, or its profile layers do not exist. A file that cannot be read or parsed, or is
+    /// not an object, is skipped and logged in the agent's log (an
+    /// [`LogKind::Error`](crate::LogKind::Error) entry headed `profile settings`, naming the
+    /// file); so are merged settings that do not fit [`AgentConfig`], which then leave the
+    /// settings as they were.
     pub fn profile(mut self, profile: impl Into<String>) -> Self {
         self.profile = Some(profile.into());
         self
@@ -135,7 +144,9 @@ impl AgentBuilder {
         self
     }
 
-    /// Continues a saved context: its history, log and settings (no second greeting).
+    /// Continues a saved context: its history, log and settings. A restored agent is never
+    /// greeted, whatever the saved context holds (an emptied log or history too):
+    /// [`AgentRef::is_restored`] is true for it.
     pub fn restore(mut self, saved: SavedContext) -> Self {
         self.restore = Some(saved);
         self
@@ -168,7 +179,8 @@ impl AgentBuilder {
     }
 
     /// Fires no point at all: the benchmark's baseline (the same loop with the points compiled
-    /// out). Not for applications: no built-in runs either (no masking, no tools).
+    /// out). Not for applications: no built-in runs either (no tools; nothing reaches an
+    /// extension, so nothing is masked for one).
     #[doc(hidden)]
     pub fn without_points(mut self) -> Self {
         self.points = false;
@@ -199,6 +211,7 @@ impl AgentBuilder {
         let core = Arc::new(AgentCore {
             name: self.name,
             number: self.number,
+            restored,
             utility: self.utility.unwrap_or_else(|| Arc::clone(&model)),
             model,
             history: Mutex::new(saved.history),

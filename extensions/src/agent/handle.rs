@@ -13,7 +13,9 @@ use crate::decision::AskFn;
 use crate::history::{History, Role};
 use crate::log::AgentLog;
 use crate::model::{ChatMessage, Model, ModelRequest, complete};
-use crate::payloads::{EmbeddingModelChanged, HistoryAdd, JobLoop, UtilModelCall, UtilModelResult};
+use crate::payloads::{
+    EmbeddingModelChanged, HistoryAdd, JobLoop, Outgoing, UtilModelCall, UtilModelResult,
+};
 use crate::points::{
     EMBEDDING_MODEL_CHANGED, HIST_ADD_BEFORE, JOB_LOOP, UTIL_MODEL_CALL_AFTER,
     UTIL_MODEL_CALL_BEFORE,
@@ -30,6 +32,8 @@ tokio::task_local! {
 pub(crate) struct AgentCore {
     pub(crate) name: String,
     pub(crate) number: u32,
+    /// True when the agent continues a saved context (set once, at build).
+    pub(crate) restored: bool,
     pub(crate) scope: Scope,
     pub(crate) model: Arc<dyn Model>,
     pub(crate) utility: Arc<dyn Model>,
@@ -51,9 +55,12 @@ pub(crate) struct AgentCore {
 }
 
 impl AgentCore {
+    /// `hist_add_before` (masked), then the history — masked again, so it never holds a
+    /// secret value whatever an extension wrote.
     pub(crate) fn hist_add(&self, role: Role, content: String) -> Result<u64, hookpoint::Error> {
         let mut add = HistoryAdd { role, content };
         self.fire_sync(&HIST_ADD_BEFORE, &mut add)?;
+        self.secrets.mask_in_place(&mut add.content);
         Ok(lock(&self.history).push(add.role, add.content))
     }
 
@@ -112,6 +119,23 @@ impl AgentRef {
     /// 0 for the main agent, 1.. for subordinates.
     pub fn number(&self) -> u32 {
         self.core.number
+    }
+
+    /// True when the agent continues a saved context ([`AgentBuilder::restore`](super::AgentBuilder::restore)),
+    /// whatever that context holds (an empty log or history too). Fixed when the agent is
+    /// built: extensions cannot change it, so they decide on it rather than on
+    /// [`AgentInit::restored`](crate::AgentInit::restored), a copy any earlier extension may
+    /// rewrite.
+    ///
+    /// ```
+    /// use hookpoint_extensions::{Agent, SavedContext};
+    /// let fresh = Agent::builder("ada").build().unwrap();
+    /// assert!(!fresh.handle().is_restored());
+    /// let again = Agent::builder("ada").restore(SavedContext::default()).build().unwrap();
+    /// assert!(again.handle().is_restored());
+    /// ```
+    pub fn is_restored(&self) -> bool {
+        self.core.restored
     }
 
     /// The hookpoint scope the agent dispatches in (its layers, plugin state and config).
@@ -182,8 +206,10 @@ impl AgentRef {
         })
     }
 
-    /// Asks the utility model (not streamed): fires `util_model_call_before` (the built-in masks
-    /// secrets in both texts) and `util_model_call_after` (with the response and usage).
+    /// Asks the utility model (not streamed): fires `util_model_call_before` and
+    /// `util_model_call_after` (with the response and usage). Both texts are masked before the
+    /// first point and again before they leave for the model; the answer is masked before the
+    /// second point, so what this returns is masked too.
     ///
     /// # Errors
     /// [`AgentError::Model`] or an extension error.
@@ -206,6 +232,8 @@ impl AgentRef {
             message: message.to_owned(),
         };
         self.core.fire(&UTIL_MODEL_CALL_BEFORE, &mut call).await?;
+        // What leaves for the model is masked too, whatever the extensions wrote.
+        call.mask_secrets(&self.core.secrets);
         let request = ModelRequest {
             messages: vec![
                 ChatMessage::new("system", &call.system),

@@ -10,15 +10,23 @@ use super::AgentError;
 use super::handle::AgentCore;
 use crate::log::LogKind;
 use crate::model::{ChatMessage, ModelEvent, ModelRequest, Usage};
-use crate::payloads::{ChatModelCall, ChatModelResult, StreamChunk, StreamKind};
+use crate::payloads::{ChatModelCall, ChatModelResult, Outgoing, StreamChunk, StreamKind};
 use crate::points::{
     CHAT_MODEL_CALL_AFTER, CHAT_MODEL_CALL_BEFORE, REASONING_STREAM, REASONING_STREAM_CHUNK,
     REASONING_STREAM_END, RESPONSE_STREAM, RESPONSE_STREAM_CHUNK, RESPONSE_STREAM_END,
 };
 
-/// One stream of a call: its payload (carried from chunk to chunk) and whether it started.
+/// One stream of a call: its payload (carried from chunk to chunk), the tail of the model's
+/// text the core holds back because it may be the start of a secret, and the log entry that
+/// shows the stream (if any).
+///
+/// Per chunk the work depends on the chunk, not on the text so far: the held tail is shorter
+/// than the longest secret, `full` and the log entry grow by the shown chunk only
+/// ([`SecretStore::push_masked`](crate::SecretStore::push_masked)).
 struct Stream {
     payload: StreamChunk,
+    pending: String,
+    log: Option<u64>,
     started: bool,
     ended: bool,
 }
@@ -31,12 +39,14 @@ enum Moment {
 }
 
 impl Stream {
-    fn new(stream: StreamKind) -> Self {
+    fn new(stream: StreamKind, log: Option<u64>) -> Self {
         Stream {
             payload: StreamChunk {
                 stream,
                 ..StreamChunk::default()
             },
+            pending: String::new(),
+            log,
             started: false,
             ended: false,
         }
@@ -54,36 +64,44 @@ impl Stream {
         }
     }
 
-    /// Fires the start point once, then the chunk point; what the extensions leave in `chunk`
-    /// is shown.
-    async fn chunk(&mut self, core: &AgentCore, text: String) -> Result<(), Error> {
+    /// Fires the start point once, then the chunk point on the model's text masked (a possible
+    /// secret's start held back for the next chunk); what the extensions leave in `chunk` is
+    /// shown.
+    async fn chunk(&mut self, core: &AgentCore, mut text: String) -> Result<(), Error> {
         if !self.started {
             self.started = true;
             self.payload.chunk.clear();
             self.fire(core, Moment::Start).await?;
-            self.show();
+            self.show(core);
         }
+        core.secrets.mask_stream(&mut self.pending, &mut text);
         self.payload.chunk = text;
         self.fire(core, Moment::Chunk).await?;
-        self.show();
+        self.show(core);
         Ok(())
     }
 
-    /// Fires the end point once (if the stream started): extensions flush what they held.
+    /// Fires the end point once (if the stream started), with what the core held back, masked,
+    /// in `chunk`: extensions flush what they held.
     async fn end(&mut self, core: &AgentCore) -> Result<(), Error> {
         if self.started && !self.ended {
             self.ended = true;
-            self.payload.chunk.clear();
+            self.payload.chunk = core.secrets.flush_stream(&mut self.pending);
             self.fire(core, Moment::End).await?;
-            self.show();
+            self.show(core);
             self.payload.held.clear();
         }
         Ok(())
     }
 
-    fn show(&mut self) {
+    /// Appends what the extensions left in `chunk` to `full` and the log entry, masked at the
+    /// join.
+    fn show(&mut self, core: &AgentCore) {
         let chunk = std::mem::take(&mut self.payload.chunk);
-        self.payload.full.push_str(&chunk);
+        core.secrets.push_masked(&mut self.payload.full, &chunk);
+        if let Some(id) = self.log {
+            core.log.append(id, &chunk);
+        }
     }
 }
 
@@ -100,18 +118,20 @@ impl AgentCore {
             messages,
         };
         self.fire(&CHAT_MODEL_CALL_BEFORE, &mut call).await?;
+        // What leaves for the model is masked too, whatever the extensions wrote.
+        call.mask_secrets(&self.secrets);
         let started = Instant::now();
         let mut events = self.model.stream(ModelRequest {
             messages: call.messages,
         });
-        let (mut reasoning, mut response) = (
-            Stream::new(StreamKind::Reasoning),
-            Stream::new(StreamKind::Response),
-        );
-        let (mut raw, mut call_usage) = (String::new(), Usage::default());
         let entry = self
             .log
             .push(LogKind::Agent, "agent reply", "", false, None);
+        let (mut reasoning, mut response) = (
+            Stream::new(StreamKind::Reasoning, None),
+            Stream::new(StreamKind::Response, Some(entry)),
+        );
+        let (mut raw, mut call_usage) = (String::new(), Usage::default());
         while let Some(event) = events.next().await {
             match event {
                 Ok(ModelEvent::Reasoning(t)) => reasoning.chunk(self, t).await?,
@@ -120,11 +140,10 @@ impl AgentCore {
                     reasoning.end(self).await?;
                     raw.push_str(&t);
                     response.chunk(self, t).await?;
-                    self.log.update(entry, &response.payload.full, false);
                 }
                 Ok(ModelEvent::Usage(u)) => call_usage.add(u),
                 Err(source) => {
-                    self.log.update(entry, &response.payload.full, true);
+                    self.log.finish(entry);
                     return Err(AgentError::Model {
                         model: call.model,
                         source,
@@ -134,7 +153,7 @@ impl AgentCore {
         }
         reasoning.end(self).await?;
         response.end(self).await?;
-        self.log.update(entry, &response.payload.full, true);
+        self.log.finish(entry);
         usage.add(call_usage);
         let mut result = ChatModelResult {
             model: call.model,

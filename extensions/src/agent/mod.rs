@@ -31,7 +31,7 @@ pub use reply::{ToolRequest, parse_tool_request};
 pub use saved::SavedContext;
 
 use crate::model::{ModelError, Usage};
-use crate::payloads::StopReason;
+use crate::payloads::{StopReason, ToolResult};
 
 pub(crate) use fire::lock_trace;
 pub(crate) use handle::{AgentCore, CURRENT};
@@ -56,10 +56,32 @@ pub enum AgentError {
     Intervention(String),
 }
 
-/// What `send` returns: the answer and how the monologue ended.
+/// What `send` returns: the answer, how the monologue ended, and the results of the tools it
+/// called.
+///
+/// A tool's result is read from [`tools`](Self::tools): every tool request of this `send`, in
+/// order, as the model saw its result (after `tool.after_call`; masked) — denied, unknown and
+/// failed calls too, and the final `response` call last when the agent answered. The same
+/// results are in the history (each but the final answer as a [`Role::Tool`](crate::Role::Tool)
+/// message `{"tool_name": .., "tool_result": ..}`) and in the log ([`LogKind::Tool`](crate::LogKind::Tool)
+/// entries).
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use hookpoint_extensions::{Agent, ScriptedModel, ScriptedReply, ToolStatus};
+/// let model = ScriptedModel::new("demo")
+///     .reply(ScriptedReply::tool("look", "no_such_tool", serde_json::json!({})))
+///     .reply(ScriptedReply::respond("Done."));
+/// let mut agent = Agent::builder("doc-reply").model(model).build().unwrap();
+/// let reply = agent.send("go").await.unwrap();
+/// let tools: Vec<_> = reply.tools.iter().map(|t| (t.tool.as_str(), t.status)).collect();
+/// assert_eq!(tools, [("no_such_tool", ToolStatus::Unknown), ("response", ToolStatus::Ok)]);
+/// assert_eq!(reply.tools[1].output, "Done.");
+/// # });
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Reply {
-    /// The agent's answer (empty when it stopped without one).
+    /// The agent's answer (empty when it stopped without one), masked.
     pub text: String,
     /// Why the monologue ended.
     pub stop: StopReason,
@@ -67,6 +89,8 @@ pub struct Reply {
     pub iterations: u32,
     /// Tokens used by the chat model for this message.
     pub usage: Usage,
+    /// The result of every tool request of this message, in order (masked).
+    pub tools: Vec<ToolResult>,
 }
 
 /// An agent. Build one with [`Agent::builder`], drive it with [`send`](Agent::send).
@@ -113,6 +137,12 @@ impl Agent {
     /// Works on one user message until the agent answers, is stopped, or fails; fires
     /// `user_message_ui`, `task.start`, `monologue_start`, the loop's points, `monologue_end`,
     /// `task.end` and `process_chain_end`.
+    ///
+    /// Each iteration asks the model for one tool request and runs it through the whole tool
+    /// chain — the `response` tool too, which ends the monologue with its text as
+    /// [`Reply::text`] (a `tool.before_call` extension may deny it like any tool; the loop then
+    /// goes on). A reply that is not a tool request gets a correction in the history and the
+    /// loop goes on. Every tool's result is in [`Reply::tools`].
     ///
     /// # Errors
     /// [`AgentError`]: a model failure (timeout, HTTP, malformed answer) or an extension error

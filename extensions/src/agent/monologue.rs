@@ -11,7 +11,9 @@ use crate::context::{TaskContext, TaskFacts};
 use crate::history::Role;
 use crate::log::LogKind;
 use crate::model::Usage;
-use crate::payloads::{ChainEnd, LoopData, MonologueEnd, MonologueStart, StopReason, UserMessage};
+use crate::payloads::{
+    ChainEnd, LoopData, MonologueEnd, MonologueStart, Outgoing, StopReason, ToolResult, UserMessage,
+};
 use crate::points::{
     BEFORE_MAIN_LLM_CALL, MESSAGE_LOOP_END, MESSAGE_LOOP_PROMPTS_AFTER,
     MESSAGE_LOOP_PROMPTS_BEFORE, MESSAGE_LOOP_START, MONOLOGUE_END, MONOLOGUE_START,
@@ -27,6 +29,7 @@ struct Tally {
     response: String,
     iterations: u32,
     usage: Usage,
+    tools: Vec<ToolResult>,
 }
 
 impl Agent {
@@ -51,7 +54,7 @@ impl Agent {
             agent: core.name.clone(),
             agent_number: core.number,
             profile: lock(&core.config).profile.clone(),
-            user_message: ui.text.clone(),
+            user_message: core.secrets.mask(&ui.text).into_owned(),
         }));
         let mut start = MonologueStart {
             task_id,
@@ -75,10 +78,11 @@ impl Agent {
         }
         ended?;
         Ok(Reply {
-            text: tally.response,
+            text: core.secrets.mask(&tally.response).into_owned(),
             stop,
             iterations: tally.iterations,
             usage: tally.usage,
+            tools: tally.tools,
         })
     }
 
@@ -176,11 +180,13 @@ async fn iteration(
     let mut answered = false;
     match parse_tool_request(&reply) {
         Ok(request) => {
-            let result = core.run_tool(request, &tools, task_id).await?;
+            let mut result = core.run_tool(request, &tools, task_id).await?;
+            result.mask_secrets(&core.secrets);
             if result.break_loop {
-                tally.response = result.output;
+                tally.response = result.output.clone();
                 answered = true;
             }
+            tally.tools.push(result);
         }
         Err(why) => {
             core.log

@@ -13,7 +13,7 @@ pub struct ToolRequest {
     /// A one-line summary.
     #[serde(default)]
     pub headline: String,
-    /// The tool to call.
+    /// The tool to call, by its exact registered name ([`ToolSpec::name`](crate::ToolSpec::name)).
     pub tool_name: String,
     /// Its arguments.
     #[serde(default)]
@@ -25,7 +25,10 @@ pub struct ToolRequest {
 /// quotes are accepted (`jsonc-parser`).
 ///
 /// # Errors
-/// Why the reply is not a tool request, in words the model can act on.
+/// Why the reply is not a tool request, in words the model can act on. In the agent's loop such
+/// a reply is not a failure: it stays in the history, the log gets a warning, the history gets
+/// a correction for the model (a user message with this reason) and the loop goes on with the
+/// next iteration (it counts toward `max_iterations`).
 ///
 /// ```
 /// use hookpoint_extensions::parse_tool_request;

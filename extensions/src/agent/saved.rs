@@ -8,8 +8,8 @@ use crate::history::History;
 use crate::log::LogEntry;
 
 /// An agent's history, log and settings, serializable (masked: the history and log never hold
-/// secret values). Restore with [`AgentBuilder::restore`](crate::AgentBuilder::restore): the
-/// log is not empty, so the initial message is not repeated.
+/// secret values). Restore with [`AgentBuilder::restore`](crate::AgentBuilder::restore): a
+/// restored context is never greeted again, whatever it holds (an emptied log too).
 ///
 /// ```
 /// use hookpoint_extensions::{Agent, SavedContext};

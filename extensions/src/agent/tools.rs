@@ -1,6 +1,10 @@
 //! The tool chain of one tool request: `tool.select` → checks → `tool.before_call` (decide) →
-//! `tool_execute_before` (unmask) → `tool.execute` → on failure `error_format`, `tool.error` →
+//! `tool_execute_before` → (unmask) `tool.execute` → on failure `error_format`, `tool.error` →
 //! `tool_execute_after` → `tool.after_call` → `hist_add_tool_result` → history → `memory.write`.
+//!
+//! Every payload but `tool.execute`'s is masked as it is fired, so the arguments are
+//! placeholders for every extension before the tool runs (also a value the model wrote), and
+//! the output is masked for every extension after it.
 
 use std::panic::AssertUnwindSafe;
 
@@ -19,7 +23,7 @@ use crate::payloads::{
 };
 use crate::points::{
     ERROR_FORMAT, HIST_ADD_TOOL_RESULT, MEMORY_WRITE, TOOL_AFTER_CALL, TOOL_BEFORE_CALL,
-    TOOL_ERROR, TOOL_EXECUTE, TOOL_EXECUTE_AFTER, TOOL_EXECUTE_BEFORE, TOOL_SELECT,
+    TOOL_ERROR, TOOL_EXECUTE_AFTER, TOOL_EXECUTE_BEFORE, TOOL_SELECT,
 };
 
 /// How a call came out before the after-call points.
@@ -77,15 +81,15 @@ impl AgentCore {
         };
         self.fire(&TOOL_SELECT, &mut select).await?;
         let mut masked_args = select.args.clone();
-        self.secrets.mask_json(&mut masked_args);
         let outcome = match self.gate(select.tool.clone(), select.args, tools).await? {
             Gate::Refused(status, why) => Outcome::refused(status, why),
             Gate::Run(call) => {
                 masked_args = call.args.clone();
-                self.secrets.mask_json(&mut masked_args);
                 self.execute(call).await?
             }
         };
+        // The arguments as the last point left them; masked again when the next point fires.
+        self.secrets.mask_json(&mut masked_args);
         let output = match outcome.status {
             ToolStatus::Ok | ToolStatus::Denied => outcome.output,
             status => {
@@ -155,6 +159,10 @@ impl AgentCore {
     }
 
     async fn ask(&self, call: &ToolCall, verdicts: Vec<Verdict>) -> Answer {
+        let mut verdicts = verdicts;
+        for v in &mut verdicts {
+            self.secrets.mask_in_place(&mut v.reason);
+        }
         let why = reasons(&verdicts, Decision::Ask);
         let mut args = call.args.clone();
         self.secrets.mask_json(&mut args);
@@ -184,7 +192,8 @@ impl AgentCore {
         answer
     }
 
-    /// `tool_execute_before` (unmask), then `tool.execute`, isolating a panicking tool.
+    /// `tool_execute_before` (masked arguments), then — the placeholders replaced by the values,
+    /// and only here — `tool.execute`, isolating a panicking tool.
     async fn execute(&self, mut call: ToolCall) -> Result<Outcome, AgentError> {
         self.check_intervention()?;
         let tool = call.tool.clone();
@@ -192,8 +201,10 @@ impl AgentCore {
         if let Some(why) = renamed(&call, &tool, "tool_execute_before") {
             return Ok(Outcome::refused(ToolStatus::Denied, why));
         }
-        let mut exec = ToolExecution::new(call.tool, call.args);
-        let run = AssertUnwindSafe(self.fire(&TOOL_EXECUTE, &mut exec))
+        let mut args = call.args;
+        self.secrets.unmask_json(&mut args);
+        let mut exec = ToolExecution::new(call.tool, args);
+        let run = AssertUnwindSafe(self.fire_execute(&mut exec))
             .catch_unwind()
             .await;
         let failed = |why: String| Outcome::refused(ToolStatus::Failed, why);
@@ -255,7 +266,7 @@ impl AgentCore {
         Ok(failure.error)
     }
 
-    /// An error text through `error_format` (the built-in masks secrets).
+    /// An error text through `error_format` (masked as it is fired).
     pub(crate) async fn format_error(
         &self,
         source: &str,

@@ -30,8 +30,9 @@ pub fn greeting_template(scope: &Scope) -> String {
         .unwrap_or_else(|| INITIAL_MESSAGE_TEMPLATE.to_owned())
 }
 
-/// Greets once: only the main agent (number 0), only a context whose log is empty (a restored
-/// or reloaded context has entries). The template enters the history as the agent's message;
+/// Greets once: only the main agent (number 0) of a new context — never a restored one
+/// ([`AgentRef::is_restored`](crate::AgentRef::is_restored), whatever its log or history holds).
+/// The template enters the history as the agent's message;
 /// its `tool_args.text` (or [`FALLBACK_GREETING`]) becomes a finished response in the log, tied
 /// to that history message.
 #[extension(point = AGENT_INIT, order = 10)]
@@ -39,7 +40,7 @@ fn initial_message(cx: &Cx<'_>, init: &mut AgentInit) -> Result<(), Error> {
     let Some(agent) = current_agent() else {
         return Ok(());
     };
-    if init.number != 0 || !agent.log().is_empty() {
+    if init.number != 0 || agent.is_restored() {
         return Ok(());
     }
     let template = greeting_template(cx.scope());

@@ -9,22 +9,18 @@
 //! | `system_prompt` | 10–14 | `main_prompt`, `tools_prompt`, `mcp_prompt`, `secrets_prompt`, `skills_prompt`, `project_prompt` | the prompt's sections |
 //! | `planning.started` | 10 | `lessons_prompt` | adds the task's lessons to the prompt |
 //! | `tool.register`, `tool.execute` | 0 | `response` | the `response` tool: answers and ends the monologue |
-//! | `hist_add_before` | 10 | `mask_content` | masks secrets in every history message |
-//! | `tool_execute_before` | 10 | `unmask_secrets` | placeholders → values in tool arguments, just before execution |
-//! | `tool_execute_after` | 10 | `mask_secrets` | masks secrets in tool output |
-//! | `util_model_call_before` | 10 | `mask_secrets` | masks the utility model's input |
-//! | `reasoning_stream_chunk`, `response_stream_chunk` | 10 | `mask_stream` | masks each chunk, holding back a possible secret's start |
-//! | `reasoning_stream_end`, `response_stream_end` | 10 | `mask_stream` | flushes what was held, masked |
-//! | `error_format` | 10 | `mask_errors` | masks secrets in errors |
 //! | `job_loop` | 50 | `trim_cache` | drops cache entries unused for 300 s |
 //! | `_functions/…/Agent/handle_exception/end` | 40 | `handle_intervention` | an intervention becomes a clean stop |
+//!
+//! Secrets are not masked by built-ins but by the runtime itself, as each payload is fired (see
+//! [`SecretStore`](crate::SecretStore)): no order, override or disabled file can let an
+//! extension see a value.
 
 mod initial_message;
 mod intervention;
 mod job_loop;
 mod profile_settings;
 mod response_tool;
-mod secrets;
 mod system_prompt;
 
 pub use initial_message::{FALLBACK_GREETING, INITIAL_MESSAGE_TEMPLATE, greeting_template};

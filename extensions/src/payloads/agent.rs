@@ -18,7 +18,8 @@ pub struct AgentInit {
     pub number: u32,
     /// The agent's profile (`""` for none).
     pub profile: String,
-    /// True when the agent continues a saved context.
+    /// True when the agent continues a saved context. A copy: decide on
+    /// [`AgentRef::is_restored`](crate::AgentRef::is_restored), which no extension can rewrite.
     pub restored: bool,
 }
 

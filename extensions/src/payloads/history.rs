@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 use crate::history::Role;
 
 /// `hist_add_before` (sync): a message is about to enter the history — every message: user,
-/// assistant, tool results, notes. Extensions may rewrite `content` (the built-in masks secrets).
+/// assistant, tool results, notes. Extensions may rewrite `content`. It is masked before the
+/// point fires and again before it is stored, so the history never holds a secret value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HistoryAdd {
     /// Who wrote it. Read.

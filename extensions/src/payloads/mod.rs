@@ -4,6 +4,7 @@
 mod agent;
 mod history;
 mod model;
+mod outgoing;
 mod process;
 mod prompt;
 mod tools;
@@ -13,11 +14,13 @@ pub use history::{HistoryAdd, ToolResultEntry};
 pub use model::{
     ChatModelCall, ChatModelResult, StreamChunk, StreamKind, UtilModelCall, UtilModelResult,
 };
+pub(crate) use outgoing::Outgoing;
 pub use process::{
     Banner, BannerKind, Banners, EmbeddingModelChanged, ErrorFormat, JobLoop, StartupMigration,
     UserMessage, WsEvent,
 };
 pub use prompt::SystemPrompt;
+pub(crate) use tools::executing;
 pub use tools::{
     MemoryKind, MemoryWrite, ToolCall, ToolError, ToolExecution, ToolRegistry, ToolResult,
     ToolSelect, ToolSpec, ToolStatus,

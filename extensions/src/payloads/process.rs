@@ -56,7 +56,7 @@ pub struct UserMessage {
 }
 
 /// `error_format`: an error is about to be shown to the model (tool result) or the user (log).
-/// Extensions rewrite `message` (the built-in masks secrets); `source` says where it came from
+/// Extensions rewrite `message` (masked before the point fires); `source` says where it came from
 /// (`tool:<name>`, `model`, `extension`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ErrorFormat {

@@ -2,10 +2,11 @@
 
 use std::sync::{Arc, Mutex};
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::decision::{Decision, Verdict, decide};
+use crate::secrets::SecretStore;
 
 /// A tool as the model sees it: name, description and the JSON Schema of its arguments.
 ///
@@ -18,7 +19,9 @@ use crate::decision::{Decision, Verdict, decide};
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
-    /// The name the model calls it by.
+    /// The name the model calls it by, matched exactly: the model's `tool_name` must be equal
+    /// byte for byte (case, spaces and punctuation count), or the call is an unknown tool and
+    /// the model gets the list of names. Map other spellings at `tool.select`.
     pub name: String,
     /// What it does, for the model.
     pub description: String,
@@ -103,8 +106,8 @@ impl ToolSpec {
 /// runtime logs the conflict. Extensions may also remove a tool (a policy that hides one).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolRegistry {
-    tools: Vec<ToolSpec>,
-    conflicts: Vec<String>,
+    pub(super) tools: Vec<ToolSpec>,
+    pub(super) conflicts: Vec<String>,
 }
 
 impl ToolRegistry {
@@ -151,7 +154,8 @@ impl ToolRegistry {
 pub struct ToolSelect {
     /// The tool to call. Rewritable.
     pub tool: String,
-    /// Its arguments (placeholders, not secrets). Rewritable.
+    /// Its arguments, masked (placeholders, never secret values — also where the model wrote a
+    /// value). Rewritable.
     pub args: Value,
     /// The model's thoughts. Read.
     pub thoughts: Vec<String>,
@@ -181,9 +185,13 @@ impl Ledger {
 /// order (deny > ask > allow); every reason is kept and a denied call never runs — the model
 /// gets the reasons as the tool result. Extensions may rewrite `args`.
 ///
-/// At `tool_execute_before` the call is allowed; extensions prepare the arguments (the built-in
-/// replaces secret placeholders by their values here, just before execution). Verdicts given
+/// At `tool_execute_before` the call is allowed; extensions prepare the arguments. Verdicts given
 /// there are ignored.
+///
+/// At both points the arguments are masked: a secret value, whoever wrote it (the model
+/// included), is its `§§secret(NAME)` placeholder here, for every extension at every order. The
+/// runtime replaces the placeholders by the values after `tool_execute_before`, just before
+/// `tool.execute` ([`ToolExecution`]).
 #[derive(Clone, Default, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The tool. Read-only: a call whose `tool` an extension changed is refused (the model is
@@ -193,7 +201,7 @@ pub struct ToolCall {
     /// Its arguments. Rewritable; rewritten arguments are checked against the tool's schema
     /// again (a misfit refuses the call with `BadArguments`).
     pub args: Value,
-    verdicts: Vec<Verdict>,
+    pub(super) verdicts: Vec<Verdict>,
     #[serde(skip)]
     ledger: Ledger,
 }
@@ -279,15 +287,23 @@ impl PartialEq for ToolCall {
 /// [`fail`](Self::fail) (returning `Err` from the extension is a failure too). A call nobody
 /// claims is an unknown tool.
 ///
-/// `args` hold secret values here (unmasked by `tool_execute_before`): never log them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// `args` hold secret values here: the runtime replaces the placeholders by the values just
+/// before `tool.execute`, after `tool_execute_before` (the only moment values are in a payload).
+/// Never log them. While `tool.execute` runs, the payload's JSON form — what command hooks and
+/// WebAssembly modules get, what `match` patterns and the trace read — and its `Debug` show the
+/// placeholders instead (in the arguments, the output and the error); arguments a command hook
+/// hands back are unmasked again. So only compiled-in tool code sees a value.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolExecution {
     /// The tool. Read.
     pub tool: String,
     /// Its arguments, unmasked. Read.
+    #[serde(serialize_with = "masked_args", deserialize_with = "unmasked_args")]
     pub args: Value,
     claimed: bool,
+    #[serde(serialize_with = "masked_text")]
     output: Option<String>,
+    #[serde(serialize_with = "masked_text")]
     error: Option<String>,
     break_loop: bool,
 }
@@ -343,6 +359,69 @@ impl ToolExecution {
     }
 }
 
+tokio::task_local! {
+    /// The secrets of the call `tool.execute` is running.
+    static EXECUTING: SecretStore;
+}
+
+/// Runs `f` (the dispatch of `tool.execute`) with `secrets` as the ones a [`ToolExecution`]'s
+/// JSON form and `Debug` are masked with.
+pub(crate) async fn executing<F: std::future::Future>(secrets: SecretStore, f: F) -> F::Output {
+    EXECUTING.scope(secrets, f).await
+}
+
+/// `args` masked with the secrets of the running call (unchanged outside `tool.execute`).
+fn masked(args: &Value) -> std::borrow::Cow<'_, Value> {
+    EXECUTING
+        .try_with(|secrets| {
+            (!secrets.is_empty()).then(|| {
+                let mut v = args.clone();
+                secrets.mask_json(&mut v);
+                v
+            })
+        })
+        .ok()
+        .flatten()
+        .map_or(std::borrow::Cow::Borrowed(args), std::borrow::Cow::Owned)
+}
+
+fn masked_args<S: Serializer>(args: &Value, s: S) -> Result<S::Ok, S::Error> {
+    masked(args).serialize(s)
+}
+
+/// A tool's output or error masked with the secrets of the running call.
+fn masked_str(text: &Option<String>) -> Option<std::borrow::Cow<'_, str>> {
+    let text = text.as_deref()?;
+    Some(
+        EXECUTING
+            .try_with(|secrets| secrets.mask(text).into_owned())
+            .map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned),
+    )
+}
+
+fn masked_text<S: Serializer>(text: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    masked_str(text).serialize(s)
+}
+
+fn unmasked_args<'de, D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+    let mut args = Value::deserialize(d)?;
+    let _ = EXECUTING.try_with(|secrets| secrets.unmask_json(&mut args));
+    Ok(args)
+}
+
+impl std::fmt::Debug for ToolExecution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolExecution")
+            .field("tool", &self.tool)
+            .field("args", &masked(&self.args))
+            .field("claimed", &self.claimed)
+            .field("output", &masked_str(&self.output))
+            .field("error", &masked_str(&self.error))
+            .field("break_loop", &self.break_loop)
+            .finish()
+    }
+}
+
 /// How a tool call ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -363,8 +442,8 @@ pub enum ToolStatus {
 /// `tool_execute_after`, then `tool.after_call`: a tool call ended — whatever the status
 /// (a denied or unknown call too, so observers count them).
 ///
-/// Extensions may rewrite `output` (what the model sees); the built-in masks secrets at
-/// `tool_execute_after`, so `tool.after_call` extensions see masked output. `args` are masked.
+/// Extensions may rewrite `output` (what the model sees). `output` and `args` are masked before
+/// `tool_execute_after` fires, so every extension of both points sees them masked.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
     /// The tool. Read.
