@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use super::event::ReloadEvent;
 use super::layers::FsConfig;
 use super::load::{FolderPluginStatus, LoadInput, LoadState};
+use super::read::FileReader;
 use super::watch::LayerWatcher;
 use crate::locks;
 use crate::snapshot::{CompiledTable, Snapshot};
@@ -50,13 +51,15 @@ impl ScopeFs {
         )
     }
 
-    /// Loads the layers (rescanning what is dirty) into a new snapshot.
+    /// Loads the layers (rescanning what is dirty, reading files with `reader`) into a new
+    /// snapshot.
     pub(crate) fn build_snapshot(
         &self,
         table: &CompiledTable,
         disabled: &HashMap<&'static str, &'static str>,
         disabled_plugins: &std::collections::BTreeSet<String>,
         generation: u64,
+        reader: FileReader,
     ) -> (Snapshot, ReloadEvent) {
         let dirty = locks::lock(&self.dirty).replace(Default::default());
         let webui_dirty = dirty.clone();
@@ -67,6 +70,7 @@ impl ScopeFs {
             disabled_plugins,
             dirty,
             generation,
+            reader,
         });
         let active: Vec<(String, PathBuf)> = loaded
             .folder_plugins
@@ -81,6 +85,7 @@ impl ScopeFs {
             disabled,
             &active,
             webui_dirty.as_ref(),
+            reader,
             &mut event,
         );
         (loaded.snapshot, event)

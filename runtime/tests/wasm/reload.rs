@@ -317,3 +317,66 @@ fn a_bad_module_is_not_recompiled_at_every_reload() {
     );
     assert!(problems(&scope).iter().any(|p| p.contains("y.wat")));
 }
+
+/// A module whose answer is `n` and a text of `v<n>` repeated: the data section, last in the
+/// file, is most of it, so half of one version over another answers a mixed text.
+fn long_version(n: u32) -> Vec<u8> {
+    let text = format!("v{n}").repeat(300);
+    Guest::answer(&format!(r#"{{"payload":{{"n":{n},"text":"{text}"}}}}"#)).wasm()
+}
+
+#[test]
+fn a_module_rewritten_in_place_in_two_writes_after_a_rename_save_is_never_loaded_torn() {
+    use std::io::{Seek, SeekFrom, Write};
+    let layer = Layer::temp();
+    let path = layer.ext("x.wasm", long_version(1));
+    let scope = layer
+        .builder()
+        .watch(true)
+        .debounce(Duration::from_millis(20))
+        .build()
+        .expect("scope");
+    let done = AtomicBool::new(false);
+    let wait_for = |n: u32| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while run(&scope).expect("dispatch").n != n {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "version {n} never came"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Acquire) {
+                let doc = run(&scope).expect("dispatch");
+                let whole = format!("v{}", doc.n).repeat(300) + "+tail";
+                assert_eq!(doc.text, whole, "a torn module answered");
+            }
+        });
+        for round in 0..6u32 {
+            let (saved, rewritten) = (2 * round + 2, 2 * round + 3);
+            layer.ext("x.wasm", long_version(saved));
+            wait_for(saved);
+            let next = long_version(rewritten);
+            assert_eq!(
+                next.len(),
+                std::fs::metadata(&path).expect("meta").len() as usize
+            );
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .expect("open");
+            let half = next.len() / 2;
+            f.write_all(&next[..half]).expect("first write");
+            f.flush().expect("flush");
+            std::thread::sleep(Duration::from_millis(10));
+            f.seek(SeekFrom::Start(half as u64)).expect("seek");
+            f.write_all(&next[half..]).expect("second write");
+            drop(f);
+            wait_for(rewritten);
+        }
+        done.store(true, Ordering::Release);
+    });
+}
