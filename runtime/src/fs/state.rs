@@ -30,6 +30,10 @@ pub(crate) struct ScopeFs {
     pub(crate) dirty: Mutex<Option<HashSet<PathBuf>>>,
     /// The web UI manifest, rebuilt with each snapshot.
     pub(crate) webui: super::webui::cache::WebuiCache,
+    /// Reloads the scope (set once it exists): when a wasm module compiled off the reload path
+    /// is ready.
+    #[cfg(feature = "wasm")]
+    pub(crate) on_compiled: std::sync::OnceLock<crate::wasm::compile::Wake>,
 }
 
 impl ScopeFs {
@@ -71,6 +75,8 @@ impl ScopeFs {
             dirty,
             generation,
             reader,
+            #[cfg(feature = "wasm")]
+            wake: self.on_compiled.get().cloned(),
         });
         let active: Vec<(String, PathBuf)> = loaded
             .folder_plugins

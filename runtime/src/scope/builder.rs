@@ -119,6 +119,8 @@ impl ScopeBuilder {
             fs,
             plugins,
         );
+        #[cfg(feature = "wasm")]
+        scope.wake_on_compiled();
         scope.rebuild();
         #[cfg(feature = "fs")]
         if watch {

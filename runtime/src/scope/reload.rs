@@ -56,8 +56,10 @@ impl Scope {
         locks::lock(&self.0.fs.status).clone()
     }
 
-    /// Calls `f` after every reload of this scope (on the thread that reloaded: the watcher's, or
-    /// the caller of [`reload`](Self::reload)).
+    /// Calls `f` after every reload of this scope, on the thread that reloaded: the watcher's,
+    /// the caller of [`reload`](Self::reload) (or of a plugin toggle), or (feature `wasm`) the
+    /// thread that reloads once a module compiled off the reload path is ready
+    /// (`ScopeBuilder::wasm_compile_wait`).
     pub fn on_reload(&self, f: impl Fn(&ReloadEvent) + Send + Sync + 'static) {
         locks::lock(&self.0.fs.subscribers).push(Arc::new(f));
     }

@@ -64,6 +64,9 @@ pub(crate) struct LoadInput<'a> {
     pub(crate) generation: u64,
     /// How files are read: a reload the watcher started reads only files that settled.
     pub(crate) reader: FileReader,
+    /// Reloads the scope when a wasm module compiled off the reload path is ready.
+    #[cfg(feature = "wasm")]
+    pub(crate) wake: Option<crate::wasm::compile::Wake>,
 }
 
 impl LoadState {
@@ -93,6 +96,8 @@ impl LoadState {
             .config
             .layers(|n| !disabled.contains(n), &folder.layers);
         self.rescan(&layers, input.dirty.as_ref(), input.reader);
+        #[cfg(feature = "wasm")]
+        self.wasm.begin(input.config, input.wake.clone());
         let files = self
             .files
             .files_in_effect(&layers, &self.scans, &mut problems);

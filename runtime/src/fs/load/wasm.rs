@@ -19,7 +19,9 @@ use crate::fs::layers::LayerRoot;
 use crate::fs::problem::FileProblem;
 use crate::fs::read::{Expect, FileReadError, FileReader, Stamp};
 use crate::fs::scan::{Manifest, OverrideKind};
-use crate::wasm::{Digest, Grants, Guest, MAX_MODULE_BYTES, ModuleCache, WasmHook, WasmStats};
+use crate::wasm::{
+    CompileOn, Digest, Grants, Guest, MAX_MODULE_BYTES, ModuleCache, Ready, WasmHook, WasmStats,
+};
 
 /// What the loader remembers of wasm extensions between reloads.
 #[derive(Default)]
@@ -30,6 +32,8 @@ pub(crate) struct WasmFiles {
     last: HashMap<PathBuf, Good>,
     /// The override files that defined a wasm extension in the current load.
     seen: HashSet<PathBuf>,
+    /// Where this load compiles modules: off the reload path, waited for until then.
+    compile_on: Option<CompileOn>,
 }
 
 /// One wasm extension as it last loaded well.
@@ -62,6 +66,14 @@ impl WasmFiles {
         let cache = self.cache.as_mut()?;
         cache.retain(&used);
         cache.disk_problem().map(str::to_owned)
+    }
+
+    /// Starts a load: modules it compiles are compiled off the reload path, waited for up to the
+    /// scope's `wasm_compile_wait`; `wake` reloads the scope when one nobody waited for is ready.
+    pub(crate) fn begin(&mut self, config: &FsConfig, wake: Option<crate::wasm::compile::Wake>) {
+        let until = std::time::Instant::now() + config.wasm_compile_wait;
+        self.compile_on = Some(CompileOn::Background { until });
+        self.cache(config).set_wake(wake);
     }
 
     fn cache(&mut self, config: &FsConfig) -> &mut ModuleCache {
@@ -187,11 +199,22 @@ impl WasmFiles {
         }
         let binary = binary(module, &bytes).map_err(Some)?;
         let started = std::time::Instant::now();
-        let (guest, digest, how) = self
+        let on = self.compile_on.unwrap_or(CompileOn::ThisThread);
+        let ready = self
             .cache(config)
-            .guest(&binary)
+            .guest(&binary, on)
             .map_err(|why| bad(format!("wasm module {} {why}", module.display())))?;
+        let (guest, digest, how) = match ready {
+            Ready::Now(guest, digest, how) => (guest, digest, how),
+            Ready::Compiling(since) => return Err(bad(compiling(module, since, config))),
+        };
         tracing::debug!(module = %module.display(), how = ?how, elapsed_us = started.elapsed().as_micros() as u64, "wasm module loaded");
+        crate::wasm::check_start(&guest, &grants, module).map_err(|why| {
+            bad(format!(
+                "wasm module {} cannot start: {why}; the module is checked once at load, and its last good version keeps running",
+                module.display()
+            ))
+        })?;
         Ok(Good {
             stamp,
             file_sha256,
@@ -262,6 +285,16 @@ fn binary<'b>(path: &Path, bytes: &'b [u8]) -> Result<std::borrow::Cow<'b, [u8]>
         .encode()
         .map(std::borrow::Cow::Owned)
         .map_err(located)
+}
+
+/// Why a module does not run yet: it is compiling off the reload path.
+fn compiling(module: &Path, since: std::time::Instant, config: &FsConfig) -> String {
+    format!(
+        "wasm module {} is still compiling ({} ms so far, longer than the {} ms a reload waits: ScopeBuilder::wasm_compile_wait); the reload went on without it, its last good version (if any) runs until it is compiled, and the scope reloads then",
+        module.display(),
+        since.elapsed().as_millis(),
+        config.wasm_compile_wait.as_millis()
+    )
 }
 
 /// Reads a module file whole (see [`read`](crate::fs::read)): a regular file, writable by nobody
