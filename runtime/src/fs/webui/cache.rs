@@ -74,7 +74,7 @@ impl WebuiCache {
             }
             used.push((layer, scan));
         }
-        let manifest = WebuiManifest::merge(event.generation, &used);
+        let manifest = WebuiManifest::merge(event.generation, &used, &mut event.warnings);
         drop(used);
         drop(scans);
         event

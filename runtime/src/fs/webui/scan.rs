@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::asset::AssetKind;
+use super::disable::{self, Disabled};
 use super::names;
 use crate::fs::problem::{FileProblem, check_not_shared_writable, symlink_loop};
 use crate::fs::read::{Expect, FileReadError, FileReader};
@@ -49,8 +50,10 @@ pub(crate) struct ScannedAsset {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LayerAssets {
     pub(crate) assets: Vec<ScannedAsset>,
+    /// The paths this layer takes away (`<path>.json` with `{"enabled": false}`).
+    pub(crate) disabled: Vec<Disabled>,
     pub(crate) problems: Vec<FileProblem>,
-    /// Asset files caught being written, not read this time.
+    /// Asset files and asset manifests caught being written, not read this time.
     unsettled: Vec<PathBuf>,
 }
 
@@ -61,6 +64,9 @@ impl LayerAssets {
         for file in &self.unsettled {
             if let Some(old) = previous.assets.iter().find(|a| &a.file == file) {
                 self.assets.push(old.clone());
+            }
+            if let Some(old) = previous.disabled.iter().find(|d| &d.file == file) {
+                self.disabled.push(old.clone());
             }
         }
         self.assets
@@ -177,6 +183,8 @@ impl Walker {
             self.descend(path, canon, name, segs);
         } else if let Some(kind) = AssetKind::of_file_name(name) {
             self.asset(path, &canon, &meta, name, kind, segs);
+        } else if let Some(asset) = disable::asset_of(name) {
+            self.manifest(path, &canon, &meta, asset, segs);
         } else {
             tracing::debug!(path = %path.display(), "ignoring a file that is no web UI asset");
         }
@@ -252,6 +260,50 @@ impl Walker {
             hash: crate::fs::read::sha256_hex(&bytes),
             bytes: bytes.into(),
         });
+    }
+
+    /// Reads `<asset>.json`, the manifest of the asset path beside it, into the paths this layer
+    /// takes away, or refuses it.
+    fn manifest(
+        &mut self,
+        path: &Path,
+        canon: &Path,
+        meta: &Metadata,
+        asset: &str,
+        segs: &[String],
+    ) {
+        let Some((point, folders)) = segs.split_first() else {
+            self.problem(FileProblem::new(
+                path,
+                "web UI asset manifest directly in `extensions/webui/` belongs to no point; move it beside the asset path it is for",
+            ));
+            return;
+        };
+        let expect = Expect::at_most(disable::MAX_MANIFEST_BYTES)
+            .private()
+            .same_as(meta);
+        let bytes = match self.reader.read(canon, expect) {
+            Ok(file) => file.bytes,
+            Err(e) => {
+                if e.is_transient() {
+                    self.out.unsettled.push(path.to_path_buf());
+                }
+                self.problem(e.problem(path, "web UI asset manifest"));
+                return;
+            }
+        };
+        match disable::disables(path, &bytes) {
+            Ok(true) => {
+                let rel: Vec<&str> = folders.iter().map(String::as_str).chain([asset]).collect();
+                self.out.disabled.push(Disabled {
+                    point: point.clone(),
+                    path: rel.join("/"),
+                    file: path.to_path_buf(),
+                });
+            }
+            Ok(false) => {}
+            Err(p) => self.problem(p),
+        }
     }
 
     /// The file's bytes (read whole, see [`read`](crate::fs::read)), refusing files over the
