@@ -48,11 +48,7 @@ enum Command {
 fn main() -> ExitCode {
     let args = Args::parse();
     let Command::Validate { points, dirs } = &args.command;
-    let points = match std::fs::read_to_string(points)
-        .map_err(|e| format!("cannot read {}: {e}", points.display()))
-        .and_then(|text| {
-            PointsFile::from_json(&text).map_err(|e| format!("{}: {e}", points.display()))
-        }) {
+    let points = match PointsFile::read_file(points) {
         Ok(p) => p,
         Err(e) => {
             // With `--format json` the error is JSON too (`{"error": ...}` on stdout), as the

@@ -304,3 +304,74 @@ fn usage_errors_exit_2_and_help_exits_0() {
     }
     assert_eq!(Exit::Problems.code(), 1);
 }
+
+/// Runs `hookpoint watch --count 1` on `scope` while `change(i)` (then a reload) is applied again
+/// and again, until the watcher saw one reload; returns its reload line.
+fn watch_one_change(scope: &Scope, mut change: impl FnMut(u32)) -> String {
+    let text = std::thread::scope(|s| {
+        let watcher = s.spawn(|| {
+            let mut out = Vec::new();
+            let argv = ["hookpoint", "watch", "--count", "1"];
+            let exit = run_from(scope, argv, &mut out);
+            assert_eq!(exit, Exit::Ok);
+            String::from_utf8(out).expect("UTF-8 output")
+        });
+        let mut i = 0;
+        while !watcher.is_finished() {
+            i += 1;
+            change(i);
+            scope.reload();
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        watcher.join().expect("watch thread")
+    });
+    text.lines().nth(1).unwrap_or_default().to_owned()
+}
+
+#[test]
+fn watch_tells_a_change_of_what_runs_where_it_comes_from_stays_the_same() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let user = dir.path().join("user");
+    let hook = user.join("extensions/prompt/_40_hook.sh");
+    let script = |i: u32| format!("#!/bin/sh\ncat >/dev/null\n# version {i}\n");
+    put(&user, "extensions/prompt/_40_hook.sh", &script(0), 0o755);
+    let module = |i: u32| {
+        format!(
+            r#"(module (memory (export "memory") 1) (data (i32.const 0) "{{}}") (data (i32.const 64) "v{i}")
+  (func (export "hookpoint_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "hookpoint_call") (param i32 i32) (result i64) (i64.const 2)))"#
+        )
+    };
+    let wasm = user.join("extensions/prompt/_50_guest.wat");
+    put(&user, "extensions/prompt/_50_guest.wat", &module(0), 0o644);
+    let scope = ScopeBuilder::new("cli-watch-content")
+        .user(&user)
+        .watch(false)
+        .wasm_cache(None)
+        .build()
+        .expect("scope");
+    assert!(scope.status().problems.is_empty(), "{:?}", scope.status());
+
+    // The same file, new content: the script is edited in place.
+    let line = watch_one_change(&scope, |i| fs::write(&hook, script(i)).expect("write"));
+    assert!(line.contains("~prompt:hook new content (sha256 "), "{line}");
+    assert!(!line.contains("no change"), "{line}");
+
+    // A module with new content; a comment alone is the same module and no change.
+    let line = watch_one_change(&scope, |i| fs::write(&wasm, module(i)).expect("write"));
+    assert!(
+        line.contains("~prompt:guest new content (sha256 "),
+        "{line}"
+    );
+
+    // How it runs: the manifest that changes a compiled-in extension changes its error policy
+    // (same file, same order, same layer).
+    let manifest = user.join("extensions/prompt/intro.json");
+    fs::write(&manifest, r#"{"on_error": "log"}"#).expect("write");
+    scope.reload();
+    let line = watch_one_change(&scope, |i| {
+        let policy = if i % 2 == 1 { "propagate" } else { "log" };
+        fs::write(&manifest, format!(r#"{{"on_error": "{policy}"}}"#)).expect("write");
+    });
+    assert!(line.contains("~prompt:intro on_error "), "{line}");
+}

@@ -159,7 +159,8 @@ pub use payloads::*;
 pub use points::*;
 pub use secrets::{SecretStore, SecretsError, placeholder};
 pub use settings::{
-    SettingsError, apply_overrides, merge_overrides, read_settings, settings_candidates,
+    MAX_SETTINGS_BYTES, SettingsError, apply_overrides, merge_overrides, read_settings,
+    settings_candidates,
 };
 pub use trace::{PointTrace, TraceLayer};
 pub use ui::{banners, webui};

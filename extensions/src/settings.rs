@@ -17,6 +17,10 @@ pub enum SettingsError {
     /// The file exists but cannot be read.
     #[error("cannot read it: {0}")]
     Read(#[from] std::io::Error),
+    /// The file is not a regular file, is larger than [`MAX_SETTINGS_BYTES`], or changed while
+    /// it was read (it is being written: read it again once its writer is done).
+    #[error("cannot read it whole: {0}")]
+    NotReadWhole(hookpoint::FileReadError),
     /// Not JSON, even tolerantly (the message has line and column).
     #[error("not valid JSON: {0}")]
     Parse(String),
@@ -45,12 +49,23 @@ pub fn settings_candidates(layers: &[LayerRoot], profile: &str) -> Vec<PathBuf> 
         .collect()
 }
 
+/// The largest `settings.json` read, in bytes (1 MiB).
+pub const MAX_SETTINGS_BYTES: u64 = 1 << 20;
+
 /// Reads one settings file tolerantly (comments, trailing commas; parsed with `jsonc-parser`).
+/// The file is read whole or not at all, as hookpoint reads override files
+/// ([`hookpoint::read_whole_file`]): one being written is an error, never half of it.
 ///
 /// # Errors
-/// [`SettingsError::Read`], [`SettingsError::Parse`], or [`SettingsError::NotAnObject`].
+/// [`SettingsError::Read`] (missing, unreadable, not UTF-8), [`SettingsError::NotReadWhole`],
+/// [`SettingsError::Parse`], or [`SettingsError::NotAnObject`].
 pub fn read_settings(path: &Path) -> Result<Map<String, Value>, SettingsError> {
-    let text = std::fs::read_to_string(path)?;
+    let bytes = hookpoint::read_whole_file(path, MAX_SETTINGS_BYTES).map_err(|e| match e {
+        hookpoint::FileReadError::Io(e) => SettingsError::Read(e),
+        e => SettingsError::NotReadWhole(e),
+    })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
     let value: Value = jsonc_parser::parse_to_serde_value(&text, &Default::default())
         .map_err(|e| SettingsError::Parse(e.to_string()))?;
     match value {

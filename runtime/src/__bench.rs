@@ -70,11 +70,13 @@ impl SyntheticRegistry {
     #[cfg(feature = "fs")]
     pub fn build_with_layer(&self, scope: &crate::Scope) -> usize {
         scope.0.fs.mark_dirty(None);
-        let (snap, _) =
-            scope
-                .0
-                .fs
-                .build_snapshot(&self.table, &HashMap::new(), &Default::default(), 2);
+        let (snap, _) = scope.0.fs.build_snapshot(
+            &self.table,
+            &HashMap::new(),
+            &Default::default(),
+            2,
+            crate::fs::read::FileReader::now(),
+        );
         snap.lists.iter().map(|l| l.runs.len()).sum()
     }
 }

@@ -68,6 +68,13 @@ pub struct ExtensionInfo {
     /// command hook's or a wasm extension's limit per call (always set: the default or the
     /// manifest's).
     pub timeout_ms: Option<u64>,
+    /// The SHA-256 (64 lower-case hex digits) of what an override file runs, so that a change
+    /// of what runs shows even where it comes from stays the same: a command hook's program as
+    /// loaded (its last good copy when the file is bad, a pinned program's verified content); for
+    /// a manifest's `command` its argv and every file in the layer folder it names (the script
+    /// of `["python3", "hooks/x.py"]`); a wasm extension's module (binary form). `None` for
+    /// compiled-in extensions (their code is the binary's) and for a program over 8 MiB.
+    pub content_sha256: Option<String>,
 }
 
 /// One extension that does not run.
@@ -185,6 +192,7 @@ fn describe(snap: &Snapshot, l: &PointList) -> (Vec<ExtensionInfo>, Vec<Inactive
             }),
             timeout_ms: time_limit(snap, run, m.timeout)
                 .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+            content_sha256: m.content.as_deref().map(str::to_owned),
         })
         .collect();
     let inactive = l

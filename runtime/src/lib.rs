@@ -71,6 +71,10 @@
 //   point, call, extensible, introspect, validate, link   the API on top
 //   cli            (cli) the `hookpoint` subcommands, on top of the API
 
+// The crate's own tests declare points and extensions with its macros, which name `::hookpoint`.
+#[cfg(test)]
+extern crate self as hookpoint;
+
 #[doc(hidden)]
 pub mod __bench;
 mod call;
@@ -110,7 +114,7 @@ pub use extensible::{CallEnd, CallStart};
 #[cfg(feature = "fs")]
 pub use fs::webui;
 #[cfg(feature = "fs")]
-pub use fs::{FileProblem, LayerKind, LayerRoot, ReloadEvent};
+pub use fs::{FileProblem, FileReadError, LayerKind, LayerRoot, ReloadEvent, read_whole_file};
 pub use introspect::introspect;
 pub use link::{assert_crates_linked, assert_linked, linked_crates};
 pub use point::{AsyncKind, AsyncPoint, FnPoint, Outcome, PointSpec, SyncKind, SyncPoint};

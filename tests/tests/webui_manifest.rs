@@ -133,6 +133,77 @@ fn the_higher_layer_wins_per_point_and_relative_path() {
 }
 
 #[test]
+fn the_rule_is_per_path_and_enabled_false_takes_a_lower_layers_asset_away() {
+    let (project, user) = (dir(), dir());
+    asset(
+        user.path(),
+        "banner/_10_a.js",
+        "export default () => 'user a'",
+    );
+    asset(user.path(), "banner/_10_b.html", "user b");
+    // Renamed in the higher layer: another path, so both are served.
+    asset(
+        project.path(),
+        "banner/_20_a.js",
+        "export default () => 'project a'",
+    );
+    let scope = scope_of("webui-disable", project.path(), user.path());
+    assert_eq!(
+        paths(&scope.webui_manifest(), "banner"),
+        ["_10_a.js", "_10_b.html", "_20_a.js"]
+    );
+
+    // `<path>.json` with `{"enabled": false}` in the higher layer takes that path away.
+    asset(
+        project.path(),
+        "banner/_10_a.js.json",
+        r#"{"enabled": false}"#,
+    );
+    scope.reload();
+    let m = scope.webui_manifest();
+    assert_eq!(paths(&m, "banner"), ["_10_b.html", "_20_a.js"]);
+    assert!(scope.status().problems.is_empty(), "{:?}", scope.status());
+    assert!(m.asset(&m.point("banner")[1].hash).is_some());
+
+    // A disable that matches nothing is a warning; a bad one is a problem at its position.
+    asset(
+        project.path(),
+        "banner/_30_none.js.json",
+        r#"{"enabled": false}"#,
+    );
+    let bad = asset(
+        project.path(),
+        "banner/_10_b.html.json",
+        "{\"enabled\": false,\n \"oops\": 1}",
+    );
+    scope.reload();
+    let status = scope.status();
+    assert!(
+        status
+            .warnings
+            .iter()
+            .any(|w| w.contains("_30_none.js.json") && w.contains("no effect")),
+        "{status:?}"
+    );
+    let problem = status
+        .problems
+        .iter()
+        .find(|p| p.path == bad)
+        .unwrap_or_else(|| panic!("a problem for the bad manifest: {status:?}"));
+    assert_eq!(
+        (problem.line, problem.column),
+        (Some(2), Some(2)),
+        "{problem}"
+    );
+    assert!(problem.message.contains("oops"), "{problem}");
+    assert_eq!(
+        paths(&scope.webui_manifest(), "banner"),
+        ["_10_b.html", "_20_a.js"],
+        "a bad manifest disables nothing"
+    );
+}
+
+#[test]
 fn each_asset_carries_the_sha256_of_its_content() {
     let user = dir();
     asset(user.path(), "p/a.js", "abc");

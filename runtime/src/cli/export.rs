@@ -125,6 +125,33 @@ impl PointsFile {
         }
     }
 
+    /// The largest points file read, in bytes (64 MiB).
+    pub const MAX_BYTES: u64 = 64 << 20;
+
+    /// Reads the points file at `path`: read whole or not at all (a file still being written is
+    /// an error, never half of it), at most [`MAX_BYTES`](Self::MAX_BYTES), then parsed as
+    /// [`from_json`](Self::from_json) does.
+    ///
+    /// # Errors
+    /// `cannot read <path>: why` (missing, not a regular file, too large, changed while read),
+    /// or `<path>: why` for its content.
+    ///
+    /// ```
+    /// use hookpoint::cli::PointsFile;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("points.json");
+    /// std::fs::write(&path, serde_json::to_string(&PointsFile::current()).unwrap()).unwrap();
+    /// assert_eq!(PointsFile::read_file(&path).unwrap().format, PointsFile::FORMAT);
+    /// assert!(PointsFile::read_file(dir.path()).unwrap_err().starts_with("cannot read"));
+    /// ```
+    pub fn read_file(path: &std::path::Path) -> Result<PointsFile, String> {
+        let bytes = crate::fs::read_whole_file(path, Self::MAX_BYTES)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| format!("{}: not UTF-8 text: {e}", path.display()))?;
+        Self::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
     /// Reads a points file.
     ///
     /// # Errors

@@ -16,13 +16,13 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use super::export::{ExportedPoint, PointsFile};
 use super::validate::ValidateProblem;
+use crate::fs::load::configs::MAX_CONFIG_BYTES;
 use crate::fs::load::verify_pin;
 use crate::fs::manifest::Manifest;
 use crate::fs::plugins::manifest::{self as plugin_manifest, MAX_PLUGIN_JSON};
@@ -44,9 +44,6 @@ pub struct FolderReport {
     /// How many override files and web UI assets were read without a problem.
     pub files: usize,
 }
-
-/// The largest plugin config read (1 MiB).
-const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// Checks each folder in `dirs` (layer roots) against `points`; never panics, never stops at the
 /// first problem. Problems name their files by absolute path.
@@ -124,7 +121,7 @@ fn check_folder(
             message,
         }));
     }
-    let web = webui_scan::scan_layer(dir);
+    let web = webui_scan::scan_layer(dir, crate::fs::read::FileReader::now());
     problems.extend(web.problems.iter().map(FolderProblem::from));
     *files += web.assets.len();
     check_configs(dir, problems);
@@ -264,7 +261,7 @@ fn check_manifest(
     // A wasm module's pin is checked with the module (`check_wasm`).
     let pinned = m.command.as_ref().and_then(|c| c.first());
     if let (Some(want), Some(program)) = (&m.sha256, pinned)
-        && let Err(why) = verify_pin(&dir.join(program), want)
+        && let Err(why) = verify_pin(&dir.join(program), want, crate::fs::read::FileReader::now())
     {
         found.push(why);
     }
@@ -326,20 +323,9 @@ fn plugin_folders(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// A file's bytes, at most `limit` of them (more is an error).
+/// A file's bytes, at most `limit` of them (more is an error), read whole or not at all.
 fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
-    let meta = fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    let mut bytes = Vec::new();
-    fs::File::open(path)
-        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read: {e}"))?;
-    if bytes.len() as u64 > limit {
-        return Err(format!("larger than {limit} bytes"));
-    }
-    Ok(bytes)
+    crate::fs::read_whole_file(path, limit).map_err(|e| e.to_string())
 }
 
 /// Each `plugins/<name>/config.json` must be a JSON object.

@@ -1,6 +1,8 @@
 //! `hookpoint watch`: one line per reload of the scope, with what changed: extensions added
-//! (`+point:name`), removed (`-`), changed (`~`: order, layer, origin), the same for web UI
-//! assets, and the reload's problem and warning counts.
+//! (`+point:name`), removed (`-`), changed (`~`: what runs — its content, so an edited script or
+//! module shows though its file is the same — and how: order, layer, origin, runs as, `on_error`,
+//! `after`/`before`, condition, time limit), the same for web UI assets, and the reload's problem
+//! and warning counts.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -10,13 +12,14 @@ use serde::Serialize;
 
 use super::Exit;
 use crate::fs::ReloadEvent;
+use crate::introspect::ExtensionInfo;
 use crate::scope::Scope;
 
 /// What a reload is compared on.
 #[derive(Default)]
 struct State {
-    /// (point, name) -> (order, layer, origin) of each running extension.
-    extensions: BTreeMap<(String, String), (i32, String, String)>,
+    /// (point, name) -> each running extension, as introspection describes it.
+    extensions: BTreeMap<(String, String), ExtensionInfo>,
     /// (point, path) -> (hash, layer) of each web UI asset.
     webui: BTreeMap<(String, String), (String, u8)>,
 }
@@ -26,8 +29,7 @@ impl State {
         let mut s = State::default();
         for p in scope.introspect() {
             for e in p.extensions {
-                s.extensions
-                    .insert((p.name.clone(), e.name), (e.order, e.layer, e.origin));
+                s.extensions.insert((p.name.clone(), e.name.clone()), e);
             }
         }
         for a in scope.webui_manifest().assets() {
@@ -117,20 +119,14 @@ pub(super) fn run(
 /// The changes from `a` to `b`, extensions first, each list sorted.
 fn diff(a: &State, b: &State) -> Vec<String> {
     let mut out = Vec::new();
-    for ((point, name), (order, layer, origin)) in &b.extensions {
+    for ((point, name), now) in &b.extensions {
         match a.extensions.get(&(point.clone(), name.clone())) {
-            None => out.push(format!("+{point}:{name} order {order} ({layer})")),
-            Some((o, l, g)) => {
-                let mut what = Vec::new();
-                if o != order {
-                    what.push(format!("order {o} → {order}"));
-                }
-                if l != layer {
-                    what.push(format!("{l} → {layer}"));
-                }
-                if g != origin {
-                    what.push(format!("now from {origin}"));
-                }
+            None => out.push(format!(
+                "+{point}:{name} order {} ({})",
+                now.order, now.layer
+            )),
+            Some(before) => {
+                let what = extension_changes(before, now);
                 if !what.is_empty() {
                     out.push(format!("~{point}:{name} {}", what.join(", ")));
                 }
@@ -160,4 +156,63 @@ fn diff(a: &State, b: &State) -> Vec<String> {
         out.push(format!("-webui {point}/{path}"));
     }
     out
+}
+
+/// What changed in one extension from `a` to `b`: what runs first, then how.
+fn extension_changes(a: &ExtensionInfo, b: &ExtensionInfo) -> Vec<String> {
+    let mut what = Vec::new();
+    if a.content_sha256 != b.content_sha256 {
+        let short = |h: &Option<String>| {
+            h.as_deref()
+                .map_or("none".to_owned(), |h| h.chars().take(12).collect())
+        };
+        what.push(format!(
+            "new content (sha256 {} → {})",
+            short(&a.content_sha256),
+            short(&b.content_sha256)
+        ));
+    }
+    if a.order != b.order {
+        what.push(format!("order {} → {}", a.order, b.order));
+    }
+    if a.layer != b.layer {
+        what.push(format!("{} → {}", a.layer, b.layer));
+    }
+    if a.origin != b.origin {
+        what.push(format!("now from {}", b.origin));
+    }
+    if a.runs_as != b.runs_as {
+        what.push(format!("runs as {} → {}", a.runs_as, b.runs_as));
+    }
+    if a.on_error != b.on_error {
+        what.push(format!("on_error {} → {}", a.on_error, b.on_error));
+    }
+    let names = |n: &[String]| format!("[{}]", n.join(", "));
+    if a.after != b.after {
+        what.push(format!("after {} → {}", names(&a.after), names(&b.after)));
+    }
+    if a.before != b.before {
+        what.push(format!(
+            "before {} → {}",
+            names(&a.before),
+            names(&b.before)
+        ));
+    }
+    if a.condition != b.condition {
+        let shown = |c: &Option<String>| c.clone().unwrap_or_else(|| "none".into());
+        what.push(format!(
+            "condition {} → {}",
+            shown(&a.condition),
+            shown(&b.condition)
+        ));
+    }
+    if a.timeout_ms != b.timeout_ms {
+        let ms = |t: Option<u64>| t.map_or("none".to_owned(), |t| format!("{t} ms"));
+        what.push(format!(
+            "time limit {} → {}",
+            ms(a.timeout_ms),
+            ms(b.timeout_ms)
+        ));
+    }
+    what
 }

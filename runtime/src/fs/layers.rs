@@ -77,6 +77,9 @@ pub(crate) struct FsConfig {
     /// The folder of the compiled-module cache, or none (feature `wasm`).
     #[cfg(feature = "wasm")]
     pub(crate) wasm_cache: Option<PathBuf>,
+    /// How long a reload waits for a module to compile before it goes on without it.
+    #[cfg(feature = "wasm")]
+    pub(crate) wasm_compile_wait: Duration,
 }
 
 impl Default for FsConfig {
@@ -96,6 +99,8 @@ impl Default for FsConfig {
             debounce: Duration::from_millis(50),
             #[cfg(feature = "wasm")]
             wasm_cache: crate::wasm::default_dir(),
+            #[cfg(feature = "wasm")]
+            wasm_compile_wait: crate::wasm::DEFAULT_COMPILE_WAIT,
         }
     }
 }

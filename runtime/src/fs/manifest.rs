@@ -1,9 +1,7 @@
 //! Manifests: `<stem>.json` files that disable, re-order or change an extension, or make it a
 //! command hook or (feature `wasm`) a wasm extension. Unknown keys are errors; every error carries the file's line and column.
 
-use std::fs::{File, Metadata};
-use std::io::Read;
-use std::os::unix::fs::MetadataExt;
+use std::fs::Metadata;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -12,6 +10,7 @@ use super::json_path::JsonPathSegment;
 use super::problem::{
     FileProblem, check_not_shared_writable, key_position, require_object, value_position,
 };
+use super::read::{Expect, FileReadError, FileReader};
 use crate::registry::ErrorPolicy;
 
 /// Largest manifest the scanner will read, in bytes.
@@ -57,38 +56,28 @@ pub struct Manifest {
 }
 
 /// Opens, checks and parses a manifest. `meta` is the (followed) metadata
-/// taken before opening; the open file is re-checked against it.
+/// taken before opening; the open file is re-checked against it, and read whole (see
+/// [`read`](super::read)) or not at all.
 pub(crate) fn load_manifest(
     found: &Path,
     canon: &Path,
     meta: &Metadata,
+    reader: FileReader,
 ) -> Result<Manifest, FileProblem> {
     // Checked before opening so a FIFO named `x.json` cannot block the scan.
     if !meta.is_file() {
         return Err(FileProblem::new(found, "manifest is not a regular file"));
     }
-    let file = File::open(canon).map_err(|e| FileProblem::io(found, "cannot open manifest", &e))?;
-    let fmeta = file
-        .metadata()
-        .map_err(|e| FileProblem::io(found, "cannot inspect manifest", &e))?;
-    if !fmeta.is_file() || fmeta.dev() != meta.dev() || fmeta.ino() != meta.ino() {
-        return Err(FileProblem::new(
-            found,
-            "manifest was replaced while scanning",
-        ));
-    }
-    check_not_shared_writable(found, &fmeta)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_MANIFEST_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| FileProblem::io(found, "cannot read manifest", &e))?;
-    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
-        return Err(FileProblem::new(
+    check_not_shared_writable(found, meta)?;
+    let expect = Expect::at_most(MAX_MANIFEST_BYTES).private().same_as(meta);
+    let file = reader.read(canon, expect).map_err(|e| match e {
+        FileReadError::TooLarge { .. } => FileProblem::new(
             found,
             format!("manifest is larger than {MAX_MANIFEST_BYTES} bytes"),
-        ));
-    }
-    parse_manifest(found, &bytes)
+        ),
+        e => e.problem(found, "manifest"),
+    })?;
+    parse_manifest(found, &file.bytes)
 }
 
 /// Parses and validates manifest bytes; `path` is only used in problems.

@@ -7,6 +7,7 @@
 //!   [`stem`], manifests by [`manifest`]);
 //! - [`load`]: the scans of a scope's layers into override definitions, command hooks and plugin
 //!   configs, keeping each bad file's last good version;
+//! - [`read`]: reading a file whole or not at all (a file being written is never taken half-way);
 //! - [`watch`]: a self-contained debounced watcher over the layer roots;
 //! - [`switch`]: the process-wide command-hook switch;
 //! - [`webui`]: the web UI manifest (front-end assets under `extensions/webui/`).
@@ -26,6 +27,7 @@ pub(crate) mod load;
 pub(crate) mod manifest;
 pub(crate) mod plugins;
 pub(crate) mod problem;
+pub(crate) mod read;
 pub(crate) mod scan;
 pub(crate) mod state;
 pub(crate) mod stem;
@@ -36,5 +38,6 @@ pub mod webui;
 pub use event::ReloadEvent;
 pub(crate) use layers::FsConfig;
 pub use layers::{LayerKind, LayerRoot};
+pub use read::{FileReadError, read_whole_file};
 pub use scan::FileProblem;
 pub(crate) use state::ScopeFs;

@@ -53,7 +53,9 @@
 //!   keys or wrongly typed values, has an empty `command` or `command[0]`, has
 //!   `timeout_ms: 0`, or is larger than 1 MiB;
 //! * an extension file placed directly in `extensions/` (it has no point);
-//! * a file that vanishes or changes between listing and reading.
+//! * a file that vanishes or changes between listing and reading, or changes while it is read
+//!   (see [`read`](super::read): it is then not read at all, and its last good version stays
+//!   active).
 //!
 //! # Duplicates
 //!
@@ -82,6 +84,7 @@ pub use super::manifest::Manifest;
 use super::manifest::load_manifest;
 pub use super::problem::FileProblem;
 use super::problem::{check_not_shared_writable, symlink_loop};
+use super::read::{Expect, FileReadError, FileReader};
 use super::stem::{EntryName, entry_name, parse_stem};
 
 /// Result of scanning one layer: what was understood and what was refused.
@@ -107,6 +110,42 @@ pub struct OverrideFile {
     pub stem_order: Option<i32>,
     /// What the file is.
     pub kind: OverrideKind,
+    /// A command hook's program as the scan read it (`None` for other kinds, and for a program
+    /// larger than [`MAX_PROGRAM_COPY`], whose content is not kept).
+    pub content: Option<Content>,
+}
+
+/// A command hook's program is kept (for its last good copy and its content hash) up to this
+/// size, in bytes (8 MiB); a larger one is checked, not read.
+pub(crate) const MAX_PROGRAM_COPY: u64 = 8 * 1024 * 1024;
+
+/// The bytes of a file as read whole, and their SHA-256.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Content {
+    pub(crate) bytes: std::sync::Arc<[u8]>,
+    /// 64 lower-case hex digits.
+    pub(crate) sha256: String,
+}
+
+impl Content {
+    pub(crate) fn new(bytes: Vec<u8>) -> Content {
+        let sha256 = super::read::sha256_hex(&bytes);
+        Content {
+            bytes: bytes.into(),
+            sha256,
+        }
+    }
+}
+
+impl std::fmt::Debug for Content {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Content({} bytes, sha256 {})",
+            self.bytes.len(),
+            self.sha256
+        )
+    }
 }
 
 /// The kind of an accepted extension file.
@@ -128,12 +167,19 @@ pub enum OverrideKind {
     Wasm,
 }
 
-/// Scans one layer folder.
+/// Scans one layer folder, reading every file as it is now.
 ///
 /// A missing `root`, or a root without an `extensions` folder, yields an
 /// empty scan with no problems. Never panics; every refusal becomes a
 /// [`FileProblem`].
+#[cfg_attr(not(any(test, feature = "cli")), allow(dead_code))]
 pub fn scan_layer(root: &Path) -> LayerScan {
+    scan_layer_with(root, FileReader::now())
+}
+
+/// Scans one layer folder, reading files with `reader` (which may leave files being written for
+/// the next reload).
+pub(crate) fn scan_layer_with(root: &Path, reader: FileReader) -> LayerScan {
     let mut scan = LayerScan::default();
     let root_abs = match std::path::absolute(root) {
         Ok(p) => p,
@@ -210,6 +256,7 @@ pub fn scan_layer(root: &Path) -> LayerScan {
         root_canon,
         ancestors: Vec::new(),
         scan,
+        reader,
     };
     scanner.scan_dir(&ext, ext_canon, &mut Vec::new());
     let mut scan = scanner.scan;
@@ -235,6 +282,7 @@ struct Scanner {
     /// Canonical paths of the folders currently being scanned (loop guard).
     ancestors: Vec<PathBuf>,
     scan: LayerScan,
+    reader: FileReader,
 }
 
 impl Scanner {
@@ -309,13 +357,14 @@ impl Scanner {
         let Some((stem_order, ext_name)) = self.claim(path, name, claimed) else {
             return;
         };
-        match read_kind(candidate, path, &canon, &meta) {
-            Ok(kind) => self.scan.files.push(OverrideFile {
+        match read_kind(candidate, path, &canon, &meta, self.reader) {
+            Ok((kind, content)) => self.scan.files.push(OverrideFile {
                 path: path.to_path_buf(),
                 point: point.join("/"),
                 name: ext_name,
                 stem_order,
                 kind,
+                content,
             }),
             Err(p) => self.problem(p),
         }
@@ -464,13 +513,15 @@ fn file_candidate(path: &Path, name: &str, meta: &Metadata) -> Option<EntryKind>
     None
 }
 
-/// Reads a claimed file into its kind, or the problem that refuses it.
+/// Reads a claimed file into its kind (and a command hook's program), or the problem that
+/// refuses it.
 fn read_kind(
     candidate: EntryKind,
     path: &Path,
     canon: &Path,
     meta: &Metadata,
-) -> Result<OverrideKind, FileProblem> {
+    reader: FileReader,
+) -> Result<(OverrideKind, Option<Content>), FileProblem> {
     match candidate {
         EntryKind::Command if meta.len() == 0 => Err(FileProblem::new(
             path,
@@ -478,20 +529,43 @@ fn read_kind(
         )),
         EntryKind::Command => {
             check_not_shared_writable(path, meta)?;
-            Ok(OverrideKind::Command {
-                argv: vec![path.as_os_str().to_os_string()],
-            })
+            let content = read_program(path, canon, meta, reader)?;
+            let argv = vec![path.as_os_str().to_os_string()];
+            Ok((OverrideKind::Command { argv }, content))
         }
-        EntryKind::Manifest => load_manifest(path, canon, meta).map(OverrideKind::Manifest),
+        EntryKind::Manifest => {
+            load_manifest(path, canon, meta, reader).map(|m| (OverrideKind::Manifest(m), None))
+        }
         #[cfg(feature = "wasm")]
         EntryKind::Wasm if !meta.is_file() => {
             Err(FileProblem::new(path, "wasm module is not a regular file"))
         }
         #[cfg(feature = "wasm")]
         EntryKind::Wasm => {
+            // The loader reads the module (`load::wasm`), through the same reader.
             check_not_shared_writable(path, meta)?;
-            Ok(OverrideKind::Wasm)
+            Ok((OverrideKind::Wasm, None))
         }
+    }
+}
+
+/// A command hook's program, read whole (`None` past [`MAX_PROGRAM_COPY`]: then only checked to
+/// be the file found, settled and not changing).
+fn read_program(
+    path: &Path,
+    canon: &Path,
+    meta: &Metadata,
+    reader: FileReader,
+) -> Result<Option<Content>, FileProblem> {
+    let expect = Expect::at_most(MAX_PROGRAM_COPY).private().same_as(meta);
+    match reader.read(canon, expect) {
+        Ok(file) => Ok(Some(Content::new(file.bytes))),
+        Err(FileReadError::TooLarge { .. }) => match reader.stamp(canon) {
+            Ok(stamp) if (stamp.dev, stamp.ino) == (meta.dev(), meta.ino()) => Ok(None),
+            Ok(_) => Err(FileReadError::Replaced.problem(path, "command hook")),
+            Err(e) => Err(e.problem(path, "command hook")),
+        },
+        Err(e) => Err(e.problem(path, "command hook")),
     }
 }
 
@@ -1227,6 +1301,7 @@ mod tests {
             root_canon: fs::canonicalize(root.path()).expect("canon"),
             ancestors: Vec::new(),
             scan: LayerScan::default(),
+            reader: FileReader::now(),
         };
         let gone = dir.join("gone.json");
         scanner.scan_entry(
@@ -1249,7 +1324,7 @@ mod tests {
         // Both files exist at once, so the replacement has another inode.
         let other = manifest(&root, "p/other.json", "{}");
         fs::rename(&other, &path).expect("rename");
-        let err = load_manifest(&path, &path, &meta).expect_err("replaced");
+        let err = load_manifest(&path, &path, &meta, FileReader::now()).expect_err("replaced");
         assert!(err.message.contains("replaced while scanning"), "{err}");
     }
 

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use super::event::ReloadEvent;
 use super::layers::FsConfig;
 use super::load::{FolderPluginStatus, LoadInput, LoadState};
+use super::read::FileReader;
 use super::watch::LayerWatcher;
 use crate::locks;
 use crate::snapshot::{CompiledTable, Snapshot};
@@ -29,6 +30,10 @@ pub(crate) struct ScopeFs {
     pub(crate) dirty: Mutex<Option<HashSet<PathBuf>>>,
     /// The web UI manifest, rebuilt with each snapshot.
     pub(crate) webui: super::webui::cache::WebuiCache,
+    /// Reloads the scope (set once it exists): when a wasm module compiled off the reload path
+    /// is ready.
+    #[cfg(feature = "wasm")]
+    pub(crate) on_compiled: std::sync::OnceLock<crate::wasm::compile::Wake>,
 }
 
 impl ScopeFs {
@@ -50,13 +55,15 @@ impl ScopeFs {
         )
     }
 
-    /// Loads the layers (rescanning what is dirty) into a new snapshot.
+    /// Loads the layers (rescanning what is dirty, reading files with `reader`) into a new
+    /// snapshot.
     pub(crate) fn build_snapshot(
         &self,
         table: &CompiledTable,
         disabled: &HashMap<&'static str, &'static str>,
         disabled_plugins: &std::collections::BTreeSet<String>,
         generation: u64,
+        reader: FileReader,
     ) -> (Snapshot, ReloadEvent) {
         let dirty = locks::lock(&self.dirty).replace(Default::default());
         let webui_dirty = dirty.clone();
@@ -67,6 +74,9 @@ impl ScopeFs {
             disabled_plugins,
             dirty,
             generation,
+            reader,
+            #[cfg(feature = "wasm")]
+            wake: self.on_compiled.get().cloned(),
         });
         let active: Vec<(String, PathBuf)> = loaded
             .folder_plugins
@@ -81,6 +91,7 @@ impl ScopeFs {
             disabled,
             &active,
             webui_dirty.as_ref(),
+            reader,
             &mut event,
         );
         (loaded.snapshot, event)

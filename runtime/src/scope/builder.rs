@@ -119,6 +119,8 @@ impl ScopeBuilder {
             fs,
             plugins,
         );
+        #[cfg(feature = "wasm")]
+        scope.wake_on_compiled();
         scope.rebuild();
         #[cfg(feature = "fs")]
         if watch {
@@ -221,7 +223,24 @@ impl ScopeBuilder {
         self
     }
 
-    /// How long a burst of file events may last before one reload runs (default 50 ms).
+    /// The watcher's debounce (default 50 ms; below 1 ms counts as 1 ms): file events less than
+    /// `window` apart are one burst, and one reload runs about `2 × window` after the burst's
+    /// last event (at the latest every `max(20 × window, 1 s)` while events keep coming). A
+    /// reload the watcher starts reads only files left alone for `window`: one modified more
+    /// recently has an event still to come and is read by the reload that event starts, so a
+    /// writer whose writes are less than `window` apart is never read half-way. Shorter is more
+    /// responsive; longer covers writers that pause longer. No effect with `watch(false)`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let scope = hookpoint::ScopeBuilder::new("debounced")
+    ///     .user(dir.path())
+    ///     .debounce(Duration::from_millis(200)) // an editor that saves in several writes
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(scope.is_watched());
+    /// ```
     pub fn debounce(mut self, window: Duration) -> Self {
         self.fs.debounce = window;
         self

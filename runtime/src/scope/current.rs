@@ -228,7 +228,27 @@ impl Scope {
         }
     }
 
-    /// The current scope: the innermost entered or bound one, else the default scope.
+    /// The current scope: the scope a dispatch that names none uses here (a typed point's
+    /// `call`, `call!`, `call_sync`, an `#[extensible]` fn). It is the innermost scope entered on
+    /// this thread ([`enter`](Self::enter)) or bound to the task being polled
+    /// ([`bind`](Self::bind)), else the [default scope](Self::default_scope) (compiled-in
+    /// extensions only). Inside a dispatch it is the dispatch's scope, as
+    /// [`Cx::scope`](crate::Cx::scope) is, so an extension's own dispatches stay in it. It does not
+    /// follow work to another thread: a thread you spawn, or a task spawned without `bind`,
+    /// starts in the default scope, so enter or bind the scope there. Cheap: a thread-local read
+    /// and an `Arc` clone.
+    ///
+    /// ```
+    /// use hookpoint::{Scope, ScopeBuilder};
+    /// let scope = ScopeBuilder::new("agent-7").build().unwrap();
+    /// assert_eq!(Scope::current().name(), "default");
+    /// scope.enter(|| {
+    ///     assert_eq!(Scope::current().name(), "agent-7");
+    ///     let elsewhere = std::thread::spawn(|| Scope::current().name().to_owned());
+    ///     assert_eq!(elsewhere.join().unwrap(), "default", "a new thread starts outside it");
+    /// });
+    /// assert_eq!(Scope::current().name(), "default", "left again when `enter` returns");
+    /// ```
     pub fn current() -> Scope {
         entered(thread_state::get()).unwrap_or_else(|| DEFAULT.clone())
     }

@@ -132,28 +132,36 @@ impl Scope {
     /// Rebuilds this scope's snapshot from its current inputs (compiled-in extensions, plugin
     /// enablement and, with `fs`, its override layers) and publishes it. Serialized per scope.
     pub(crate) fn rebuild(&self) {
-        let serial = locks::lock(&self.0.rebuild_lock);
-        let disabled = self.disabled_crates();
-        let generation = self.next_generation();
         #[cfg(feature = "fs")]
-        {
-            let disabled_plugins = self.disabled_plugins();
-            let (snap, mut event) =
-                self.0
-                    .fs
-                    .build_snapshot(&COMPILED, &disabled, &disabled_plugins, generation);
-            self.publish(snap);
-            self.0.fs.after_publish(&mut event);
-            drop(serial);
-            self.notify(event);
-        }
+        self.rebuild_reading(crate::fs::read::FileReader::now());
         #[cfg(not(feature = "fs"))]
         {
+            let serial = locks::lock(&self.0.rebuild_lock);
+            let disabled = self.disabled_crates();
+            let generation = self.next_generation();
             self.publish(snapshot::compiled_snapshot(
                 &COMPILED, &disabled, generation,
             ));
             drop(serial);
         }
+    }
+
+    /// [`rebuild`](Self::rebuild), reading the layers' files with `reader` (the watcher's reads
+    /// only files that settled).
+    #[cfg(feature = "fs")]
+    pub(crate) fn rebuild_reading(&self, reader: crate::fs::read::FileReader) {
+        let serial = locks::lock(&self.0.rebuild_lock);
+        let disabled = self.disabled_crates();
+        let generation = self.next_generation();
+        let disabled_plugins = self.disabled_plugins();
+        let (snap, mut event) =
+            self.0
+                .fs
+                .build_snapshot(&COMPILED, &disabled, &disabled_plugins, generation, reader);
+        self.publish(snap);
+        self.0.fs.after_publish(&mut event);
+        drop(serial);
+        self.notify(event);
     }
 
     /// Publishes a new snapshot atomically; dispatches in flight finish on the one they hold.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::{Scope, live_scopes};
 use crate::error::{Error, ErrorKind};
+use crate::fs::read::FileReader;
 use crate::fs::state::Subscriber;
 use crate::fs::switch;
 use crate::fs::watch::{Change, LayerWatcher};
@@ -55,8 +56,10 @@ impl Scope {
         locks::lock(&self.0.fs.status).clone()
     }
 
-    /// Calls `f` after every reload of this scope (on the thread that reloaded: the watcher's, or
-    /// the caller of [`reload`](Self::reload)).
+    /// Calls `f` after every reload of this scope, on the thread that reloaded: the watcher's,
+    /// the caller of [`reload`](Self::reload) (or of a plugin toggle), or (feature `wasm`) the
+    /// thread that reloads once a module compiled off the reload path is ready
+    /// (`ScopeBuilder::wasm_compile_wait`).
     pub fn on_reload(&self, f: impl Fn(&ReloadEvent) + Send + Sync + 'static) {
         locks::lock(&self.0.fs.subscribers).push(Arc::new(f));
     }
@@ -91,12 +94,15 @@ impl Scope {
             return Ok(());
         }
         let weak = Arc::downgrade(&self.0);
-        let watcher = LayerWatcher::new(roots, fs.config.debounce, move |change: Change| {
+        let debounce = fs.config.debounce;
+        let watcher = LayerWatcher::new(roots, debounce, move |change: Change| {
             let Some(inner) = weak.upgrade() else { return };
             let scope = Scope(inner);
             let roots = (!change.full_rescan).then_some(change.roots.as_slice());
             scope.0.fs.mark_dirty(roots);
-            scope.rebuild();
+            // A file modified within the debounce has an event still to come: it is read by
+            // the reload that event starts, so none is read half-written.
+            scope.rebuild_reading(FileReader::settled(debounce));
         })
         .map_err(|e| {
             Error::kind_msg(

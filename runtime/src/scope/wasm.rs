@@ -31,7 +31,43 @@ impl ScopeBuilder {
     }
 }
 
+impl ScopeBuilder {
+    /// How long a reload waits for a wasm module to compile (default
+    /// [`wasm::DEFAULT_COMPILE_WAIT`](crate::wasm::DEFAULT_COMPILE_WAIT), 1 s) before it goes on
+    /// without it. Modules compile on threads of their own, never on the dispatch path; one that
+    /// takes longer (a module of tens of thousands of functions) holds no reload: the other
+    /// files' changes apply, its file's last good version keeps running (a problem in
+    /// [`Scope::status`] says it is compiling), and the scope reloads by itself once it is
+    /// compiled. `Duration::ZERO` never waits (even a small new module then joins at that
+    /// second reload).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let scope = hookpoint::ScopeBuilder::new("wasm-wait")
+    ///     .wasm_compile_wait(Duration::from_millis(200))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(scope.wasm_stats().compiled, 0);
+    /// ```
+    pub fn wasm_compile_wait(mut self, wait: std::time::Duration) -> Self {
+        self.fs.wasm_compile_wait = wait;
+        self
+    }
+}
+
 impl Scope {
+    /// Lets the loader reload this scope when a module compiled off the reload path is ready
+    /// (it holds the scope weakly: a dropped scope is not reloaded).
+    pub(crate) fn wake_on_compiled(&self) {
+        let weak = std::sync::Arc::downgrade(&self.0);
+        let wake: crate::wasm::compile::Wake = std::sync::Arc::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                Scope(inner).rebuild();
+            }
+        });
+        let _ = self.0.fs.on_compiled.set(wake);
+    }
+
     /// How many wasm modules this scope's loader compiled, loaded from the disk cache, or found
     /// already compiled in memory, since the scope was built.
     ///

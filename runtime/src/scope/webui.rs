@@ -8,7 +8,8 @@ use crate::fs::webui::{WebuiAsset, WebuiManifest};
 impl Scope {
     /// The web UI manifest of this scope's layers (see [`webui`](crate::webui)): every
     /// `extensions/webui/<point>/...` asset of the enabled layers, the highest layer winning per
-    /// (point, relative path). Built with each snapshot (first build, every reload, plugin
+    /// (point, relative path) — per path, so a renumbered `_20_a.js` does not hide a lower
+    /// `_10_a.js`; `_10_a.js.json` holding `{"enabled": false}` in a higher layer does. Built with each snapshot (first build, every reload, plugin
     /// toggle), so it always matches [`layers`](Self::layers) and [`status`](Self::status);
     /// cheap to call (an `Arc`). Files it refused are problems in [`status`](Self::status);
     /// assets of an untrusted project layer are left out, with a warning.

@@ -50,6 +50,7 @@ impl Candidate {
                 before: e.before.iter().map(|n| Arc::from(*n)).collect(),
                 matcher: e.when.map(Matcher::Typed),
                 timeout: e.timeout,
+                content: None,
             },
             run: CandidateRun::Handler(e.handler),
             bare: e.bare,

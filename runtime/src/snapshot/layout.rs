@@ -182,6 +182,7 @@ mod tests {
                 before: Arc::from([]),
                 matcher: None,
                 timeout: None,
+                content: None,
             },
             run: CandidateRun::Handler(Handler::Sync(sync_noop)),
             bare: bare.then_some(bare_noop as BareFn),

@@ -105,6 +105,8 @@ pub(crate) struct ExtMeta {
     pub(crate) matcher: Option<Matcher>,
     /// The time budget of an async extension or command hook.
     pub(crate) timeout: Option<std::time::Duration>,
+    /// The SHA-256 (hex) of what an override file runs (its program, its module), when known.
+    pub(crate) content: Option<Arc<str>>,
 }
 
 /// The condition an extension runs under.

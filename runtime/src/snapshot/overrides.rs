@@ -36,6 +36,8 @@ pub(crate) struct OverrideDef {
     pub(crate) matcher: Option<Arc<crate::matcher::JsonMatcher>>,
     /// The manifest's `timeout_ms` (a command hook's runs in its spec; here for async extensions).
     pub(crate) timeout: Option<std::time::Duration>,
+    /// The SHA-256 (hex) of what this file runs, when it runs something and that is known.
+    pub(crate) content: Option<Arc<str>>,
 }
 
 impl OverrideDef {
@@ -201,6 +203,7 @@ fn base_definition(
             before: h.before.clone().unwrap_or_else(|| Arc::from([])),
             matcher: h.matcher.clone().map(Matcher::Json),
             timeout: None,
+            content: h.content.clone(),
         },
         run: handler_run(h),
         bare: None,

@@ -1,6 +1,7 @@
 //! Compiled modules by content hash: in memory (per scope: what its files use), and on disk in a
 //! private folder, so neither a reload nor a restart recompiles a module whose bytes did not
-//! change. Compiling happens here, on the loader's thread, never on the dispatch path.
+//! change. Compiling happens off the dispatch path: for a load, on compile threads the load waits
+//! for up to a bound ([`compile`](super::compile)); for a check (`hookpoint validate`), inline.
 //!
 //! A disk entry is `<dir>/<engine tag>/<sha256 of the module>.cwasm`: a magic line, the SHA-256
 //! of the rest, then Wasmtime's serialized module. The engine tag separates Wasmtime versions and
@@ -16,6 +17,7 @@ use sha2::{Digest as _, Sha256};
 use wasmtime::Module;
 
 use super::Guest;
+use super::compile::{Compiled, Compiler, Progress, Wake, compile_now};
 use super::engine::{self, Host};
 use super::private_dir;
 
@@ -50,6 +52,22 @@ pub(crate) enum Provenance {
     Compiled,
 }
 
+/// Where a load may compile a module the caches do not have.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum CompileOn {
+    /// On this thread, however long it takes (a check that keeps nothing).
+    ThisThread,
+    /// On a compile thread, waiting for it until then at most.
+    Background { until: std::time::Instant },
+}
+
+/// A module for a load: ready, or still compiling.
+pub(crate) enum Ready {
+    Now(Arc<Guest>, Digest, Provenance),
+    /// Compiling since then, off the reload path.
+    Compiling(std::time::Instant),
+}
+
 /// Where the disk cache is, or why there is none.
 enum Disk {
     /// Not resolved yet: the folder is created and checked on first use.
@@ -68,6 +86,7 @@ pub(crate) struct ModuleCache {
     asked: HashSet<Digest>,
     disk: Disk,
     stats: WasmStats,
+    compiler: Compiler,
 }
 
 impl ModuleCache {
@@ -79,7 +98,13 @@ impl ModuleCache {
             asked: HashSet::new(),
             disk: dir.map_or(Disk::Off(None), Disk::Pending),
             stats: WasmStats::default(),
+            compiler: Compiler::default(),
         }
+    }
+
+    /// What to call when a module compiled off the reload path is ready (reload the scope).
+    pub(crate) fn set_wake(&self, wake: Option<Wake>) {
+        self.compiler.set_wake(wake);
     }
 
     pub(crate) fn stats(&self) -> WasmStats {
@@ -94,36 +119,77 @@ impl ModuleCache {
         }
     }
 
-    /// The linked guest for module `bytes` (binary), compiling only when neither cache has it.
+    /// The linked guest for module `bytes` (binary), compiling only when neither cache has it,
+    /// where `on` says: then it may still be compiling.
     ///
     /// # Errors
     /// Why the module cannot run: it does not validate or compile, or does not fit the guest
     /// interface (or the engine is unavailable).
-    pub(crate) fn guest(
-        &mut self,
-        bytes: &[u8],
-    ) -> Result<(Arc<Guest>, Digest, Provenance), String> {
+    pub(crate) fn guest(&mut self, bytes: &[u8], on: CompileOn) -> Result<Ready, String> {
         let digest: Digest = Sha256::digest(bytes).into();
         self.asked.insert(digest);
         if let Some(g) = self.memory.get(&digest) {
             self.stats.from_memory += 1;
-            return Ok((g.clone(), digest, Provenance::Memory));
+            return Ok(Ready::Now(g.clone(), digest, Provenance::Memory));
         }
         if let Some(why) = self.refused.get(&digest) {
             return Err(why.clone());
         }
         let host = engine::host().map_err(str::to_owned)?;
-        let result = self
-            .module(host, bytes, &digest)
+        let compiled = match self.module(host, digest, bytes, on) {
+            Progress::Pending { since } => return Ok(Ready::Compiling(since)),
+            Progress::Done(Ok(c)) if c.from_disk => {
+                self.stats.from_disk += 1;
+                Ok((c.module, Provenance::Disk))
+            }
+            Progress::Done(done) => done.map(|c| {
+                self.stats.compiled += 1;
+                self.stats.written += u64::from(c.written);
+                (c.module, Provenance::Compiled)
+            }),
+        };
+        let result = compiled
             .and_then(|(module, how)| Guest::new(host, &module).map(|g| (Arc::new(g), how)));
         match result {
             Ok((guest, how)) => {
                 self.memory.insert(digest, guest.clone());
-                Ok((guest, digest, how))
+                Ok(Ready::Now(guest, digest, how))
             }
             Err(why) => {
                 self.refused.insert(digest, why.clone());
                 Err(why)
+            }
+        }
+    }
+
+    /// The compiled module: one a compile thread finished (or is still compiling), else from
+    /// disk, else compiled where `on` says.
+    fn module(
+        &mut self,
+        host: &'static Host,
+        digest: Digest,
+        bytes: &[u8],
+        on: CompileOn,
+    ) -> Progress {
+        if let CompileOn::Background { .. } = on
+            && let Some(progress) = self.compiler.finished(&digest)
+        {
+            return progress;
+        }
+        let file = self
+            .disk_dir(host)
+            .map(|dir| dir.join(format!("{}.cwasm", hex(&digest))));
+        if let Some(module) = file.as_deref().and_then(|f| load(host, f)) {
+            return Progress::Done(Ok(Compiled {
+                module,
+                written: false,
+                from_disk: true,
+            }));
+        }
+        match on {
+            CompileOn::ThisThread => Progress::Done(compile_now(host, bytes, file.as_deref())),
+            CompileOn::Background { until } => {
+                self.compiler.module(host, digest, bytes, file, until)
             }
         }
     }
@@ -134,40 +200,7 @@ impl ModuleCache {
         let asked = std::mem::take(&mut self.asked);
         self.memory.retain(|d, _| used.contains(d));
         self.refused.retain(|d, _| asked.contains(d));
-    }
-
-    /// The compiled module: from disk, else compiled (and written to disk).
-    fn module(
-        &mut self,
-        host: &Host,
-        bytes: &[u8],
-        digest: &Digest,
-    ) -> Result<(Module, Provenance), String> {
-        let file = self
-            .disk_dir(host)
-            .map(|dir| dir.join(format!("{}.cwasm", hex(digest))));
-        if let Some(module) = file.as_deref().and_then(|f| load(host, f)) {
-            self.stats.from_disk += 1;
-            return Ok((module, Provenance::Disk));
-        }
-        let module =
-            Module::new(&host.engine, bytes).map_err(|e| format!("does not compile: {e:#}"))?;
-        self.stats.compiled += 1;
-        if let Some(file) = file {
-            match module.serialize() {
-                Ok(body) => {
-                    let sum = Sha256::digest(&body);
-                    match private_dir::write_private(&file, &[MAGIC, &sum, &body]) {
-                        Ok(()) => self.stats.written += 1,
-                        Err(e) => {
-                            tracing::debug!(file = %file.display(), error = %e, "wasm: cannot write the module cache")
-                        }
-                    }
-                }
-                Err(e) => tracing::debug!(error = %e, "wasm: cannot serialize a compiled module"),
-            }
-        }
-        Ok((module, Provenance::Compiled))
+        self.compiler.retain(&asked);
     }
 
     /// The checked folder of this engine's entries, resolving it on first use.
@@ -185,6 +218,26 @@ impl ModuleCache {
         match &self.disk {
             Disk::Ready(dir) => Some(dir.clone()),
             _ => None,
+        }
+    }
+}
+
+/// Writes compiled `module` to the disk entry `file`; whether it was written.
+pub(crate) fn write_entry(file: &Path, module: &Module) -> bool {
+    match module.serialize() {
+        Ok(body) => {
+            let sum = Sha256::digest(&body);
+            match private_dir::write_private(file, &[MAGIC, &sum, &body]) {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::debug!(file = %file.display(), error = %e, "wasm: cannot write the module cache");
+                    false
+                }
+            }
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "wasm: cannot serialize a compiled module");
+            false
         }
     }
 }

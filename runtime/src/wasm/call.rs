@@ -19,10 +19,13 @@ pub(crate) struct Live {
     memory: Memory,
     alloc: TypedFunc<i32, i32>,
     call: TypedFunc<(i32, i32), i64>,
+    /// No call ran on it yet: its first call shares the budget its start function began.
+    fresh: bool,
 }
 
 impl Live {
-    /// A fresh instance (its start function, if any, runs within the call's budget).
+    /// A fresh instance: its start function, if any, runs within the budget of the first call
+    /// (the deadline set here is that call's).
     ///
     /// # Errors
     /// The start function trapped or ran out of time, the initial memory is over the cap, or no
@@ -67,6 +70,7 @@ impl Live {
             call: call.typed(&store).map_err(|e| start(e.to_string()))?,
             memory,
             store,
+            fresh: true,
         })
     }
 
@@ -76,8 +80,12 @@ impl Live {
     /// # Errors
     /// A trap, the budget, the memory cap, or output outside memory or too large.
     pub(crate) fn call(&mut self, input: &[u8], module: &Path) -> Result<Vec<u8>, WasmError> {
-        let timeout = self.store.data().grants.timeout;
-        self.store.set_epoch_deadline(ticks(timeout));
+        if !self.fresh {
+            // A kept instance: each call has its own budget.
+            let timeout = self.store.data().grants.timeout;
+            self.store.set_epoch_deadline(ticks(timeout));
+        }
+        self.fresh = false;
         let bad = |reason: String| WasmError::BadOutput {
             module: module.to_path_buf(),
             reason,

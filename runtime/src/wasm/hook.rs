@@ -10,6 +10,34 @@ use super::engine;
 use super::pool::Idle;
 use super::{Grants, Guest, WasmError};
 
+/// Instantiates `guest` once with `grants`, as a call would, and drops the instance: a module
+/// whose start function traps or runs out of its time budget, or whose initial memory is over
+/// the memory cap, is refused at load rather than failing every call.
+///
+/// # Errors
+/// Why the instance could not start (a pool exhausted for the moment is no reason to refuse).
+pub(crate) fn check_start(
+    guest: &Guest,
+    grants: &Grants,
+    module: &std::path::Path,
+) -> Result<(), String> {
+    let host = engine::host().map_err(str::to_owned)?;
+    let _in_flight = host.in_flight();
+    match Live::new(host, guest, &Arc::new(grants.clone()), module) {
+        Ok(_) | Err(WasmError::CouldNotStart { .. }) => Ok(()),
+        Err(WasmError::Trap { message, .. }) => Err(format!("its start function traps: {message}")),
+        Err(WasmError::TimedOut { after, .. }) => Err(format!(
+            "its start function runs past the time budget of {} ms (`timeout_ms`)",
+            after.as_millis()
+        )),
+        Err(WasmError::MemoryCap { limit_bytes, .. }) => Err(format!(
+            "it needs more memory than its cap of {} MiB (`max_memory_mb`, which counts the initial memory) to start",
+            limit_bytes / (1024 * 1024)
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// A wasm extension, as a snapshot holds it.
 pub(crate) struct WasmHook {
     /// The module file (for messages).

@@ -71,13 +71,24 @@
 //!
 //! The engine is process-wide; compiled modules are cached by content hash in memory and in a
 //! private folder on disk (see [`ScopeBuilder::wasm_cache`](crate::ScopeBuilder::wasm_cache)),
-//! so a reload or a restart does not recompile. [`Scope::wasm_stats`](crate::Scope::wasm_stats)
-//! counts what was compiled and what came from a cache.
+//! so a reload or a restart does not recompile. A module neither cache has is compiled on a thread
+//! of its own, waited for by the reload up to
+//! [`ScopeBuilder::wasm_compile_wait`](crate::ScopeBuilder::wasm_compile_wait); past it the reload
+//! goes on without it and the scope reloads again once it is compiled.
+//! [`Scope::wasm_stats`](crate::Scope::wasm_stats) counts what was compiled and what came from a
+//! cache.
+//!
+//! A fresh instance runs the module's start function, if any, inside the time budget of the call
+//! it is made for, and copies every data segment into its memory (a cost per call that grows with
+//! the data: about 40 ms for 50 MB). A module that cannot start — its start function traps or
+//! runs out of time, or its initial memory is over the cap — is refused at load, where one
+//! instance is made to check it, and the file's last good version keeps running.
 
 mod abi;
 pub(crate) mod cache;
 mod call;
 mod cap;
+pub(crate) mod compile;
 mod engine;
 mod error;
 pub(crate) mod grants;
@@ -92,9 +103,9 @@ pub use error::WasmError;
 pub use host::{NOT_FOUND, NOT_GRANTED, REFUSED};
 
 pub(crate) use abi::Guest;
-pub(crate) use cache::{Digest, ModuleCache};
+pub(crate) use cache::{CompileOn, Digest, ModuleCache, Ready};
 pub(crate) use grants::Grants;
-pub(crate) use hook::WasmHook;
+pub(crate) use hook::{WasmHook, check_start};
 
 use std::time::Duration;
 
@@ -112,6 +123,10 @@ pub const MAX_MEMORY_MB: u32 = 1024;
 
 /// The largest output a guest may return, in bytes (1 MiB, as for command hooks' stdout).
 pub const MAX_OUTPUT_BYTES: usize = crate::command::MAX_STDOUT_BYTES;
+
+/// How long a reload waits for a module to compile before it goes on without it (1 second; see
+/// [`ScopeBuilder::wasm_compile_wait`](crate::ScopeBuilder::wasm_compile_wait)).
+pub const DEFAULT_COMPILE_WAIT: Duration = Duration::from_secs(1);
 
 /// The largest `.wasm` or `.wat` file the loader reads, in bytes (64 MiB).
 pub const MAX_MODULE_BYTES: u64 = 64 * 1024 * 1024;

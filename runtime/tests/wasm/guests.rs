@@ -164,3 +164,16 @@ pub fn reader(path: &str) -> String {
         path = escape(path)
     )
 }
+
+/// `count` functions that nobody calls, each with a small body: a module that takes long to
+/// compile (every function is compiled, called or not).
+pub fn many_functions(count: usize) -> String {
+    (0..count)
+        .map(|i| {
+            format!(
+                "(func $f{i} (param $x i32) (result i32)
+                   (i32.add (i32.mul (local.get $x) (i32.const {i})) (i32.xor (local.get $x) (i32.const 7))))\n"
+            )
+        })
+        .collect()
+}

@@ -317,3 +317,212 @@ fn a_bad_module_is_not_recompiled_at_every_reload() {
     );
     assert!(problems(&scope).iter().any(|p| p.contains("y.wat")));
 }
+
+/// A module whose answer is `n` and a text of `v<n>` repeated: the data section, last in the
+/// file, is most of it, so half of one version over another answers a mixed text.
+fn long_version(n: u32) -> Vec<u8> {
+    let text = format!("v{n}").repeat(300);
+    Guest::answer(&format!(r#"{{"payload":{{"n":{n},"text":"{text}"}}}}"#)).wasm()
+}
+
+#[test]
+fn a_module_rewritten_in_place_in_two_writes_after_a_rename_save_is_never_loaded_torn() {
+    use std::io::{Seek, SeekFrom, Write};
+    let layer = Layer::temp();
+    let path = layer.ext("x.wasm", long_version(1));
+    let scope = layer
+        .builder()
+        .watch(true)
+        .debounce(Duration::from_millis(20))
+        .build()
+        .expect("scope");
+    let done = AtomicBool::new(false);
+    let wait_for = |n: u32| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while run(&scope).expect("dispatch").n != n {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "version {n} never came"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Acquire) {
+                let doc = run(&scope).expect("dispatch");
+                let whole = format!("v{}", doc.n).repeat(300) + "+tail";
+                assert_eq!(doc.text, whole, "a torn module answered");
+            }
+        });
+        for round in 0..6u32 {
+            let (saved, rewritten) = (2 * round + 2, 2 * round + 3);
+            layer.ext("x.wasm", long_version(saved));
+            wait_for(saved);
+            let next = long_version(rewritten);
+            assert_eq!(
+                next.len(),
+                std::fs::metadata(&path).expect("meta").len() as usize
+            );
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .expect("open");
+            let half = next.len() / 2;
+            f.write_all(&next[..half]).expect("first write");
+            f.flush().expect("flush");
+            std::thread::sleep(Duration::from_millis(10));
+            f.seek(SeekFrom::Start(half as u64)).expect("seek");
+            f.write_all(&next[half..]).expect("second write");
+            drop(f);
+            wait_for(rewritten);
+        }
+        done.store(true, Ordering::Release);
+    });
+}
+
+/// The order of the compiled-in `compiled_tail` extension of `wasm_doc`, as the scope lists it.
+fn tail_order(scope: &hookpoint::Scope) -> i32 {
+    scope
+        .introspect()
+        .into_iter()
+        .find(|p| p.name == "wasm_doc")
+        .and_then(|p| p.extensions.into_iter().find(|e| e.name == "compiled_tail"))
+        .expect("compiled_tail listed")
+        .order
+}
+
+/// Waits (at most `limit`) until the scope dispatches version `n`, reload after reload.
+fn wait_for_version(
+    scope: &hookpoint::Scope,
+    rx: &std::sync::mpsc::Receiver<u64>,
+    n: u32,
+    limit: Duration,
+) {
+    let deadline = std::time::Instant::now() + limit;
+    while run(scope).expect("dispatch").n != n {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        assert!(
+            !left.is_zero(),
+            "version {n} never ran: {:?}",
+            problems(scope)
+        );
+        let _ = rx.recv_timeout(left.min(Duration::from_millis(100)));
+    }
+}
+
+#[test]
+fn a_reload_goes_on_without_a_module_still_compiling_and_the_scope_reloads_when_it_is_ready() {
+    let layer = Layer::temp();
+    layer.ext("x.wasm", version(1));
+    let scope = layer
+        .builder()
+        .wasm_compile_wait(Duration::ZERO)
+        .build()
+        .expect("scope");
+    let (tx, rx) = std::sync::mpsc::channel();
+    scope.on_reload(move |e| {
+        let _ = tx.send(e.generation);
+    });
+    // The first build did not wait either: the module joins at the reload its compile starts.
+    wait_for_version(&scope, &rx, 1, Duration::from_secs(20));
+    layer.ext("x.wasm", version(2));
+    layer.ext("compiled_tail.json", r#"{"order": 60}"#);
+    scope.reload();
+    assert_eq!(
+        tail_order(&scope),
+        60,
+        "the manifest's change applied at once"
+    );
+    let found = problems(&scope);
+    if run(&scope).expect("dispatch").n == 1 {
+        assert!(
+            found.iter().any(|p| p.contains("is still compiling")),
+            "{found:?}"
+        );
+    }
+    wait_for_version(&scope, &rx, 2, Duration::from_secs(20));
+    assert_eq!(problems(&scope), Vec::<String>::new());
+    assert_eq!(scope.wasm_stats().compiled, 2);
+}
+
+#[test]
+fn a_module_that_takes_long_to_compile_holds_no_reload() {
+    let layer = Layer::temp();
+    layer.ext("x.wasm", version(1));
+    let wait = Duration::from_millis(100);
+    let scope = layer
+        .builder()
+        .wasm_compile_wait(wait)
+        .build()
+        .expect("scope");
+    let (tx, rx) = std::sync::mpsc::channel();
+    scope.on_reload(move |e| {
+        let _ = tx.send(e.generation);
+    });
+    let big = Guest::answer(r#"{"payload":{"n":2,"text":"big"}}"#)
+        .with_fields(&super::guests::many_functions(1500))
+        .wasm();
+    layer.ext("x.wasm", &big);
+    layer.ext("compiled_tail.json", r#"{"order": 60}"#);
+    let started = std::time::Instant::now();
+    scope.reload();
+    let took = started.elapsed();
+    assert_eq!(tail_order(&scope), 60, "the manifest's change applied");
+    // Compiling 1,500 functions takes seconds in a debug build (1.5 s for 800 here, when a reload
+    // compiled them itself); the reload waited `wait` for it.
+    assert!(
+        took < wait + Duration::from_millis(900),
+        "the reload took {took:?}"
+    );
+    wait_for_version(&scope, &rx, 2, Duration::from_secs(60));
+}
+
+#[test]
+fn a_module_whose_start_function_traps_keeps_the_last_good_version() {
+    let layer = Layer::temp();
+    let path = layer.ext("x.wasm", version(1));
+    let scope = layer.scope();
+    assert_eq!(run(&scope).expect("v1").n, 1);
+    let trapping = Guest::answer(r#"{"payload":{"n":2,"text":"v2"}}"#)
+        .with_fields("(func $boom unreachable) (start $boom)")
+        .wasm();
+    layer.ext("x.wasm", trapping);
+    scope.reload();
+    let found = problems(&scope);
+    assert!(
+        found
+            .iter()
+            .any(|p| p.starts_with(&path.display().to_string())
+                && p.contains("cannot start: its start function traps")),
+        "{found:?}"
+    );
+    assert_eq!(run(&scope).expect("the last good version").n, 1);
+}
+
+#[test]
+fn a_module_whose_initial_memory_is_over_the_cap_keeps_the_last_good_version() {
+    let layer = Layer::temp();
+    layer.put("g/x.wasm", version(1));
+    let manifest = layer.ext("x.json", r#"{"wasm": "g/x.wasm", "max_memory_mb": 1}"#);
+    let scope = layer.scope();
+    assert_eq!(run(&scope).expect("v1").n, 1);
+    // Two pages of 64 KiB is under 1 MiB; 32 pages is 2 MiB, over it.
+    let wat = Guest::answer(r#"{"payload":{"n":2,"text":"v2"}}"#)
+        .wat()
+        .replace(
+            r#"(memory (export "memory") 1)"#,
+            r#"(memory (export "memory") 32)"#,
+        );
+    layer.put("g/x.wasm", wat::parse_str(wat).expect("assembles"));
+    scope.reload();
+    let found = problems(&scope);
+    assert!(
+        found
+            .iter()
+            .any(|p| p.starts_with(&manifest.display().to_string())
+                && p.contains("more memory than its cap of 1 MiB")),
+        "{found:?}"
+    );
+    assert_eq!(run(&scope).expect("the last good version").n, 1);
+}

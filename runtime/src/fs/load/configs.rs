@@ -10,7 +10,11 @@ use serde_json::Value;
 
 use crate::fs::layers::LayerRoot;
 use crate::fs::problem::{FileProblem, first_token, value_position, without_bom};
+use crate::fs::read::{Expect, FileReadError, FileReader};
 use crate::registry::{HOOKPOINT_PLG_V0, PluginEntry};
+
+/// The largest plugin config file read, in bytes (1 MiB).
+pub(crate) const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// The last good content of each plugin config file, by path.
 #[derive(Default)]
@@ -45,19 +49,20 @@ impl ConfigsLastGood {
         &mut self,
         layers: &[LayerRoot],
         folder_defaults: &[(String, Value)],
+        reader: FileReader,
         problems: &mut Vec<FileProblem>,
         warnings: &mut Vec<String>,
     ) -> HashMap<String, Value> {
         let mut configs = HashMap::new();
+        let read = Read { layers, reader };
         for (name, default) in folder_defaults {
-            let merged = self.merge_one(name, None, default.clone(), layers, problems);
+            let merged = self.merge_one(name, None, default.clone(), &read, problems);
             configs.insert(name.clone(), merged);
         }
         for plugin in HOOKPOINT_PLG_V0.iter() {
             match (plugin.default_config)() {
                 Ok(default) => {
-                    let value =
-                        self.merge_one(plugin.name, Some(plugin), default, layers, problems);
+                    let value = self.merge_one(plugin.name, Some(plugin), default, &read, problems);
                     configs.insert(plugin.name.to_owned(), value);
                 }
                 Err(e) => warnings.push(format!(
@@ -77,18 +82,21 @@ impl ConfigsLastGood {
         name: &str,
         typed: Option<&PluginEntry>,
         mut value: Value,
-        layers: &[LayerRoot],
+        read: &Read<'_>,
         problems: &mut Vec<FileProblem>,
     ) -> Value {
-        for layer in layers.iter().rev() {
+        for layer in read.layers.iter().rev() {
             let path = config_path(&layer.root, name);
-            let bytes = match std::fs::read(&path) {
-                Ok(bytes) => Ok(bytes),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let bytes = match read.reader.read(&path, Expect::at_most(MAX_CONFIG_BYTES)) {
+                Ok(file) => Ok(file.bytes),
+                Err(FileReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
                     self.0.remove(&path);
                     continue;
                 }
-                Err(e) => Err(FileProblem::at(&path, None, format!("cannot read: {e}"))),
+                Err(FileReadError::Io(e)) => {
+                    Err(FileProblem::at(&path, None, format!("cannot read: {e}")))
+                }
+                Err(e) => Err(e.problem(&path, "plugin config")),
             };
             match bytes.and_then(|b| check_config_file(name, typed, &value, &path, &b)) {
                 Ok(v) => {
@@ -105,6 +113,12 @@ impl ConfigsLastGood {
         }
         value
     }
+}
+
+/// The layers a load overlays configs from, and how it reads their files.
+struct Read<'a> {
+    layers: &'a [LayerRoot],
+    reader: FileReader,
 }
 
 /// Parses one config file and checks that it is an object and, for a crate plugin (`typed`),
@@ -146,7 +160,9 @@ pub(crate) fn check_config_file(
 /// load reports it with its position).
 pub(crate) fn overlay_layers(name: &str, mut value: Value, layers: &[LayerRoot]) -> Value {
     for layer in layers.iter().rev() {
-        let Ok(bytes) = std::fs::read(config_path(&layer.root, name)) else {
+        let Ok(bytes) =
+            crate::fs::read_whole_file(&config_path(&layer.root, name), MAX_CONFIG_BYTES)
+        else {
             continue;
         };
         if let Ok(v @ Value::Object(_)) = serde_json::from_slice::<Value>(without_bom(&bytes)) {

@@ -13,7 +13,8 @@ use super::wasm::{Outcome, WasmFiles};
 use crate::command::{CommandSpec, DEFAULT_TIMEOUT};
 use crate::error::Origin;
 use crate::fs::layers::FsConfig;
-use crate::fs::scan::{FileProblem, Manifest, OverrideKind};
+use crate::fs::read::{Expect, FileReader};
+use crate::fs::scan::{FileProblem, MAX_PROGRAM_COPY, Manifest, OverrideKind};
 use crate::fs::switch;
 use crate::matcher::JsonMatcher;
 use crate::snapshot::{CompiledTable, Inactive, Layer, OverrideDef};
@@ -32,14 +33,28 @@ pub(super) struct Definitions {
     pub(super) problems: Vec<FileProblem>,
 }
 
+/// What a command hook runs: its argv, and the SHA-256 of what it runs, when known.
+struct Argv {
+    argv: Vec<OsString>,
+    content: Option<String>,
+}
+
+/// What the loader hands every definition: the scope's folders, the compiled-in table, how files
+/// are read in this load.
+pub(super) struct Context<'a> {
+    pub(super) config: &'a FsConfig,
+    pub(super) table: &'a CompiledTable,
+    pub(super) reader: FileReader,
+}
+
 /// Turns the files in effect into definitions.
 pub(super) fn definitions(
     files: &[FileInEffect<'_>],
     last_good: &mut LastGood,
     #[cfg(feature = "wasm")] wasm: &mut WasmFiles,
-    config: &FsConfig,
-    table: &CompiledTable,
+    cx: &Context<'_>,
 ) -> Definitions {
+    let table = cx.table;
     let known: BTreeSet<&str> = table
         .by_point
         .keys()
@@ -56,8 +71,7 @@ pub(super) fn definitions(
             last_good,
             #[cfg(feature = "wasm")]
             wasm,
-            config,
-            table,
+            cx,
         ) {
             out.defs.push(def);
         }
@@ -72,9 +86,9 @@ impl Definitions {
         f: &FileInEffect<'_>,
         last_good: &mut LastGood,
         #[cfg(feature = "wasm")] wasm_files: &mut WasmFiles,
-        config: &FsConfig,
-        table: &CompiledTable,
+        cx: &Context<'_>,
     ) -> Option<OverrideDef> {
+        let (config, table) = (cx.config, cx.table);
         let layer = Layer::Folder {
             rank: f.layer.rank,
             root: f.layer.root.clone(),
@@ -91,14 +105,22 @@ impl Definitions {
             return None;
         }
         #[cfg(feature = "wasm")]
-        let wasm = self.wasm_hook(f, &layer, manifest, wasm_files, config, table)?;
+        let (wasm, wasm_content) = match self.wasm_hook(f, &layer, manifest, wasm_files, cx)? {
+            Some((ix, content)) => (Some(ix), Some(content)),
+            None => (None, None),
+        };
+        #[cfg(not(feature = "wasm"))]
+        let wasm_content: Option<String> = None;
         let matcher = match manifest.and_then(|m| m.matcher.as_ref()) {
             Some(v) => Some(self.matcher(f, v, table)?),
             None => None,
         };
-        let command = match self.argv(f, last_good)? {
-            Some(argv) => Some(self.command_hook(f, &layer, manifest, argv, config, table)?),
-            None => None,
+        let (command, command_content) = match self.argv(f, last_good, cx.reader)? {
+            Some(Argv { argv, content }) => (
+                Some(self.command_hook(f, &layer, manifest, argv, config, table)?),
+                content,
+            ),
+            None => (None, None),
         };
         let names = |list: Option<&Vec<String>>| {
             list.map(|l| l.iter().map(|n| Arc::from(n.as_str())).collect())
@@ -117,6 +139,7 @@ impl Definitions {
             after: names(manifest.and_then(|m| m.after.as_ref())),
             before: names(manifest.and_then(|m| m.before.as_ref())),
             matcher,
+            content: command_content.or(wasm_content).map(Arc::from),
             timeout: manifest
                 .filter(|m| m.command.is_none() && m.wasm.is_none())
                 .and_then(|m| m.timeout_ms)
@@ -131,32 +154,44 @@ impl Definitions {
         &mut self,
         f: &FileInEffect<'_>,
         last_good: &mut LastGood,
-    ) -> Option<Option<Vec<OsString>>> {
+        reader: FileReader,
+    ) -> Option<Option<Argv>> {
         match &f.file.kind {
             OverrideKind::Manifest(m) => {
                 let Some(command) = &m.command else {
                     return Some(None);
                 };
                 let mut argv: Vec<OsString> = command.iter().map(OsString::from).collect();
-                if let Some(want) = &m.sha256 {
-                    let program = f.layer.root.join(&command[0]);
-                    let (copy, problem) = last_good.pinned_program(&f.file.path, &program, want);
-                    if let Some(why) = problem {
-                        self.problem(f, why);
-                    }
-                    argv[0] = copy?.into_os_string();
+                let Some(want) = &m.sha256 else {
+                    let content = Some(command_content(&f.layer.root, command));
+                    return Some(Some(Argv { argv, content }));
+                };
+                let program = f.layer.root.join(&command[0]);
+                let (copy, problem) =
+                    last_good.pinned_program(&f.file.path, &program, want, reader);
+                if let Some(why) = problem {
+                    self.problem(f, why);
                 }
-                Some(Some(argv))
+                let (copy, content) = copy?;
+                argv[0] = copy.into_os_string();
+                Some(Some(Argv {
+                    argv,
+                    content: Some(content),
+                }))
             }
             OverrideKind::Command { argv } if f.from_last_good => {
                 // The bad file never runs: its last good content does, from a private copy.
+                let content = last_good.last_good_sha256(&f.file.path).map(str::to_owned);
                 let copy = last_good.materialize(&f.file.path)?;
                 let argv = std::iter::once(copy.into_os_string())
                     .chain(argv.iter().skip(1).cloned())
                     .collect();
-                Some(Some(argv))
+                Some(Some(Argv { argv, content }))
             }
-            OverrideKind::Command { argv } => Some(Some(argv.clone())),
+            OverrideKind::Command { argv } => Some(Some(Argv {
+                argv: argv.clone(),
+                content: f.file.content.as_ref().map(|c| c.sha256.clone()),
+            })),
             #[cfg(feature = "wasm")]
             OverrideKind::Wasm => Some(None),
         }
@@ -198,19 +233,18 @@ impl Definitions {
         layer: &Layer,
         manifest: Option<&Manifest>,
         files: &mut WasmFiles,
-        config: &FsConfig,
-        table: &CompiledTable,
-    ) -> Option<Option<u32>> {
+        cx: &Context<'_>,
+    ) -> Option<Option<(u32, String)>> {
         let refused = |why: String| (f.file.point.clone(), inactive(f, layer, why));
         if WasmFiles::is_wasm(f, manifest)
-            && let Some(why) = no_codec(&f.file.point, table)
+            && let Some(why) = no_codec(&f.file.point, cx.table)
         {
             let why = why.replace("command hooks", "wasm extensions");
             self.problem(f, why.clone());
             self.refused.push(refused(why));
             return None;
         }
-        match files.hook(f, manifest, config) {
+        match files.hook(f, manifest, cx.config, cx.reader) {
             Outcome::NotWasm => Some(None),
             Outcome::Refused(why) => {
                 self.warnings
@@ -222,10 +256,11 @@ impl Definitions {
                 self.problems.push(problem);
                 None
             }
-            Outcome::Run(hook, problem) => {
+            Outcome::Run(hook, problem, content) => {
                 self.problems.extend(problem);
                 self.wasm.push(hook);
-                Some(Some(u32::try_from(self.wasm.len() - 1).unwrap_or(u32::MAX)))
+                let ix = u32::try_from(self.wasm.len() - 1).unwrap_or(u32::MAX);
+                Some(Some((ix, content)))
             }
         }
     }
@@ -295,6 +330,38 @@ impl Definitions {
         });
         Some(u32::try_from(self.commands.len() - 1).unwrap_or(u32::MAX))
     }
+}
+
+/// The SHA-256 of what a manifest's `command` runs: its argv, then the content of each of its
+/// words that names a regular file in the layer folder (relative paths resolve there, as the
+/// command's do), e.g. the script of `["python3", "hooks/x.py"]`. A file being written counts by
+/// its identity and times. (The command runs these files as they are when it starts; this only
+/// tells a change of them.)
+fn command_content(root: &std::path::Path, command: &[String]) -> String {
+    use sha2::Digest;
+    let reader = FileReader::now();
+    let mut h = sha2::Sha256::new();
+    let canon_root = std::fs::canonicalize(root).ok();
+    for word in command {
+        h.update(word.as_bytes());
+        h.update([0]);
+        let path = root.join(word);
+        let inside = canon_root.as_ref().is_some_and(|r| {
+            std::fs::canonicalize(&path).is_ok_and(|c| c.starts_with(r) && c.is_file())
+        });
+        if !inside {
+            continue;
+        }
+        match reader.read(&path, Expect::at_most(MAX_PROGRAM_COPY)) {
+            Ok(file) => h.update(&file.bytes),
+            Err(_) => match reader.stamp(&path) {
+                Ok(stamp) => h.update(format!("{stamp:?}").as_bytes()),
+                Err(e) => h.update(e.to_string().as_bytes()),
+            },
+        }
+        h.update([0]);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A command hook's file, shown as inactive with why.

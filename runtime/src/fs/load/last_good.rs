@@ -5,13 +5,10 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use crate::fs::layers::LayerRoot;
-use crate::fs::scan::{FileProblem, LayerScan, OverrideFile, OverrideKind};
-
-/// Executables larger than this keep no last good copy (a bad version is then refused).
-const MAX_EXEC_SNAPSHOT: u64 = 8 * 1024 * 1024;
+use crate::fs::read::{Expect, FileReadError, FileReader};
+use crate::fs::scan::{Content, FileProblem, LayerScan, MAX_PROGRAM_COPY, OverrideFile};
 
 /// One override file in effect: the fresh version when good, else its last good version.
 #[derive(Clone)]
@@ -27,17 +24,18 @@ pub(super) struct FileInEffect<'l> {
 pub(crate) struct LastGood {
     /// The last good version of each override file, by path.
     files: HashMap<PathBuf, OverrideFile>,
-    /// The content of each good executable command hook, by path.
-    exec: HashMap<PathBuf, Arc<Vec<u8>>>,
+    /// The content of each good executable command hook, by path (as the scan read it; programs
+    /// over [`MAX_PROGRAM_COPY`] keep none).
+    exec: HashMap<PathBuf, Content>,
     /// The last verified content of each pinned program (`sha256` in a manifest), by manifest.
-    pinned: HashMap<PathBuf, Arc<Vec<u8>>>,
+    pinned: HashMap<PathBuf, Content>,
     /// Private copies of last good executables (created on demand, removed with the scope),
     /// named by their content's hash.
     exec_copies: Option<tempfile::TempDir>,
 }
 
 /// The largest pinned program read, in bytes.
-const MAX_PINNED: u64 = 8 * 1024 * 1024;
+const MAX_PINNED: u64 = MAX_PROGRAM_COPY;
 
 impl LastGood {
     /// The files in effect for `layers` (highest first), given each layer's latest scan; records
@@ -85,7 +83,8 @@ impl LastGood {
         files
     }
 
-    /// Forgets deleted files and records the fresh good ones (and executables' content).
+    /// Forgets deleted files and records the fresh good ones (and executables' content, as the
+    /// scan read it: what was checked is what is kept).
     fn remember(&mut self, fresh: HashMap<PathBuf, OverrideFile>, problems: &[FileProblem]) {
         let problem_paths: HashSet<&Path> = problems.iter().map(|p| p.path.as_path()).collect();
         let keep =
@@ -94,34 +93,40 @@ impl LastGood {
         self.exec.retain(|path, _| keep(path));
         self.pinned.retain(|path, _| keep(path));
         for (path, f) in fresh {
-            if matches!(f.kind, OverrideKind::Command { .. })
-                && std::fs::metadata(&path).is_ok_and(|m| m.len() <= MAX_EXEC_SNAPSHOT)
-                && let Ok(bytes) = std::fs::read(&path)
-            {
-                self.exec.insert(path.clone(), Arc::new(bytes));
-            }
+            match &f.content {
+                Some(content) => self.exec.insert(path.clone(), content.clone()),
+                None => self.exec.remove(&path),
+            };
             self.files.insert(path, f);
         }
+    }
+
+    /// The SHA-256 of the last good content of executable `path`, if one is kept.
+    pub(super) fn last_good_sha256(&self, path: &Path) -> Option<&str> {
+        self.exec.get(path).map(|c| c.sha256.as_str())
     }
 
     /// Writes the last good content of executable `path` to a private 0700 file and returns its
     /// path (`None` when there is no last good content or it cannot be written).
     pub(super) fn materialize(&mut self, path: &Path) -> Option<PathBuf> {
         let content = self.exec.get(path)?.clone();
-        self.private_copy(path.file_name()?, &content)
+        self.private_copy(path.file_name()?, &content.bytes)
     }
 
     /// The program a pinned manifest runs: a private copy of `program` when its SHA-256 is
-    /// `want`, else of the last content that was (with why the file itself is refused).
+    /// `want`, else of the last content that was (with why the file itself is refused), and the
+    /// SHA-256 of what runs.
     pub(super) fn pinned_program(
         &mut self,
         manifest: &Path,
         program: &Path,
         want: &str,
-    ) -> (Option<PathBuf>, Option<String>) {
-        let problem = match verify_pin(program, want) {
+        reader: FileReader,
+    ) -> (Option<(PathBuf, String)>, Option<String>) {
+        let problem = match verify_pin(program, want, reader) {
             Ok(bytes) => {
-                self.pinned.insert(manifest.to_path_buf(), Arc::new(bytes));
+                self.pinned
+                    .insert(manifest.to_path_buf(), Content::new(bytes));
                 None
             }
             Err(why) => Some(why),
@@ -129,7 +134,8 @@ impl LastGood {
         let copy = match self.pinned.get(manifest).cloned() {
             Some(content) => program
                 .file_name()
-                .and_then(|name| self.private_copy(name, &content)),
+                .and_then(|name| self.private_copy(name, &content.bytes))
+                .map(|copy| (copy, content.sha256)),
             None => None,
         };
         (copy, problem)
@@ -138,7 +144,6 @@ impl LastGood {
     /// A private 0700 file holding `content`, named after its hash and `name` (written once,
     /// reused by later reloads).
     fn private_copy(&mut self, name: &std::ffi::OsStr, content: &[u8]) -> Option<PathBuf> {
-        use sha2::Digest;
         use std::os::unix::fs::OpenOptionsExt;
         if self.exec_copies.is_none() {
             // `tempfile` creates the folder 0700 with a random name: nobody else can plant or
@@ -149,7 +154,7 @@ impl LastGood {
                 .ok();
         }
         let dir = self.exec_copies.as_ref()?.path();
-        let hash = hex(&sha2::Sha256::digest(content)[..8]);
+        let hash = &crate::fs::read::sha256_hex(content)[..16];
         let target = dir.join(format!("{hash}-{}", name.to_string_lossy()));
         if target.is_file() {
             return Some(target);
@@ -166,19 +171,26 @@ impl LastGood {
 }
 
 /// The content of a pinned program (`sha256` in a manifest) when its SHA-256 is `want` (hex, any
-/// case), else why not (unreadable, larger than 8 MiB, another hash).
-pub(crate) fn verify_pin(program: &Path, want: &str) -> Result<Vec<u8>, String> {
-    use sha2::Digest;
-    let bytes = std::fs::metadata(program)
-        .map_err(|e| e.to_string())
-        .and_then(|m| {
-            if m.len() > MAX_PINNED {
-                return Err(format!("larger than {MAX_PINNED} bytes"));
+/// case), else why not (unreadable, larger than 8 MiB, being written, another hash).
+pub(crate) fn verify_pin(
+    program: &Path,
+    want: &str,
+    reader: FileReader,
+) -> Result<Vec<u8>, String> {
+    let bytes = reader
+        .read(program, Expect::at_most(MAX_PINNED))
+        .map(|f| f.bytes)
+        .map_err(|e| match e {
+            e @ FileReadError::Io(_) => {
+                format!("cannot read pinned program {}: {e}", program.display())
             }
-            std::fs::read(program).map_err(|e| e.to_string())
-        })
-        .map_err(|e| format!("cannot read pinned program {}: {e}", program.display()))?;
-    let got = hex(&sha2::Sha256::digest(&bytes));
+            e if e.is_transient() => format!(
+                "pinned program {}: {e}; the last verified content keeps running",
+                program.display()
+            ),
+            e => format!("cannot read pinned program {}: {e}", program.display()),
+        })?;
+    let got = crate::fs::read::sha256_hex(&bytes);
     if got.eq_ignore_ascii_case(want) {
         Ok(bytes)
     } else {
@@ -187,9 +199,4 @@ pub(crate) fn verify_pin(program: &Path, want: &str) -> Result<Vec<u8>, String> 
             program.display()
         ))
     }
-}
-
-/// Lower-case hex of `bytes`.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -11,6 +11,8 @@ pub(crate) mod configs;
 mod definitions;
 mod folder_plugins;
 mod last_good;
+#[cfg(test)]
+mod tests;
 #[cfg(feature = "wasm")]
 mod wasm;
 
@@ -19,6 +21,7 @@ use std::path::PathBuf;
 
 use super::event::ReloadEvent;
 use super::layers::{FsConfig, LayerRoot};
+use super::read::FileReader;
 use super::scan::{self, LayerScan};
 use crate::snapshot::{self, BuildInput, CompiledTable, LayerInput, Snapshot};
 pub(crate) use folder_plugins::FolderPluginStatus;
@@ -59,6 +62,11 @@ pub(crate) struct LoadInput<'a> {
     /// Roots to rescan; `None` means all.
     pub(crate) dirty: Option<HashSet<PathBuf>>,
     pub(crate) generation: u64,
+    /// How files are read: a reload the watcher started reads only files that settled.
+    pub(crate) reader: FileReader,
+    /// Reloads the scope when a wasm module compiled off the reload path is ready.
+    #[cfg(feature = "wasm")]
+    pub(crate) wake: Option<crate::wasm::compile::Wake>,
 }
 
 impl LoadState {
@@ -87,7 +95,9 @@ impl LoadState {
         let layers = input
             .config
             .layers(|n| !disabled.contains(n), &folder.layers);
-        self.rescan(&layers, input.dirty.as_ref());
+        self.rescan(&layers, input.dirty.as_ref(), input.reader);
+        #[cfg(feature = "wasm")]
+        self.wasm.begin(input.config, input.wake.clone());
         let files = self
             .files
             .files_in_effect(&layers, &self.scans, &mut problems);
@@ -96,8 +106,11 @@ impl LoadState {
             &mut self.files,
             #[cfg(feature = "wasm")]
             &mut self.wasm,
-            input.config,
-            input.table,
+            &definitions::Context {
+                config: input.config,
+                table: input.table,
+                reader: input.reader,
+            },
         );
         problems.extend(defs.problems);
         warnings.extend(defs.warnings);
@@ -105,9 +118,13 @@ impl LoadState {
         let wasm = defs.wasm;
         #[cfg(feature = "wasm")]
         warnings.extend(self.wasm.sweep());
-        let plugin_configs =
-            self.configs
-                .merge_all(&layers, &folder.defaults, &mut problems, &mut warnings);
+        let plugin_configs = self.configs.merge_all(
+            &layers,
+            &folder.defaults,
+            input.reader,
+            &mut problems,
+            &mut warnings,
+        );
         let unhealthy = crate::registry::unhealthy(&plugin_configs, |p| !disabled.contains(p));
         for (plugin, why) in unhealthy
             .iter()
@@ -159,7 +176,12 @@ impl LoadState {
     }
 
     /// Scans the layers under a dirty root (or all of them), and any never scanned.
-    fn rescan(&mut self, layers: &[LayerRoot], dirty: Option<&HashSet<PathBuf>>) {
+    fn rescan(
+        &mut self,
+        layers: &[LayerRoot],
+        dirty: Option<&HashSet<PathBuf>>,
+        reader: FileReader,
+    ) {
         for layer in layers {
             let is_dirty = dirty.is_none_or(|set| {
                 set.iter().any(|d| {
@@ -167,8 +189,10 @@ impl LoadState {
                 })
             });
             if is_dirty || !self.scans.contains_key(&layer.root) {
-                self.scans
-                    .insert(layer.root.clone(), scan::scan_layer(&layer.root));
+                self.scans.insert(
+                    layer.root.clone(),
+                    scan::scan_layer_with(&layer.root, reader),
+                );
             }
         }
     }

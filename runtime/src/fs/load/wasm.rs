@@ -6,8 +6,6 @@
 //! cannot be resolved) is a problem for the file, and its last good version keeps running.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Read;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,8 +17,11 @@ use crate::fs::layers::FsConfig;
 #[cfg(feature = "cli")]
 use crate::fs::layers::LayerRoot;
 use crate::fs::problem::FileProblem;
+use crate::fs::read::{Expect, FileReadError, FileReader, Stamp};
 use crate::fs::scan::{Manifest, OverrideKind};
-use crate::wasm::{Digest, Grants, Guest, MAX_MODULE_BYTES, ModuleCache, WasmHook, WasmStats};
+use crate::wasm::{
+    CompileOn, Digest, Grants, Guest, MAX_MODULE_BYTES, ModuleCache, Ready, WasmHook, WasmStats,
+};
 
 /// What the loader remembers of wasm extensions between reloads.
 #[derive(Default)]
@@ -31,6 +32,8 @@ pub(crate) struct WasmFiles {
     last: HashMap<PathBuf, Good>,
     /// The override files that defined a wasm extension in the current load.
     seen: HashSet<PathBuf>,
+    /// Where this load compiles modules: off the reload path, waited for until then.
+    compile_on: Option<CompileOn>,
 }
 
 /// One wasm extension as it last loaded well.
@@ -43,27 +46,6 @@ struct Good {
     digest: Digest,
     guest: Arc<Guest>,
     grants: Grants,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime_ns: i128,
-    ctime_ns: i128,
-}
-
-impl Stamp {
-    fn of(m: &std::fs::Metadata) -> Stamp {
-        Stamp {
-            dev: m.dev(),
-            ino: m.ino(),
-            size: m.size(),
-            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
-            ctime_ns: i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
-        }
-    }
 }
 
 impl WasmFiles {
@@ -86,6 +68,14 @@ impl WasmFiles {
         cache.disk_problem().map(str::to_owned)
     }
 
+    /// Starts a load: modules it compiles are compiled off the reload path, waited for up to the
+    /// scope's `wasm_compile_wait`; `wake` reloads the scope when one nobody waited for is ready.
+    pub(crate) fn begin(&mut self, config: &FsConfig, wake: Option<crate::wasm::compile::Wake>) {
+        let until = std::time::Instant::now() + config.wasm_compile_wait;
+        self.compile_on = Some(CompileOn::Background { until });
+        self.cache(config).set_wake(wake);
+    }
+
     fn cache(&mut self, config: &FsConfig) -> &mut ModuleCache {
         self.cache
             .get_or_insert_with(|| ModuleCache::new(config.wasm_cache.clone()))
@@ -99,8 +89,8 @@ pub(super) enum Outcome {
     /// It may not run from its layer (trust, managed-only): a warning, and shown inactive.
     Refused(String),
     /// The extension to run (its fresh version, or its last good one standing in, when there
-    /// is a problem with the file).
-    Run(WasmHook, Option<FileProblem>),
+    /// is a problem with the file), and the SHA-256 (hex) of its module.
+    Run(WasmHook, Option<FileProblem>, String),
     /// A problem with the file, and no last good version to run.
     Failed(FileProblem),
 }
@@ -117,6 +107,7 @@ impl WasmFiles {
         f: &FileInEffect<'_>,
         manifest: Option<&Manifest>,
         config: &FsConfig,
+        reader: FileReader,
     ) -> Outcome {
         let Some(module) = module_file(f, manifest) else {
             return Outcome::NotWasm;
@@ -128,7 +119,7 @@ impl WasmFiles {
         let fresh = match f.from_last_good {
             // The bad file itself is never read: its last good module stands in.
             true => Err(None),
-            false => self.load(f, manifest, &module, config),
+            false => self.load(f, manifest, &module, config, reader),
         };
         let (good, problem) = match fresh {
             Ok(good) => {
@@ -141,7 +132,12 @@ impl WasmFiles {
                 (None, None) => return Outcome::NotWasm,
             },
         };
-        Outcome::Run(WasmHook::new(module, good.guest, good.grants), problem)
+        let content = crate::wasm::cache::hex(&good.digest);
+        Outcome::Run(
+            WasmHook::new(module, good.guest, good.grants),
+            problem,
+            content,
+        )
     }
 }
 
@@ -164,6 +160,7 @@ impl WasmFiles {
         manifest: Option<&Manifest>,
         module: &Path,
         config: &FsConfig,
+        reader: FileReader,
     ) -> Result<Good, Option<FileProblem>> {
         let bad = |why: String| Some(FileProblem::new(f.file.path.clone(), why));
         let root = std::fs::canonicalize(&f.layer.root)
@@ -190,7 +187,7 @@ impl WasmFiles {
                 ..prev.clone()
             });
         }
-        let (stamp, bytes) = read_module(&canon).map_err(bad)?;
+        let (stamp, bytes) = read_module(&canon, reader).map_err(bad)?;
         let file_sha256 = crate::wasm::cache::hex(&Sha256::digest(&bytes));
         if let Some(want) = pin
             && !want.eq_ignore_ascii_case(&file_sha256)
@@ -202,11 +199,22 @@ impl WasmFiles {
         }
         let binary = binary(module, &bytes).map_err(Some)?;
         let started = std::time::Instant::now();
-        let (guest, digest, how) = self
+        let on = self.compile_on.unwrap_or(CompileOn::ThisThread);
+        let ready = self
             .cache(config)
-            .guest(&binary)
+            .guest(&binary, on)
             .map_err(|why| bad(format!("wasm module {} {why}", module.display())))?;
+        let (guest, digest, how) = match ready {
+            Ready::Now(guest, digest, how) => (guest, digest, how),
+            Ready::Compiling(since) => return Err(bad(compiling(module, since, config))),
+        };
         tracing::debug!(module = %module.display(), how = ?how, elapsed_us = started.elapsed().as_micros() as u64, "wasm module loaded");
+        crate::wasm::check_start(&guest, &grants, module).map_err(|why| {
+            bad(format!(
+                "wasm module {} cannot start: {why}; the module is checked once at load, and its last good version keeps running",
+                module.display()
+            ))
+        })?;
         Ok(Good {
             stamp,
             file_sha256,
@@ -242,7 +250,7 @@ pub(crate) fn check_wasm_file(
     let module = module_file(&f, manifest)?;
     let config = FsConfig::default();
     WasmFiles::default()
-        .load(&f, manifest, &module, &config)
+        .load(&f, manifest, &module, &config, FileReader::now())
         .err()
         .flatten()
         .map(|p| match (p.line, p.column) {
@@ -279,47 +287,43 @@ fn binary<'b>(path: &Path, bytes: &'b [u8]) -> Result<std::borrow::Cow<'b, [u8]>
         .map_err(located)
 }
 
-/// Reads a module file: a regular file, writable by nobody but its owner, at most
-/// [`MAX_MODULE_BYTES`]; checked on the open handle.
-fn read_module(path: &Path) -> Result<(Stamp, Vec<u8>), String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| format!("cannot open wasm module {}: {e}", path.display()))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot inspect wasm module {}: {e}", path.display()))?;
-    if !meta.is_file() {
-        return Err(format!(
-            "wasm module {} is not a regular file",
-            path.display()
-        ));
-    }
-    if meta.mode() & 0o022 != 0 {
-        return Err(format!(
+/// Why a module does not run yet: it is compiling off the reload path.
+fn compiling(module: &Path, since: std::time::Instant, config: &FsConfig) -> String {
+    format!(
+        "wasm module {} is still compiling ({} ms so far, longer than the {} ms a reload waits: ScopeBuilder::wasm_compile_wait); the reload went on without it, its last good version (if any) runs until it is compiled, and the scope reloads then",
+        module.display(),
+        since.elapsed().as_millis(),
+        config.wasm_compile_wait.as_millis()
+    )
+}
+
+/// Reads a module file whole (see [`read`](crate::fs::read)): a regular file, writable by nobody
+/// but its owner, at most [`MAX_MODULE_BYTES`], not empty; checked on the open handle.
+fn read_module(path: &Path, reader: FileReader) -> Result<(Stamp, Vec<u8>), String> {
+    let expect = Expect::at_most(MAX_MODULE_BYTES).private();
+    let file = reader.read(path, expect).map_err(|e| match e {
+        FileReadError::Io(e) => format!("cannot read wasm module {}: {e}", path.display()),
+        FileReadError::SharedWritable { .. } => format!(
             "wasm module {} is writable by group or others; refused (chmod go-w)",
             path.display()
-        ));
-    }
-    if meta.len() == 0 {
+        ),
+        FileReadError::TooLarge { .. } => format!(
+            "wasm module {} is larger than {MAX_MODULE_BYTES} bytes",
+            path.display()
+        ),
+        e if e.is_transient() => format!(
+            "wasm module {}: {e}; its last good version stays active until it is read whole",
+            path.display()
+        ),
+        e => format!("wasm module {}: {e}", path.display()),
+    })?;
+    if file.bytes.is_empty() {
         return Err(format!(
             "empty wasm module {} (an editor may be mid-save)",
             path.display()
         ));
     }
-    if meta.len() > MAX_MODULE_BYTES {
-        return Err(format!(
-            "wasm module {} is larger than {MAX_MODULE_BYTES} bytes",
-            path.display()
-        ));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_MODULE_BYTES)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read wasm module {}: {e}", path.display()))?;
-    Ok((Stamp::of(&meta), bytes))
+    Ok((file.stamp, file.bytes))
 }
 
 /// The sandbox a manifest grants (nothing without one).

@@ -6,7 +6,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::manifest::{self, MAX_PLUGIN_JSON, PluginManifest};
@@ -166,18 +165,9 @@ impl ManifestsLastGood {
     }
 }
 
+/// `plugin.json`, read whole or not at all (see [`read`](crate::fs::read)).
 fn read(path: &Path) -> Result<Vec<u8>, FileProblem> {
-    let mut bytes = Vec::new();
-    fs::File::open(path)
-        .and_then(|f| f.take(MAX_PLUGIN_JSON + 1).read_to_end(&mut bytes))
-        .map_err(|e| FileProblem::io(path, "cannot read plugin.json", &e))?;
-    if bytes.len() as u64 > MAX_PLUGIN_JSON {
-        return Err(FileProblem::new(
-            path,
-            format!("plugin.json is larger than {MAX_PLUGIN_JSON} bytes"),
-        ));
-    }
-    Ok(bytes)
+    crate::fs::read_whole_file(path, MAX_PLUGIN_JSON).map_err(|e| e.problem(path, "plugin.json"))
 }
 
 /// Drops, until none is left, every plugin that requires a plugin that is neither linked nor

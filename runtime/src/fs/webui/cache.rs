@@ -9,6 +9,7 @@ use super::manifest::WebuiManifest;
 use super::scan::{LayerAssets, scan_layer};
 use crate::fs::event::ReloadEvent;
 use crate::fs::layers::{FsConfig, LayerRoot};
+use crate::fs::read::FileReader;
 use crate::locks;
 
 /// The web UI side of a scope's filesystem state.
@@ -25,15 +26,17 @@ impl WebuiCache {
         Arc::clone(&locks::lock(&self.current))
     }
 
-    /// Rescans the layers under a `dirty` root (`None`: all), merges the enabled layers into a
-    /// new manifest for `generation`, and adds the refusals to `event` (problems) and the assets
-    /// of an untrusted project to its warnings.
+    /// Rescans the layers under a `dirty` root (`None`: all) with `reader`, merges the enabled
+    /// layers into a new manifest for `generation`, and adds the refusals to `event` (problems)
+    /// and the assets of an untrusted project to its warnings. An asset caught being written
+    /// keeps the version of the previous scan.
     pub(crate) fn rebuild(
         &self,
         config: &FsConfig,
         disabled: &HashMap<&'static str, &'static str>,
         folder_plugins: &[(String, PathBuf)],
         dirty: Option<&HashSet<PathBuf>>,
+        reader: FileReader,
         event: &mut ReloadEvent,
     ) {
         let off: BTreeSet<&str> = disabled.values().copied().collect();
@@ -46,7 +49,11 @@ impl WebuiCache {
                 })
             });
             if is_dirty || !scans.contains_key(&layer.root) {
-                scans.insert(layer.root.clone(), scan_layer(&layer.root));
+                let mut scan = scan_layer(&layer.root, reader);
+                if let Some(previous) = scans.get(&layer.root) {
+                    scan.keep_unsettled_from(previous);
+                }
+                scans.insert(layer.root.clone(), scan);
             }
         }
         let mut used: Vec<(&LayerRoot, &LayerAssets)> = Vec::new();
@@ -67,7 +74,7 @@ impl WebuiCache {
             }
             used.push((layer, scan));
         }
-        let manifest = WebuiManifest::merge(event.generation, &used);
+        let manifest = WebuiManifest::merge(event.generation, &used, &mut event.warnings);
         drop(used);
         drop(scans);
         event

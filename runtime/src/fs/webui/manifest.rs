@@ -36,11 +36,28 @@ pub struct WebuiFilterError {
 
 impl WebuiManifest {
     /// Merges the layers' scans (`layers`, highest priority first): per (point, path) the first
-    /// layer that has the file wins and records the ranks it shadows.
-    pub(crate) fn merge(generation: u64, layers: &[(&LayerRoot, &LayerAssets)]) -> WebuiManifest {
+    /// layer that has the file wins and records the ranks it shadows; a layer's
+    /// `{"enabled": false}` takes its path away from that layer and the ones below (a warning in
+    /// `warnings` when it takes nothing away).
+    pub(crate) fn merge(
+        generation: u64,
+        layers: &[(&LayerRoot, &LayerAssets)],
+        warnings: &mut Vec<String>,
+    ) -> WebuiManifest {
         let mut by_key: HashMap<(&str, &str), WebuiAsset> = HashMap::new();
+        // Path -> the manifest that took it away, and whether it hid anything.
+        let mut gone: HashMap<(&str, &str), (&std::path::Path, bool)> = HashMap::new();
         for (layer, scan) in layers {
+            for d in &scan.disabled {
+                gone.entry((&d.point, &d.path)).or_insert((&d.file, false));
+            }
             for a in &scan.assets {
+                if let Some((_, hid)) = gone.get_mut(&(a.point.as_str(), a.path.as_str()))
+                    && !by_key.contains_key(&(a.point.as_str(), a.path.as_str()))
+                {
+                    *hid = true;
+                    continue;
+                }
                 if let Some(winner) = by_key.get_mut(&(a.point.as_str(), a.path.as_str())) {
                     winner.shadows.push(layer.rank);
                     continue;
@@ -62,6 +79,18 @@ impl WebuiManifest {
                     },
                 );
             }
+        }
+        let mut unused: Vec<(&std::path::Path, &str, &str)> = gone
+            .iter()
+            .filter(|(key, (_, hid))| !hid && !by_key.contains_key(*key))
+            .map(|((point, path), (file, _))| (*file, *point, *path))
+            .collect();
+        unused.sort();
+        for (file, point, path) in unused {
+            warnings.push(format!(
+                "{}: takes web UI asset {point}/{path} away, but neither its layer nor a lower one has it; it has no effect",
+                file.display()
+            ));
         }
         let mut points: BTreeMap<String, Vec<WebuiAsset>> = BTreeMap::new();
         for asset in by_key.into_values() {

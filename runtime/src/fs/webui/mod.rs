@@ -32,8 +32,12 @@
 //! # Ok(()) }
 //! ```
 //!
+//! The rule is per path: a higher layer's `_20_a.js` does not hide a lower layer's `_10_a.js`
+//! (both are served); `_10_a.js.json` holding `{"enabled": false}` in the higher layer takes the
+//! lower one away, from that layer down.
+//!
 //! Inside (one concept per file): `asset` ([`WebuiAsset`], [`AssetKind`]); `names` (which file
-//! and folder names an asset path may have); `scan` (one layer's `extensions/webui/` folder into
+//! and folder names an asset path may have); `disable` (`<path>.json`, which takes a path away); `scan` (one layer's `extensions/webui/` folder into
 //! assets and refusals, with the bounds [`MAX_ASSET_BYTES`], [`MAX_LAYER_BYTES`],
 //! [`MAX_DEPTH`]); `manifest` ([`WebuiManifest`] and its glob filter); `cache` (a scope's
 //! manifest, rebuilt with its snapshot, rescanning only the layers that changed).
@@ -42,6 +46,7 @@
 
 pub(crate) mod asset;
 pub(crate) mod cache;
+mod disable;
 pub(crate) mod manifest;
 mod names;
 pub(crate) mod scan;

@@ -13,15 +13,15 @@
 //! cannot be read.
 
 use std::fs::{self, Metadata};
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use sha2::{Digest, Sha256};
-
 use super::asset::AssetKind;
+use super::disable::{self, Disabled};
 use super::names;
 use crate::fs::problem::{FileProblem, check_not_shared_writable, symlink_loop};
+use crate::fs::read::{Expect, FileReadError, FileReader};
 use crate::fs::stem::{EntryName, entry_name, parse_stem};
 
 /// The largest web UI asset served, in bytes (1 MiB). A larger file is refused with a problem
@@ -50,11 +50,33 @@ pub(crate) struct ScannedAsset {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LayerAssets {
     pub(crate) assets: Vec<ScannedAsset>,
+    /// The paths this layer takes away (`<path>.json` with `{"enabled": false}`).
+    pub(crate) disabled: Vec<Disabled>,
     pub(crate) problems: Vec<FileProblem>,
+    /// Asset files and asset manifests caught being written, not read this time.
+    unsettled: Vec<PathBuf>,
 }
 
-/// Scans `<root>/extensions/webui/`. A missing folder is an empty scan. Never panics.
-pub(crate) fn scan_layer(root: &Path) -> LayerAssets {
+impl LayerAssets {
+    /// Lists again, from the `previous` scan of the same layer, each asset this scan caught
+    /// being written: its last good version stays served until it is read whole.
+    pub(crate) fn keep_unsettled_from(&mut self, previous: &LayerAssets) {
+        for file in &self.unsettled {
+            if let Some(old) = previous.assets.iter().find(|a| &a.file == file) {
+                self.assets.push(old.clone());
+            }
+            if let Some(old) = previous.disabled.iter().find(|d| &d.file == file) {
+                self.disabled.push(old.clone());
+            }
+        }
+        self.assets
+            .sort_by(|a, b| (&a.point, &a.path).cmp(&(&b.point, &b.path)));
+    }
+}
+
+/// Scans `<root>/extensions/webui/`, reading files with `reader`. A missing folder is an empty
+/// scan. Never panics.
+pub(crate) fn scan_layer(root: &Path, reader: FileReader) -> LayerAssets {
     let mut out = LayerAssets::default();
     let Ok(root_canon) = fs::canonicalize(root) else {
         // A missing or unreadable root: the backend scan of the same layer reports it.
@@ -75,6 +97,7 @@ pub(crate) fn scan_layer(root: &Path) -> LayerAssets {
         ancestors: Vec::new(),
         layer_bytes: 0,
         out,
+        reader,
     };
     if let Some((meta, canon)) = walker.resolve(&webui) {
         if meta.is_dir() {
@@ -99,6 +122,7 @@ struct Walker {
     ancestors: Vec<PathBuf>,
     layer_bytes: u64,
     out: LayerAssets,
+    reader: FileReader,
 }
 
 impl Walker {
@@ -159,6 +183,8 @@ impl Walker {
             self.descend(path, canon, name, segs);
         } else if let Some(kind) = AssetKind::of_file_name(name) {
             self.asset(path, &canon, &meta, name, kind, segs);
+        } else if let Some(asset) = disable::asset_of(name) {
+            self.manifest(path, &canon, &meta, asset, segs);
         } else {
             tracing::debug!(path = %path.display(), "ignoring a file that is no web UI asset");
         }
@@ -212,7 +238,12 @@ impl Walker {
         }
         let bytes = match self.read_bounded(canon, meta) {
             Ok(b) => b,
-            Err(why) => {
+            Err(Refused::Unsettled(e)) => {
+                self.out.unsettled.push(path.to_path_buf());
+                self.problem(e.problem(path, "web UI asset"));
+                return;
+            }
+            Err(Refused::Other(why)) => {
                 self.problem(FileProblem::new(path, why));
                 return;
             }
@@ -226,33 +257,75 @@ impl Walker {
             kind,
             order,
             file: path.to_path_buf(),
-            hash: hex_sha256(&bytes),
+            hash: crate::fs::read::sha256_hex(&bytes),
             bytes: bytes.into(),
         });
     }
 
-    /// The file's bytes, refusing files over the bounds (also when one grows while read).
-    fn read_bounded(&mut self, canon: &Path, meta: &Metadata) -> Result<Vec<u8>, String> {
-        let too_big = |n: u64| {
-            format!(
-                "file is {n} bytes, over the web UI asset bound of {MAX_ASSET_BYTES} bytes (hookpoint::webui::MAX_ASSET_BYTES); not served"
-            )
-        };
-        if meta.len() > MAX_ASSET_BYTES {
-            return Err(too_big(meta.len()));
-        }
-        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-        fs::File::open(canon)
-            .and_then(|f| f.take(MAX_ASSET_BYTES + 1).read_to_end(&mut bytes))
-            .map_err(|e| format!("cannot read web UI asset: {e}"))?;
-        let len = bytes.len() as u64;
-        if len > MAX_ASSET_BYTES {
-            return Err(too_big(len));
-        }
-        if self.layer_bytes + len > MAX_LAYER_BYTES {
-            return Err(format!(
-                "the layer's web UI assets pass {MAX_LAYER_BYTES} bytes (hookpoint::webui::MAX_LAYER_BYTES); not served"
+    /// Reads `<asset>.json`, the manifest of the asset path beside it, into the paths this layer
+    /// takes away, or refuses it.
+    fn manifest(
+        &mut self,
+        path: &Path,
+        canon: &Path,
+        meta: &Metadata,
+        asset: &str,
+        segs: &[String],
+    ) {
+        let Some((point, folders)) = segs.split_first() else {
+            self.problem(FileProblem::new(
+                path,
+                "web UI asset manifest directly in `extensions/webui/` belongs to no point; move it beside the asset path it is for",
             ));
+            return;
+        };
+        let expect = Expect::at_most(disable::MAX_MANIFEST_BYTES)
+            .private()
+            .same_as(meta);
+        let bytes = match self.reader.read(canon, expect) {
+            Ok(file) => file.bytes,
+            Err(e) => {
+                if e.is_transient() {
+                    self.out.unsettled.push(path.to_path_buf());
+                }
+                self.problem(e.problem(path, "web UI asset manifest"));
+                return;
+            }
+        };
+        match disable::disables(path, &bytes) {
+            Ok(true) => {
+                let rel: Vec<&str> = folders.iter().map(String::as_str).chain([asset]).collect();
+                self.out.disabled.push(Disabled {
+                    point: point.clone(),
+                    path: rel.join("/"),
+                    file: path.to_path_buf(),
+                });
+            }
+            Ok(false) => {}
+            Err(p) => self.problem(p),
+        }
+    }
+
+    /// The file's bytes (read whole, see [`read`](crate::fs::read)), refusing files over the
+    /// bounds (also when one grows while read).
+    fn read_bounded(&mut self, canon: &Path, meta: &Metadata) -> Result<Vec<u8>, Refused> {
+        let too_big = |n: u64| {
+            Refused::Other(format!(
+                "file is {n} bytes, over the web UI asset bound of {MAX_ASSET_BYTES} bytes (hookpoint::webui::MAX_ASSET_BYTES); not served"
+            ))
+        };
+        let expect = Expect::at_most(MAX_ASSET_BYTES).private().same_as(meta);
+        let bytes = match self.reader.read(canon, expect) {
+            Ok(file) => file.bytes,
+            Err(FileReadError::TooLarge { size, .. }) => return Err(too_big(size)),
+            Err(e) if e.is_transient() => return Err(Refused::Unsettled(e)),
+            Err(e) => return Err(Refused::Other(format!("cannot read web UI asset: {e}"))),
+        };
+        let len = bytes.len() as u64;
+        if self.layer_bytes + len > MAX_LAYER_BYTES {
+            return Err(Refused::Other(format!(
+                "the layer's web UI assets pass {MAX_LAYER_BYTES} bytes (hookpoint::webui::MAX_LAYER_BYTES); not served"
+            )));
         }
         self.layer_bytes += len;
         Ok(bytes)
@@ -289,13 +362,10 @@ impl Walker {
     }
 }
 
-/// 64 lower-case hex digits of the SHA-256 of `bytes`.
-fn hex_sha256(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    Sha256::digest(bytes)
-        .iter()
-        .fold(String::with_capacity(64), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+/// Why an asset file was not read.
+enum Refused {
+    /// Caught being written: its previous version stays listed.
+    Unsettled(FileReadError),
+    /// Refused, with why.
+    Other(String),
 }
