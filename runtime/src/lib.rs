@@ -65,6 +65,7 @@
 //   site           point ids and "empty everywhere" caches per call site
 //   snapshot       pure data: the compiled-in table and overrides merged into per-point lists
 //   thread_state   hot per-thread cells: dispatch depth, cached snapshot pointer
+//   outgoing       (fs) filters a payload's JSON form passes through on its way out
 //   dispatch       runs one point's list, sync or async
 //   fs             (fs) layer folders -> snapshot inputs: scan, load with last good, watch
 //   scope          owns and swaps snapshots; current scope; plugins; reload
@@ -93,6 +94,8 @@ mod locks;
 #[cfg(feature = "fs")]
 mod matcher;
 pub mod observe;
+#[cfg(feature = "fs")]
+mod outgoing;
 #[cfg(all(test, feature = "fs"))]
 mod outside_input;
 mod point;
@@ -117,6 +120,8 @@ pub use fs::webui;
 pub use fs::{FileProblem, FileReadError, LayerKind, LayerRoot, ReloadEvent, read_whole_file};
 pub use introspect::introspect;
 pub use link::{assert_crates_linked, assert_linked, linked_crates};
+#[cfg(feature = "fs")]
+pub use outgoing::{OutgoingFilter, add_outgoing_filter};
 pub use point::{AsyncKind, AsyncPoint, FnPoint, Outcome, PointSpec, SyncKind, SyncPoint};
 pub use registry::{Cx, ErrorPolicy, Flow, PointKind};
 pub use scope::{Bound, PluginInfo, PluginKind, Scope, ScopeBuilder};

@@ -538,3 +538,45 @@ fn a_command_hook_on_tool_execute_gets_placeholders_and_hands_the_values_back() 
         "the tool after the hook still gets the value"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// A value a compiled-in extension writes into a payload, after the runtime masked it, still
+// leaves for a command hook of the same point masked: the JSON a process gets goes through the
+// agent's outgoing filter.
+
+#[extension(point = TOOL_EXECUTE_AFTER, order = -500)]
+fn writes_the_key_into_the_output(result: &mut ToolResult) {
+    if me() == "sec-written" {
+        result.output = format!("looked up {KEY}");
+    }
+}
+
+#[test]
+fn a_value_an_earlier_rust_extension_wrote_leaves_for_a_command_hook_masked() {
+    let layer = tempfile::tempdir().expect("tempdir");
+    hookpoint_tests::hook(layer.path(), "tool_execute_after", "_0_spy", SPY_HOOK);
+    let scope = hookpoint::ScopeBuilder::new("sec-written")
+        .user(layer.path())
+        .watch(false)
+        .build()
+        .expect("scope");
+    let model = ScriptedModel::new("m")
+        .reply(ScriptedReply::tool(
+            "call it",
+            "sec_key",
+            json!({"key": "§§secret(API_KEY)"}),
+        ))
+        .reply(ScriptedReply::respond("Called."));
+    let mut agent = Agent::builder("sec-written")
+        .scope(scope)
+        .model(model)
+        .secrets(key_store())
+        .build()
+        .expect("agent");
+    rt().block_on(agent.send("call the API")).expect("send");
+    let seen = std::fs::read_to_string(layer.path().join("spy.log")).expect("the hook ran");
+    assert!(
+        seen.contains("looked up §§secret(API_KEY)") && !shows_key(&seen),
+        "the hook saw {seen}"
+    );
+}

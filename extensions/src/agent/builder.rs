@@ -188,11 +188,14 @@ impl AgentBuilder {
     }
 
     /// Builds the agent: fires `startup_migration` (once per process) and `agent_init` (sync;
-    /// the built-ins greet and load the profile's settings).
+    /// the built-ins greet and load the profile's settings). The first build adds the agents'
+    /// [outgoing filter](hookpoint::add_outgoing_filter): what a command hook or a WebAssembly
+    /// module gets during an agent's work is masked with that agent's secrets.
     ///
     /// # Errors
     /// An extension error of `startup_migration` or `agent_init` that propagates.
     pub fn build(self) -> Result<Agent, hookpoint::Error> {
+        hookpoint::add_outgoing_filter(super::handle::mask_for_current_agent);
         let scope = self.scope.unwrap_or_else(|| Scope::default_scope().clone());
         let model = self
             .model

@@ -100,6 +100,14 @@ pub fn current_agent() -> Option<AgentRef> {
     CURRENT.try_with(AgentRef::clone).ok()
 }
 
+/// The outgoing filter every agent adds ([`hookpoint::add_outgoing_filter`]): a payload's JSON
+/// form that leaves for a command hook or a WebAssembly module is masked with the secrets of the
+/// agent dispatching it, whatever wrote a value into the payload (an earlier Rust extension of
+/// the same point too). Outside an agent's work it leaves the value as it is.
+pub(crate) fn mask_for_current_agent(value: &mut serde_json::Value) {
+    let _ = CURRENT.try_with(|agent| agent.core.secrets.mask_json(value));
+}
+
 /// A shared handle on an agent: what extensions and tools may read and do. Cloning is cheap.
 #[derive(Clone)]
 pub struct AgentRef {

@@ -1,5 +1,5 @@
 //! The command-hook bridge (feature `fs`): the payload goes to the hook as JSON through the
-//! point's codec, and the hook's `{"payload": ...}` comes back into the payload the same way.
+//! point's codec and the [outgoing filters](crate::add_outgoing_filter), and the hook's `{"payload": ...}` comes back into the payload the same way.
 
 use super::Call;
 use crate::command::{self, CommandError, CommandSpec, HookOutput};
@@ -16,13 +16,14 @@ fn command_error(e: CommandError) -> Error {
     Error::kind_msg(ErrorKind::Command, "command hook failed").with_source(e)
 }
 
-/// The JSON written to the hook's stdin.
+/// The JSON written to the hook's stdin, through the outgoing filters.
 fn input(call: &Call<'_>, name: &str) -> Result<Vec<u8>, Error> {
     // SAFETY: `precheck` checked the payload key against the dispatcher's codec, and `payload`
     // is the live payload.
-    let value = unsafe { (codec(call).to_json)(call.payload.0) }.map_err(|e| {
+    let mut value = unsafe { (codec(call).to_json)(call.payload.0) }.map_err(|e| {
         Error::kind_msg(ErrorKind::Command, "the payload does not serialize to JSON").with_source(e)
     })?;
+    crate::outgoing::apply(&mut value);
     Ok(command::hook_input(call.point, name, &value))
 }
 

@@ -1,7 +1,8 @@
 //! The wasm bridge (feature `wasm`): the payload goes to the guest as the JSON a command hook
 //! reads, `{"point", "extension", "payload"}`, serialized straight from the payload through the
-//! point's codec; the guest's `{"payload": ...}` is deserialized straight into a new payload,
-//! which replaces the old one only when that succeeds.
+//! point's codec (through a value when [outgoing filters](crate::add_outgoing_filter) exist);
+//! the guest's `{"payload": ...}` is deserialized straight into a new payload, which replaces
+//! the old one only when that succeeds.
 
 use super::Call;
 use crate::error::{Error, ErrorKind};
@@ -18,9 +19,7 @@ pub(super) fn run(hook: &WasmHook, name: &str, call: Call<'_>) -> Result<Flow, E
         .expect("precheck requires a codec for wasm extensions");
     let mut input = Vec::with_capacity(hook.input_prefix().len() + 512);
     input.extend_from_slice(hook.input_prefix());
-    // SAFETY: `precheck` checked the payload key against the dispatcher's codec, and `payload`
-    // is the live payload.
-    unsafe { (codec.write_json)(call.payload.0, &mut input) }.map_err(|e| {
+    write_payload(codec, call, &mut input).map_err(|e| {
         Error::kind_msg(ErrorKind::Wasm, "the payload does not serialize to JSON").with_source(e)
     })?;
     input.push(b'}');
@@ -55,6 +54,24 @@ pub(super) fn run(hook: &WasmHook, name: &str, call: Call<'_>) -> Result<Flow, E
             reason,
         })),
     }
+}
+
+/// Writes the payload's JSON form onto `input`: straight from the payload, or, once an
+/// [outgoing filter](crate::add_outgoing_filter) exists, through a value the filters run on.
+fn write_payload(
+    codec: &JsonCodec,
+    call: Call<'_>,
+    input: &mut Vec<u8>,
+) -> Result<(), serde_json::Error> {
+    if !crate::outgoing::any() {
+        // SAFETY: `precheck` checked the payload key against the dispatcher's codec, and
+        // `payload` is the live payload.
+        return unsafe { (codec.write_json)(call.payload.0, input) };
+    }
+    // SAFETY: as above.
+    let mut value = unsafe { (codec.to_json)(call.payload.0) }?;
+    crate::outgoing::apply(&mut value);
+    serde_json::to_writer(input, &value)
 }
 
 fn failed(e: WasmError) -> Error {

@@ -324,3 +324,44 @@ fn wasm_manifest_keys_are_checked_with_clear_errors() {
         );
     }
 }
+
+hookpoint::point! {
+    /// A compiled-in extension writes a value there before a wasm extension runs.
+    #[serde]
+    pub static DOC_OUTGOING: SyncPoint<Doc> = "wasm_doc_outgoing";
+}
+
+const OUTGOING_VALUE: &str = "value-only-the-application-may-see";
+
+#[hookpoint::extension(point = DOC_OUTGOING, order = -10, name = "writes_the_value")]
+fn writes_the_value(doc: &mut Doc) {
+    doc.text = format!("the value is {OUTGOING_VALUE}");
+}
+
+/// Process-wide, so it touches only this test's value.
+fn hide_the_value(v: &mut serde_json::Value) {
+    if let Some(text) = v.get_mut("text")
+        && let Some(s) = text.as_str()
+        && s.contains(OUTGOING_VALUE)
+    {
+        *text = s.replace(OUTGOING_VALUE, "(hidden)").into();
+    }
+}
+
+#[test]
+fn a_module_gets_the_payload_through_the_outgoing_filters_whatever_wrote_it() {
+    hookpoint::add_outgoing_filter(hide_the_value);
+    let layer = Layer::temp();
+    layer.put(
+        "extensions/wasm_doc_outgoing/_0_look.wasm",
+        Guest::echo(r#"{"payload":{"n":1,"text":"","seen":"#, "}}").wasm(),
+    );
+    let scope = layer.scope();
+    let mut doc = Doc::default();
+    DOC_OUTGOING.call_in(&scope, &mut doc).expect("dispatch");
+    let seen = doc.seen.expect("the module ran").to_string();
+    assert!(
+        !seen.contains(OUTGOING_VALUE) && seen.contains("the value is (hidden)"),
+        "the module saw {seen}"
+    );
+}
