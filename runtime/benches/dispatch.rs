@@ -1,4 +1,4 @@
-//! Dispatch benchmarks (SPEC §11, NOTES "Dispatch speed"). Every target sits in the same
+//! Dispatch benchmarks. Every target sits in the same
 //! criterion group as its baseline, so the ratio is taken within one run:
 //!
 //! - `dispatch/{1,10,100}`: a typed `point!` `SyncPoint` vs a hand-written loop over a

@@ -127,7 +127,7 @@ fn replica_arcswap_loop(p: &mut Payload) -> Result<(), Error> {
     Ok(())
 }
 
-/// A per-site cache checked against a global generation (NOTES "Dispatch speed"): one relaxed
+/// A per-site cache checked against a global generation: one relaxed
 /// load and a compare, then the loop over a `'static` slice.
 static GENERATION: AtomicU64 = AtomicU64::new(1);
 struct SiteCache {

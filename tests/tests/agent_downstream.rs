@@ -1,4 +1,4 @@
-//! A downstream application on the public API only (issue 6, "Done when"): its own agent, an
+//! A downstream application on the public API only: its own agent, an
 //! extension attached by typed static, a tool made of two extensions, a policy, per-plugin
 //! state in the task context, and a run.
 

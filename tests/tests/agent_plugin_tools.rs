@@ -1,4 +1,4 @@
-//! Tools contributed by a plugin (AGENT.md §4's hot-reload traps): toggling the plugin or
+//! Tools contributed by a plugin (the hot-reload traps of plugin tools): toggling the plugin or
 //! reloading the scope never lists a tool twice and never leaves a stale one; an override file
 //! that disables the executing extension makes the call a clear error, not a silent success.
 //!

@@ -1,4 +1,4 @@
-//! Profile settings (AGENT.md §2, `_15_load_profile_settings`): which files apply, the higher
+//! Profile settings (`_15_load_profile_settings`): which files apply, the higher
 //! layer winning key by key (the model's fault fixed), tolerant JSON, a bad file logged while
 //! the merge goes on, `profile` and `mcp_servers` kept unless named.
 

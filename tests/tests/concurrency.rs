@@ -1,4 +1,4 @@
-//! Concurrency and async (SPEC §5): many threads and tasks dispatching at once, depth that
+//! Concurrency and async: many threads and tasks dispatching at once, depth that
 //! follows the task rather than the thread, cancellation of async dispatch and async
 //! `#[extensible]` calls, `Send` futures.
 

@@ -1,4 +1,4 @@
-//! Dispatch behaviour (SPEC §4, §5): order, typed and string points, `call!`, payloads that
+//! Dispatch behaviour: order, typed and string points, `call!`, payloads that
 //! borrow, `&Cx`, error propagation and policy, sync refusal of async extensions, depth limit,
 //! re-entrancy.
 //!

@@ -1,4 +1,4 @@
-//! Registry errors (SPEC §4, §5): duplicates, `replace`, payload mismatches, async extensions on
+//! Registry errors: duplicates, `replace`, payload mismatches, async extensions on
 //! sync points, extensions on `_functions/...` points that do not exist. Dispatch refuses such
 //! points before any extension runs, and `validate()` reports every problem with file and line.
 //!

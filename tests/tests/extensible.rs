@@ -1,4 +1,4 @@
-//! `#[extensible]` behaviour (SPEC §6): start extensions rewrite arguments or short-circuit with
+//! `#[extensible]` behaviour: start extensions rewrite arguments or short-circuit with
 //! a result or an error, end extensions see every outcome and may rewrite it, point names, typed
 //! attachment, methods, async fns, generic fns.
 //!

@@ -1,4 +1,4 @@
-//! Linking (SPEC §4): this test binary names the extension-only crate with `hookpoint::link!`,
+//! Linking: this test binary names the extension-only crate with `hookpoint::link!`,
 //! so its extensions are present (the `linking` binary checks the opposite).
 
 hookpoint::link!(hookpoint_plugin_linkcheck);

@@ -1,4 +1,4 @@
-//! Linking (SPEC §4): `hookpoint-plugin-linkcheck` is a dev-dependency of this package, but this
+//! Linking: `hookpoint-plugin-linkcheck` is a dev-dependency of this package, but this
 //! test binary never names it, so rustc does not link it and its extension is absent. The
 //! `linked` test binary names it with `hookpoint::link!` and sees it.
 

@@ -1,4 +1,4 @@
-//! Filesystem overrides (SPEC §7–§10, README "Layers and override files", "Command hooks",
+//! Filesystem overrides (README "Layers and override files", "Command hooks",
 //! "Hot reload", "Plugins"): real files in temporary folders, each test with its own scope.
 //!
 //! Compiled-in extensions are global to this test binary, so every point here is `ovr_*` and

@@ -1,4 +1,4 @@
-//! The web UI manifest (SPEC §12): front-end assets of a scope's layers, grouped by point, the
+//! The web UI manifest: front-end assets of a scope's layers, grouped by point, the
 //! highest layer winning per (point, relative path), filtered by glob without duplicates, rebuilt
 //! on reload, scoped, and every bad file refused with a reason and never served.
 

@@ -1,5 +1,5 @@
 //! The search order: which folders are a scope's layers, highest priority first (Agent Zero's
-//! order, SPEC §7), and which of them belong to the project (command hooks need trust there).
+//! order), and which of them belong to the project (command hooks need trust there).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -22,7 +22,7 @@ pub struct LayerRoot {
     pub plugin: Option<String>,
 }
 
-/// The part of the search order a layer is (SPEC §7), highest priority first.
+/// The part of the search order a layer is, highest priority first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LayerKind {
@@ -106,7 +106,7 @@ impl Default for FsConfig {
 }
 
 impl FsConfig {
-    /// The layers in Agent Zero's search order (SPEC §7), highest first: crate plugins'
+    /// The layers in Agent Zero's search order, highest first: crate plugins'
     /// folders only for plugins `enabled` accepts, then the given folder plugins' folders.
     pub(crate) fn layers(
         &self,

@@ -1,4 +1,4 @@
-//! The web UI manifest (feature `fs`, SPEC §12): every front-end asset of a scope's layers,
+//! The web UI manifest (feature `fs`): every front-end asset of a scope's layers,
 //! `<layer>/extensions/webui/<point>/<relative path>` ending in `.html`, `.htm`, `.xhtml`, `.js`
 //! or `.mjs`, grouped by point, the highest layer winning per (point, relative path), each with
 //! its layer and a SHA-256 content hash, so a web server can hand the manifest to a browser and
