@@ -3,28 +3,21 @@
 //! change. Compiling happens off the dispatch path: for a load, on compile threads the load waits
 //! for up to a bound ([`compile`](super::compile)); for a check (`hookpoint validate`), inline.
 //!
-//! A disk entry is `<dir>/<engine tag>/<sha256 of the module>.cwasm`: a magic line, the SHA-256
-//! of the rest, then Wasmtime's serialized module. The engine tag separates Wasmtime versions and
-//! configurations; the checksum catches a truncated or damaged file, which is then recompiled.
+//! A disk entry is `<dir>/<engine tag>/<sha256 of the module>.cwasm` ([`entry`](super::entry)
+//! reads and writes one); the engine tag separates Wasmtime versions and configurations.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use sha2::{Digest as _, Sha256};
-use wasmtime::Module;
 
 use super::Guest;
+pub(crate) use super::compile::Digest;
 use super::compile::{Compiled, Compiler, Progress, Wake, compile_now};
 use super::engine::{self, Host};
-use super::private_dir;
-
-/// A module's content hash (SHA-256 of its binary form).
-pub(crate) type Digest = [u8; 32];
-
-const MAGIC: &[u8] = b"hookpoint-cwasm-1\n";
+use super::{entry, private_dir};
 
 /// How many modules a scope's loader compiled or found in a cache, since the scope was built.
 ///
@@ -179,7 +172,7 @@ impl ModuleCache {
         let file = self
             .disk_dir(host)
             .map(|dir| dir.join(format!("{}.cwasm", hex(&digest))));
-        if let Some(module) = file.as_deref().and_then(|f| load(host, f)) {
+        if let Some(module) = file.as_deref().and_then(|f| entry::read(host, f)) {
             return Progress::Done(Ok(Compiled {
                 module,
                 written: false,
@@ -220,50 +213,6 @@ impl ModuleCache {
             _ => None,
         }
     }
-}
-
-/// Writes compiled `module` to the disk entry `file`; whether it was written.
-pub(crate) fn write_entry(file: &Path, module: &Module) -> bool {
-    match module.serialize() {
-        Ok(body) => {
-            let sum = Sha256::digest(&body);
-            match private_dir::write_private(file, &[MAGIC, &sum, &body]) {
-                Ok(()) => true,
-                Err(e) => {
-                    tracing::debug!(file = %file.display(), error = %e, "wasm: cannot write the module cache");
-                    false
-                }
-            }
-        }
-        Err(e) => {
-            tracing::debug!(error = %e, "wasm: cannot serialize a compiled module");
-            false
-        }
-    }
-}
-
-/// A module from a disk entry, or `None` (missing, not private, damaged, or from another engine).
-fn load(host: &Host, file: &Path) -> Option<Module> {
-    let (mut f, meta) = private_dir::open_private(file)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).ok()?);
-    f.read_to_end(&mut bytes).ok()?;
-    let rest = bytes.strip_prefix(MAGIC)?;
-    let (sum, body) = rest.split_at_checked(32)?;
-    if Sha256::digest(body).as_slice() != sum {
-        tracing::debug!(file = %file.display(), "wasm: damaged cache entry; recompiling");
-        return None;
-    }
-    // SAFETY: `Module::deserialize` maps `body` as native code, so it must be what
-    // `Module::serialize` wrote. It is: the file was opened without following symlinks inside a
-    // folder checked (`private_dir::check`) to be writable only by this user and not replaceable
-    // by another, the handle itself is a regular file owned by this user that nobody else may
-    // write, and only `ModuleCache::module` writes such files, from `Module::serialize`, behind a
-    // checksum that this body matches (so it is complete). Wasmtime itself refuses, with an
-    // error, bytes serialized by another version or configuration.
-    let module = unsafe { Module::deserialize(&host.engine, body) };
-    module
-        .map_err(|e| tracing::debug!(file = %file.display(), error = %e, "wasm: stale cache entry; recompiling"))
-        .ok()
 }
 
 /// A short tag of the engine's compatibility (Wasmtime version and settings).

@@ -15,9 +15,11 @@ use std::time::Instant;
 
 use wasmtime::Module;
 
-use super::cache::Digest;
 use super::engine::Host;
 use crate::locks;
+
+/// A module's content hash (SHA-256 of its binary form).
+pub(crate) type Digest = [u8; 32];
 
 /// What the scope does when a compile nobody waited for ends: reload (with a weak reference to
 /// the scope, so a dropped scope is not kept alive).
@@ -286,7 +288,7 @@ pub(crate) fn compile_now(
         bytes = bytes.len(),
         "wasm module compiled"
     );
-    let written = disk.is_some_and(|file| super::cache::write_entry(file, &module));
+    let written = disk.is_some_and(|file| super::entry::write(file, &module));
     Ok(Compiled {
         module,
         written,

@@ -90,6 +90,7 @@ mod call;
 mod cap;
 pub(crate) mod compile;
 mod engine;
+mod entry;
 mod error;
 pub(crate) mod grants;
 mod hook;

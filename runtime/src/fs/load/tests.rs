@@ -18,7 +18,7 @@ pub struct Doc {
     pub parts: Vec<String>,
 }
 
-crate::point! {
+hookpoint::point! {
     /// The point the loader tests' override files extend.
     #[serde]
     pub static TORN: SyncPoint<Doc> = "loader_torn_doc";
