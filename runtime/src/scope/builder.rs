@@ -182,7 +182,8 @@ impl ScopeBuilder {
     /// ([`Scope::set_plugin_enabled`]), so a restart keeps the choice: JSON
     /// `{"plugins": {"name": false}}`, written atomically on every change and read at `build`
     /// (its choices win over [`disable_plugin`](Self::disable_plugin)). Without it the choices
-    /// last as long as the scope.
+    /// last as long as the scope. A read-only file (or folder) is never replaced: toggling then
+    /// fails with why and changes nothing ([`Scope::set_plugin_enabled`]).
     pub fn plugin_toggles(mut self, path: impl Into<PathBuf>) -> Self {
         self.fs.toggles = Some(path.into());
         self
