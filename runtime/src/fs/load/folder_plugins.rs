@@ -1,15 +1,18 @@
 //! The folder-plugin phase of a load: find the plugins in the plugin roots, install the new and
 //! enabled ones, uninstall the gone or disabled ones, check them, and hand the healthy ones'
-//! folders to the layer search order.
+//! folders to the layer search order — with their pins, so that their command hooks run from
+//! those very folders ([`FolderPhase::hold_commands`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::configs::overlay_layers;
 use super::definitions::command_refusal;
+use crate::command::CommandSpec;
 use crate::fs::layers::FsConfig;
 use crate::fs::plugins::discover::{FolderPlugin, ManifestsLastGood};
 use crate::fs::plugins::lifecycle::Lifecycle;
+use crate::fs::plugins::pin::PinnedDir;
 use crate::fs::problem::FileProblem;
 use crate::registry::HOOKPOINT_PLG_V0;
 
@@ -40,6 +43,8 @@ pub(crate) struct FolderPlugins {
 pub(crate) struct FolderPhase {
     /// (name, folder) of the installed, enabled, healthy plugins: they join the layers.
     pub(crate) layers: Vec<(String, PathBuf)>,
+    /// Their pins.
+    held: Vec<(String, PinnedDir)>,
     /// Each loaded plugin's default config (`plugin.json`'s `config`).
     pub(crate) defaults: Vec<(String, serde_json::Value)>,
     pub(crate) unhealthy: BTreeMap<String, String>,
@@ -94,11 +99,18 @@ impl FolderPlugins {
             })
             .collect();
         statuses.extend(broken(&problems[before..], &config.plugin_roots, &found));
+        let joining: Vec<&FolderPlugin> = active
+            .iter()
+            .filter(|p| !unhealthy.contains_key(p.name()))
+            .collect();
         FolderPhase {
-            layers: active
+            layers: joining
                 .iter()
-                .filter(|p| !unhealthy.contains_key(p.name()))
                 .map(|p| (p.name().to_owned(), p.dir.clone()))
+                .collect(),
+            held: joining
+                .iter()
+                .map(|p| (p.name().to_owned(), p.pin.clone()))
                 .collect(),
             defaults: found
                 .iter()
@@ -118,6 +130,25 @@ impl FolderPlugins {
     /// published).
     pub(crate) fn finish_leaving(&mut self, warnings: &mut Vec<String>) {
         self.lifecycle.finish_leaving(warnings);
+    }
+}
+
+impl FolderPhase {
+    /// Makes the command hooks of the plugins' layers run from the plugins' own folders,
+    /// entered by their handles, whatever their paths name by the time a hook starts.
+    pub(crate) fn hold_commands(&self, commands: &mut [CommandSpec]) {
+        for spec in commands.iter_mut().filter(|s| s.held.is_none()) {
+            let Ok(cwd) = std::path::absolute(&spec.cwd) else {
+                continue;
+            };
+            if let Some((_, pin)) = self
+                .held
+                .iter()
+                .find(|(_, pin)| cwd.starts_with(pin.path()))
+            {
+                spec.held = Some(pin.held());
+            }
+        }
     }
 }
 

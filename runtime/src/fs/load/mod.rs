@@ -91,7 +91,7 @@ impl LoadState {
         let files = self
             .files
             .files_in_effect(&layers, &self.scans, &mut problems);
-        let defs = definitions::definitions(
+        let mut defs = definitions::definitions(
             &files,
             &mut self.files,
             #[cfg(feature = "wasm")]
@@ -99,6 +99,7 @@ impl LoadState {
             input.config,
             input.table,
         );
+        folder.hold_commands(&mut defs.commands);
         problems.extend(defs.problems);
         warnings.extend(defs.warnings);
         #[cfg(feature = "wasm")]

@@ -1,15 +1,19 @@
 //! Discovery: the folder plugins of a scope's plugin roots. Every subfolder of a root that holds
-//! a `plugin.json` is a plugin; a bad `plugin.json` keeps the plugin's last good version (and is
-//! reported); a folder that looks like a plugin but has none, a symlink leaving its root, a name
-//! that clashes with a crate plugin or another folder plugin, and a `requires` that is missing or
-//! circular are reported, and such a plugin is not loaded at all (never half-loaded).
+//! a `plugin.json` is a plugin, pinned as it was checked ([`PinnedDir`]: its `plugin.json` is
+//! read through the handle, and the pin is the plugin's version); a bad `plugin.json` keeps the
+//! last good version of that same folder (and is reported); a folder that looks like a plugin but
+//! has none, a symlink leaving its root, a `plugin.json` that is a symlink, a name that clashes
+//! with a crate plugin or another folder plugin, and a `requires` that is missing or circular are
+//! reported, and such a plugin is not loaded at all (never half-loaded).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::manifest::{self, MAX_PLUGIN_JSON, PluginManifest};
+use super::pin::{PinError, PinnedDir};
 use crate::fs::problem::FileProblem;
 
 /// One folder plugin found in a root.
@@ -18,6 +22,9 @@ pub(crate) struct FolderPlugin {
     pub(crate) manifest: PluginManifest,
     /// The plugin's folder, as found under its root.
     pub(crate) dir: PathBuf,
+    /// That folder as it was checked: what runs of the plugin runs from it, and it is the
+    /// plugin's version (another folder of the same name is another version).
+    pub(crate) pin: PinnedDir,
     /// Its `plugin.json`.
     pub(crate) manifest_path: PathBuf,
     /// Its config as its lifecycle commands get it: `plugin.json`'s `config` overlaid by each
@@ -31,9 +38,10 @@ impl FolderPlugin {
     }
 }
 
-/// The last good `plugin.json` of each plugin, by path.
+/// The last good `plugin.json` of each plugin, by path, with the folder it was read from (a new
+/// folder at that path does not inherit it).
 #[derive(Default)]
-pub(crate) struct ManifestsLastGood(HashMap<PathBuf, PluginManifest>);
+pub(crate) struct ManifestsLastGood(HashMap<PathBuf, (PinnedDir, PluginManifest)>);
 
 impl ManifestsLastGood {
     /// The folder plugins of `roots` (in order: the first root wins a name), excluding names of
@@ -122,62 +130,109 @@ impl ManifestsLastGood {
         problems: &mut Vec<FileProblem>,
         seen_paths: &mut Vec<PathBuf>,
     ) -> Option<FolderPlugin> {
-        let canon = fs::canonicalize(dir).ok()?;
-        if !canon.starts_with(root_canon) {
-            problems.push(FileProblem::new(
-                dir,
-                format!(
-                    "plugin folder is a symlink leaving its plugin root (to {}); refused",
-                    canon.display()
-                ),
-            ));
-            return None;
-        }
-        let manifest_path = dir.join("plugin.json");
-        if !manifest_path.exists() {
-            if dir.join("extensions").is_dir() {
+        let pin = match PinnedDir::open(dir, root_canon) {
+            Ok(pin) => pin,
+            Err(PinError::Outside(canon)) => {
                 problems.push(FileProblem::new(
                     dir,
-                    "folder has `extensions/` but no plugin.json: it is not loaded as a plugin",
+                    format!(
+                        "plugin folder is a symlink leaving its plugin root (to {}); refused",
+                        canon.display()
+                    ),
                 ));
+                return None;
             }
-            return None; // a config-only folder (`plugins/<name>/config.json`) is not a plugin
+            // Gone or changing right now: the reload its change causes finds it again.
+            Err(PinError::Gone) => return None,
+            Err(PinError::Unreadable(why)) => {
+                problems.push(FileProblem::new(
+                    dir,
+                    format!("cannot open the plugin folder: {why}"),
+                ));
+                return None;
+            }
+        };
+        let manifest_path = dir.join("plugin.json");
+        let (through, by_handle) = pin.through();
+        let read = read(&through.join("plugin.json"), &manifest_path);
+        if !by_handle && !pin.is_at() {
+            return None; // read by its path, and the folder moved meanwhile
         }
+        let bytes = match read {
+            Ok(Some(bytes)) => Ok(bytes),
+            Ok(None) => {
+                if through.join("extensions").is_dir() {
+                    problems.push(FileProblem::new(
+                        dir,
+                        "folder has `extensions/` but no plugin.json: it is not loaded as a plugin",
+                    ));
+                }
+                return None; // a config-only folder (`plugins/<name>/config.json`) is not a plugin
+            }
+            Err(p) => Err(p),
+        };
         seen_paths.push(manifest_path.clone());
-        let parsed =
-            read(&manifest_path).and_then(|bytes| manifest::parse(&manifest_path, folder, &bytes));
+        let parsed = bytes.and_then(|bytes| manifest::parse(&manifest_path, folder, &bytes));
         let manifest = match parsed {
             Ok(m) => {
-                self.0.insert(manifest_path.clone(), m.clone());
+                self.0
+                    .insert(manifest_path.clone(), (pin.clone(), m.clone()));
                 m
             }
             Err(p) => {
                 problems.push(p);
-                self.0.get(&manifest_path)?.clone()
+                match self.0.get(&manifest_path) {
+                    Some((was, m)) if was.same_folder(&pin) => m.clone(),
+                    _ => return None,
+                }
             }
         };
         let config = serde_json::Value::Object(manifest.config.clone().unwrap_or_default());
         Some(FolderPlugin {
             manifest,
             dir: dir.to_path_buf(),
+            pin,
             manifest_path,
             config,
         })
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, FileProblem> {
+/// Reads `plugin.json` at `at` (a path through the plugin folder's handle), named `shown` in
+/// problems; `None` when there is none. It must be a regular file, not a symlink.
+fn read(at: &Path, shown: &Path) -> Result<Option<Vec<u8>>, FileProblem> {
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(at);
+    let file = match file {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(FileProblem::new(
+                shown,
+                "plugin.json is a symlink; it must be a regular file in the plugin's folder",
+            ));
+        }
+        Err(e) => return Err(FileProblem::io(shown, "cannot read plugin.json", &e)),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| FileProblem::io(shown, "cannot read plugin.json", &e))?;
+    if !meta.is_file() {
+        return Err(FileProblem::new(shown, "plugin.json is not a regular file"));
+    }
     let mut bytes = Vec::new();
-    fs::File::open(path)
-        .and_then(|f| f.take(MAX_PLUGIN_JSON + 1).read_to_end(&mut bytes))
-        .map_err(|e| FileProblem::io(path, "cannot read plugin.json", &e))?;
+    file.take(MAX_PLUGIN_JSON + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| FileProblem::io(shown, "cannot read plugin.json", &e))?;
     if bytes.len() as u64 > MAX_PLUGIN_JSON {
         return Err(FileProblem::new(
-            path,
+            shown,
             format!("plugin.json is larger than {MAX_PLUGIN_JSON} bytes"),
         ));
     }
-    Ok(bytes)
+    Ok(Some(bytes))
 }
 
 /// Drops, until none is left, every plugin that requires a plugin that is neither linked nor

@@ -1,19 +1,20 @@
 //! Folder plugins' lifecycle: `install` runs once when a plugin appears (or is enabled) before
 //! its extensions join a snapshot; `uninstall` runs once when it goes (deleted or disabled),
-//! after the snapshot without its extensions is published —
-//! from a private copy of the folder taken at install time when the folder itself is gone;
-//! `check` runs on every reload, and a failing check makes the plugin unhealthy. The commands
-//! run with the command-hook rules (no shell, cleared environment, timeout, process group) in
-//! the plugin's folder, get `{"plugin", "event", "config"}` on stdin (the merged config: its
-//! `plugin.json` default overlaid by every layer's `plugins/<name>/config.json`), and their
-//! stdout is ignored.
+//! after the snapshot without its extensions is published — in its folder while that is still
+//! at its place, else from a private copy of the folder taken at install time; `check` runs on
+//! every reload, and a failing check makes the plugin unhealthy. The commands run with the
+//! command-hook rules (no shell, cleared environment, timeout, process group) in the folder that
+//! was checked, entered by its handle, get `{"plugin", "event", "config"}` on stdin (the merged
+//! config: its `plugin.json` default overlaid by every layer's `plugins/<name>/config.json`),
+//! and their stdout is ignored.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use super::discover::FolderPlugin;
+use super::pin::PinnedDir;
 use crate::command::{self, CommandError, CommandSpec, DEFAULT_TIMEOUT};
 use crate::fs::problem::FileProblem;
 
@@ -43,6 +44,14 @@ pub(crate) struct Lifecycle {
 /// What may stop a lifecycle command from running (trust, managed-only, the global switch).
 pub(crate) type Gate<'a> = &'a dyn Fn(&FolderPlugin) -> Option<String>;
 
+/// Where a lifecycle command runs.
+enum Place<'a> {
+    /// In the plugin's own folder, entered by its handle.
+    Folder,
+    /// In the private copy of its folder.
+    Copy(&'a Path),
+}
+
 impl Lifecycle {
     /// Installs the `wanted` plugins that are not installed yet and uninstalls the installed ones
     /// that are no longer wanted (deleted, disabled, or no longer loadable). Returns the plugins
@@ -70,7 +79,7 @@ impl Lifecycle {
         for plugin in wanted {
             if let Some(installed) = self.installed.get_mut(plugin.name()) {
                 if installed.plugin.manifest != plugin.manifest {
-                    installed.copy = private_copy(&plugin.dir);
+                    installed.copy = private_copy(&plugin.pin);
                 }
                 installed.plugin = plugin.clone();
                 active.push(plugin.clone());
@@ -92,7 +101,8 @@ impl Lifecycle {
 
     /// Installs one plugin; `true` when it is installed and may join the layers. The private
     /// copy is taken before `install` runs, so a folder deleted while its install runs can still
-    /// be uninstalled (at once: nothing is left half-installed).
+    /// be uninstalled (at once: nothing is left half-installed); so is one moved away or
+    /// replaced meanwhile.
     fn install(
         &mut self,
         plugin: &FolderPlugin,
@@ -100,8 +110,8 @@ impl Lifecycle {
         problems: &mut Vec<FileProblem>,
         warnings: &mut Vec<String>,
     ) -> bool {
-        let copy = private_copy(&plugin.dir);
-        if let Err(why) = run(plugin, &plugin.manifest.install, "install", &plugin.dir) {
+        let copy = private_copy(&plugin.pin);
+        if let Err(why) = run(plugin, &plugin.manifest.install, "install", &Place::Folder) {
             problems.push(FileProblem::new(
                 &plugin.manifest_path,
                 format!("plugin `{}`: install failed, so it is not loaded (retried at the next reload): {why}", plugin.name()),
@@ -112,9 +122,9 @@ impl Lifecycle {
             plugin: plugin.clone(),
             copy,
         };
-        if !plugin.dir.is_dir() {
+        if !plugin.pin.is_at() {
             warnings.push(format!(
-                "plugin `{}` was removed while its install ran: it is uninstalled again",
+                "plugin `{}` was removed or replaced while its install ran: it is uninstalled again",
                 plugin.name()
             ));
             let refusal = gate(&done.plugin);
@@ -135,7 +145,7 @@ impl Lifecycle {
         for plugin in active.iter().filter(|p| p.manifest.check.is_some()) {
             let outcome = match gate(plugin) {
                 Some(why) => Err(format!("its check cannot run: {why}")),
-                None => run(plugin, &plugin.manifest.check, "check", &plugin.dir),
+                None => run(plugin, &plugin.manifest.check, "check", &Place::Folder),
             };
             if let Err(why) = outcome {
                 out.insert(plugin.name().to_owned(), why);
@@ -158,18 +168,18 @@ impl Lifecycle {
     }
 }
 
-/// Runs `uninstall` of a plugin that goes: in its folder if it still exists, else in the copy;
-/// `refusal` says why it may not run (trust, managed-only, the global switch).
+/// Runs `uninstall` of a plugin that goes: in its folder while that is still at its place, else
+/// in the copy; `refusal` says why it may not run (trust, managed-only, the global switch).
 fn uninstall(done: Installed, refusal: Option<String>, warnings: &mut Vec<String>) {
     let name = done.plugin.name().to_owned();
     if done.plugin.manifest.uninstall.is_none() {
         return;
     }
-    let cwd: PathBuf = if done.plugin.dir.is_dir() {
-        done.plugin.dir.clone()
+    let place = if done.plugin.pin.is_at() {
+        Place::Folder
     } else {
         match &done.copy {
-            Ok(copy) => copy.path().to_path_buf(),
+            Ok(copy) => Place::Copy(copy.path()),
             Err(why) => {
                 warnings.push(format!(
                     "plugin `{name}` was removed and no copy of its folder was kept ({why}): its uninstall did not run"
@@ -186,25 +196,29 @@ fn uninstall(done: Installed, refusal: Option<String>, warnings: &mut Vec<String
         &done.plugin,
         &done.plugin.manifest.uninstall,
         "uninstall",
-        &cwd,
+        &place,
     ) {
         warnings.push(format!("plugin `{name}`: uninstall failed: {why}"));
     }
 }
 
-/// Runs one lifecycle command in `cwd`; `Ok` when there is none or it exits 0.
+/// Runs one lifecycle command at `place`; `Ok` when there is none or it exits 0.
 fn run(
     plugin: &FolderPlugin,
     argv: &Option<Vec<String>>,
     event: &str,
-    cwd: &Path,
+    place: &Place<'_>,
 ) -> Result<(), String> {
     let Some(argv) = argv else {
         return Ok(());
     };
+    let (cwd, held) = match place {
+        Place::Folder => (plugin.pin.path().to_path_buf(), Some(plugin.pin.held())),
+        Place::Copy(copy) => (copy.to_path_buf(), None),
+    };
     let spec = CommandSpec {
         argv: argv.iter().map(OsString::from).collect(),
-        cwd: cwd.to_path_buf(),
+        cwd,
         timeout: plugin
             .manifest
             .timeout_ms
@@ -213,6 +227,7 @@ fn run(
             ("HOOKPOINT_PLUGIN".into(), plugin.name().to_owned()),
             ("HOOKPOINT_EVENT".into(), event.to_owned()),
         ],
+        held,
     };
     let input = serde_json::json!({
         "plugin": plugin.name(),
@@ -226,21 +241,29 @@ fn run(
     }
 }
 
-/// A private copy of a plugin's folder (regular files and folders, no symlinks), or why none
-/// was made (larger than [`MAX_PLUGIN_COPY`], or an I/O error).
-fn private_copy(dir: &Path) -> Result<tempfile::TempDir, String> {
+/// A private copy of a plugin's folder, read through its handle (regular files and folders, no
+/// symlinks), or why none was made (larger than [`MAX_PLUGIN_COPY`], an I/O error, or the folder
+/// moved while it was copied by its path).
+fn private_copy(pin: &PinnedDir) -> Result<tempfile::TempDir, String> {
     let copy = tempfile::Builder::new()
         .prefix("hookpoint-plugin-")
         .tempdir()
         .map_err(|e| format!("no temporary folder: {e}"))?;
     let mut budget = MAX_PLUGIN_COPY;
-    copy_tree(dir, copy.path(), &mut budget).map_err(|e| {
+    let (from, by_handle) = pin.through();
+    copy_tree(&from, copy.path(), &mut budget).map_err(|e| {
         if budget_exceeded(&e) {
             format!("the folder is larger than {MAX_PLUGIN_COPY} bytes")
         } else {
-            format!("copying {}: {e}", dir.display())
+            format!("copying {}: {e}", pin.path().display())
         }
     })?;
+    if !by_handle && !pin.is_at() {
+        return Err(format!(
+            "{} moved while it was copied",
+            pin.path().display()
+        ));
+    }
     Ok(copy)
 }
 
@@ -252,7 +275,6 @@ fn budget_exceeded(e: &std::io::Error) -> bool {
 }
 
 fn copy_tree(from: &Path, to: &Path, budget: &mut u64) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
         let kind = entry.file_type()?;
@@ -261,14 +283,34 @@ fn copy_tree(from: &Path, to: &Path, budget: &mut u64) -> std::io::Result<()> {
             std::fs::create_dir(&target)?;
             copy_tree(&entry.path(), &target, budget)?;
         } else if kind.is_file() {
-            let len = entry.metadata()?.len();
-            *budget = budget
-                .checked_sub(len)
-                .ok_or_else(|| std::io::Error::other(TOO_LARGE))?;
-            std::fs::copy(entry.path(), &target)?;
-            let mode = entry.metadata()?.permissions().mode() & 0o755;
-            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))?;
+            copy_file(&entry.path(), &target, budget)?;
         }
     }
+    Ok(())
+}
+
+/// Copies one regular file (not a symlink put in its place since it was listed), read from the
+/// handle its size and mode were taken from.
+fn copy_file(from: &Path, to: &Path, budget: &mut u64) -> std::io::Result<()> {
+    use std::io::Read;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let source = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(from)?;
+    let meta = source.metadata()?;
+    if !meta.is_file() {
+        return Ok(());
+    }
+    *budget = budget
+        .checked_sub(meta.len())
+        .ok_or_else(|| std::io::Error::other(TOO_LARGE))?;
+    let mut target = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(meta.permissions().mode() & 0o755)
+        .open(to)?;
+    // A file growing while it is copied is copied up to its size when it was opened.
+    std::io::copy(&mut source.take(meta.len()), &mut target)?;
     Ok(())
 }
