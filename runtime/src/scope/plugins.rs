@@ -44,8 +44,9 @@ pub struct PluginInfo {
     pub enabled: bool,
     /// A folder plugin marked `always_enabled` cannot be disabled.
     pub always_enabled: bool,
-    /// A folder plugin's `install` ran (or it has none) and it was not uninstalled since; a
-    /// crate plugin is installed while enabled.
+    /// A folder plugin's `install` ran (or it has none) and it was not uninstalled since — for
+    /// this very folder: a folder that replaced an installed one of the same name is not
+    /// installed until its own install ran; a crate plugin is installed while enabled.
     pub installed: bool,
     /// How many compiled-in extensions it carries (crate plugins).
     pub extensions: usize,
@@ -54,7 +55,8 @@ pub struct PluginInfo {
     /// disabled, or without a check).
     pub unhealthy: Option<String>,
     /// Why a folder plugin is not loaded at all (bad `plugin.json`, a name clash, an unmet
-    /// `requires`...).
+    /// `requires`, a symlink leaving its plugin root...). Such an entry may share its name with
+    /// the plugin that won the name.
     pub broken: Option<String>,
 }
 
@@ -135,6 +137,10 @@ impl Scope {
 
     /// Every plugin of this scope, sorted by name: the linked crate plugins and (feature `fs`)
     /// the folder plugins of its plugin roots, with whether each is enabled, installed, healthy.
+    /// One name can have two entries: the plugin that loaded and a folder plugin refused for
+    /// that name, with [`broken`](PluginInfo::broken) saying why (the same name in a later
+    /// plugin root, where the first root wins, or a folder plugin named like a linked crate
+    /// plugin).
     ///
     /// ```
     /// let scope = hookpoint::Scope::default_scope();

@@ -1,12 +1,14 @@
-//! Folder plugins' lifecycle: `install` runs once when a plugin appears (or is enabled) before
-//! its extensions join a snapshot; `uninstall` runs once when it goes (deleted or disabled),
-//! after the snapshot without its extensions is published — in its folder while that is still
-//! at its place, else from a private copy of the folder taken at install time; `check` runs on
-//! every reload, and a failing check makes the plugin unhealthy. The commands run with the
-//! command-hook rules (no shell, cleared environment, timeout, process group) in the folder that
-//! was checked, entered by its handle, get `{"plugin", "event", "config"}` on stdin (the merged
-//! config: its `plugin.json` default overlaid by every layer's `plugins/<name>/config.json`),
-//! and their stdout is ignored.
+//! Folder plugins' lifecycle: `install` runs once when a version of a plugin appears (or is
+//! enabled) before its extensions join a snapshot; `uninstall` runs once when it goes (deleted,
+//! disabled, or replaced by another folder of the same name), after the snapshot without its
+//! extensions is published — in its folder while that is still at its place, else from a private
+//! copy of the folder taken at install time; `check` runs on every reload, and a failing check
+//! makes the plugin unhealthy. A version is a folder ([`PinnedDir`]): per name at most one is
+//! installed, and a new one installs only once the old one's uninstall ran (in the next pass of
+//! the same reload). The commands run with the command-hook rules (no shell, cleared
+//! environment, timeout, process group) in the folder that was checked, entered by its handle,
+//! get `{"plugin", "event", "config"}` on stdin (the merged config: its `plugin.json` default
+//! overlaid by every layer's `plugins/<name>/config.json`), and their stdout is ignored.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -22,7 +24,7 @@ use crate::fs::problem::FileProblem;
 /// deleting it then skips `uninstall`, with a warning).
 const MAX_PLUGIN_COPY: u64 = 16 * 1024 * 1024;
 
-/// A folder plugin that was installed in this scope.
+/// A version of a folder plugin that was installed in this scope.
 struct Installed {
     plugin: FolderPlugin,
     /// A private copy of its folder, for `uninstall` once the folder is gone, or why none
@@ -39,6 +41,11 @@ pub(crate) struct Lifecycle {
     /// ([`finish_leaving`](Self::finish_leaving)), so no new dispatch reaches an extension whose
     /// plugin is already uninstalled.
     leaving: Vec<(Installed, Option<String>)>,
+    /// The latest load left work for another pass: a new version waits for the old one's
+    /// uninstall, or a folder moved while it was installed or read.
+    again: bool,
+    /// The plugins installed since [`take_installs`](Self::take_installs) was last called.
+    installs: Vec<String>,
 }
 
 /// What may stop a lifecycle command from running (trust, managed-only, the global switch).
@@ -54,8 +61,8 @@ enum Place<'a> {
 
 impl Lifecycle {
     /// Installs the `wanted` plugins that are not installed yet and uninstalls the installed ones
-    /// that are no longer wanted (deleted, disabled, or no longer loadable). Returns the plugins
-    /// installed now, in `wanted`'s order.
+    /// that are no longer wanted (deleted, disabled, no longer loadable, or replaced by another
+    /// folder). Returns the plugins installed now, in `wanted`'s order.
     pub(crate) fn reconcile(
         &mut self,
         wanted: &[FolderPlugin],
@@ -63,26 +70,26 @@ impl Lifecycle {
         problems: &mut Vec<FileProblem>,
         warnings: &mut Vec<String>,
     ) -> Vec<FolderPlugin> {
-        let gone: Vec<String> = self
-            .installed
-            .keys()
-            .filter(|n| !wanted.iter().any(|w| w.name() == n.as_str()))
-            .cloned()
-            .collect();
-        for name in gone {
-            if let Some(done) = self.installed.remove(&name) {
-                let refusal = gate(&done.plugin);
-                self.leaving.push((done, refusal));
-            }
-        }
+        self.leave(wanted, gate, warnings);
         let mut active = Vec::new();
         for plugin in wanted {
             if let Some(installed) = self.installed.get_mut(plugin.name()) {
+                // The same folder: the installed version of any other one has just left.
                 if installed.plugin.manifest != plugin.manifest {
                     installed.copy = private_copy(&plugin.pin);
                 }
                 installed.plugin = plugin.clone();
                 active.push(plugin.clone());
+                continue;
+            }
+            if self
+                .leaving
+                .iter()
+                .any(|(d, _)| d.plugin.name() == plugin.name())
+            {
+                // Its old version is uninstalled once the snapshot without it is published; this
+                // one installs in the next pass.
+                self.again = true;
                 continue;
             }
             if let Some(why) = gate(plugin) {
@@ -99,10 +106,35 @@ impl Lifecycle {
         active
     }
 
+    /// Moves the installed versions that are not wanted to `leaving`.
+    fn leave(&mut self, wanted: &[FolderPlugin], gate: Gate<'_>, warnings: &mut Vec<String>) {
+        let gone: Vec<String> = self
+            .installed
+            .iter()
+            .filter(|(name, i)| {
+                !wanted
+                    .iter()
+                    .any(|w| w.name() == name.as_str() && w.pin.same_folder(&i.plugin.pin))
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in gone {
+            if let Some(done) = self.installed.remove(&name) {
+                if wanted.iter().any(|w| w.name() == name) {
+                    warnings.push(format!(
+                        "plugin `{name}` is now another folder: the old one is uninstalled, then the new one installed"
+                    ));
+                }
+                let refusal = gate(&done.plugin);
+                self.leaving.push((done, refusal));
+            }
+        }
+    }
+
     /// Installs one plugin; `true` when it is installed and may join the layers. The private
     /// copy is taken before `install` runs, so a folder deleted while its install runs can still
     /// be uninstalled (at once: nothing is left half-installed); so is one moved away or
-    /// replaced meanwhile.
+    /// replaced meanwhile, and the next pass looks at what is at its path now.
     fn install(
         &mut self,
         plugin: &FolderPlugin,
@@ -129,8 +161,10 @@ impl Lifecycle {
             ));
             let refusal = gate(&done.plugin);
             uninstall(done, refusal, warnings);
+            self.again = true;
             return false;
         }
+        self.installs.push(plugin.name().to_owned());
         self.installed.insert(plugin.name().to_owned(), done);
         true
     }
@@ -155,21 +189,41 @@ impl Lifecycle {
     }
 
     /// Runs the `uninstall` of the plugins that left in the latest reconcile; call it after the
-    /// snapshot without them is published.
-    pub(crate) fn finish_leaving(&mut self, warnings: &mut Vec<String>) {
+    /// snapshot without them is published. Returns whether the load asked for another pass
+    /// (see [`again`](Self::again)).
+    pub(crate) fn finish_leaving(
+        &mut self,
+        warnings: &mut Vec<String>,
+        uninstalled: &mut Vec<String>,
+    ) -> bool {
         for (done, refusal) in self.leaving.drain(..) {
+            uninstalled.push(done.plugin.name().to_owned());
             uninstall(done, refusal, warnings);
         }
+        std::mem::take(&mut self.again)
     }
 
-    /// The names of the installed plugins.
-    pub(crate) fn installed(&self) -> impl Iterator<Item = &str> {
-        self.installed.keys().map(String::as_str)
+    /// The plugins installed since the last call, by name, in order.
+    pub(crate) fn take_installs(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.installs)
+    }
+
+    /// Asks for another pass of the reload once this one is published.
+    pub(crate) fn again(&mut self) {
+        self.again = true;
+    }
+
+    /// Whether this very version (folder) of the plugin is installed.
+    pub(crate) fn is_installed(&self, plugin: &FolderPlugin) -> bool {
+        self.installed
+            .get(plugin.name())
+            .is_some_and(|i| i.plugin.pin.same_folder(&plugin.pin))
     }
 }
 
-/// Runs `uninstall` of a plugin that goes: in its folder while that is still at its place, else
-/// in the copy; `refusal` says why it may not run (trust, managed-only, the global switch).
+/// Runs `uninstall` of a plugin version that goes: in its folder while that is still at its
+/// place, else in the copy; `refusal` says why it may not run (trust, managed-only, the global
+/// switch).
 fn uninstall(done: Installed, refusal: Option<String>, warnings: &mut Vec<String>) {
     let name = done.plugin.name().to_owned();
     if done.plugin.manifest.uninstall.is_none() {

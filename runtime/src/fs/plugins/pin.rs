@@ -2,8 +2,8 @@
 //! (device and inode) and its canonical path inside its plugin root. What runs of a plugin runs
 //! from the pinned folder (its lifecycle commands and command hooks enter it by the handle),
 //! what is read of it is read through the handle (`plugin.json`, the private copy) or re-checked
-//! after the read ([`PinnedDir::is_at`]), so a rename or a symlink put at its path between the
-//! check and the use cannot change what runs. The identity is also the plugin's
+//! after the read ([`PinnedDir::unchanged_since`]), so a rename or a symlink put at its path
+//! between the check and the use cannot change what runs. The identity is also the plugin's
 //! version: another folder at the same path is another version, even with the same name (the
 //! held handle keeps the inode from being reused while the pin lives).
 
@@ -29,6 +29,11 @@ struct Pin {
     dev: u64,
     ino: u64,
 }
+
+/// When a pinned folder last changed: its status-change time (a rename of the folder, or an
+/// entry added, removed or renamed in it, moves it on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp(i64, i64);
 
 /// Why a folder could not be pinned.
 #[derive(Debug)]
@@ -95,6 +100,19 @@ impl PinnedDir {
         (meta.dev(), meta.ino()) == (self.0.dev, self.0.ino)
     }
 
+    /// When the folder last changed, read on the handle (`None` when it cannot be read).
+    pub(crate) fn stamp(&self) -> Option<Stamp> {
+        let meta = self.0.handle.metadata().ok()?;
+        Some(Stamp(meta.ctime(), meta.ctime_nsec()))
+    }
+
+    /// Whether what was read by its path since `stamp` was read from this folder: it is still
+    /// at its place and nothing renamed it (or swapped an entry of it) meanwhile — a folder
+    /// moved away and back has moved on.
+    pub(crate) fn unchanged_since(&self, stamp: Stamp) -> bool {
+        self.is_at() && self.stamp() == Some(stamp)
+    }
+
     /// A path that reaches the pinned folder through its handle (`/proc/self/fd/N`), whatever
     /// its own path names now; the folder's path where the system has no such paths (callers
     /// then re-check [`is_at`](Self::is_at) after reading).
@@ -124,6 +142,23 @@ impl PinnedDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pinned_folder_moved_away_and_back_has_moved_on() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let canon = std::fs::canonicalize(root.path()).expect("canon");
+        let dir = canon.join("p");
+        std::fs::create_dir(&dir).expect("mkdir");
+        let pin = PinnedDir::open(&dir, &canon).expect("pinned");
+        let stamp = pin.stamp().expect("stamp");
+        assert!(pin.unchanged_since(stamp));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::rename(&dir, canon.join("q")).expect("away");
+        assert!(!pin.is_at());
+        std::fs::rename(canon.join("q"), &dir).expect("back");
+        assert!(pin.is_at(), "the same folder is at its place again");
+        assert!(!pin.unchanged_since(stamp), "but it moved meanwhile");
+    }
 
     #[test]
     fn a_symlink_leaving_the_root_is_not_pinned() {
