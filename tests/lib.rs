@@ -43,3 +43,73 @@ pub fn project_scope(name: &str, project: &Path) -> Scope {
         .build()
         .expect("scope builds")
 }
+
+/// A `/bin/sh` hook that appends the string `part` to the `parts` list of a payload shaped
+/// `{"parts": [..strings..]}`.
+pub fn sh_appending(part: &str) -> String {
+    r#"#!/bin/sh
+parts=$(sed -n 's/.*"payload":{"parts":\[\(.*\)\]}}$/\1/p')
+[ -n "$parts" ] && parts="$parts,"
+printf '{"payload":{"parts":[%s"%s"]}}' "$parts" 'PART'
+"#
+    .replace("PART", part)
+}
+
+/// Writes version `tag` of the folder plugin `name` into `parent/name/` and returns that folder:
+/// a `plugin.json` whose `install` and `uninstall` append `install <tag>` and `uninstall <tag>`
+/// to `log`, and per name in `hooks` a command hook on `point` (orders 10, 20, ..) that appends
+/// `<hook>:<tag>` to the payload's `parts` ([`sh_appending`]).
+pub fn versioned_plugin(
+    parent: &Path,
+    name: &str,
+    tag: &str,
+    log: &Path,
+    point: &str,
+    hooks: &[&str],
+) -> PathBuf {
+    let dir = parent.join(name);
+    write(
+        &dir.join("plugin.json"),
+        format!(
+            r#"{{"name": "{name}", "version": "{tag}", "install": ["./install.sh"], "uninstall": ["./uninstall.sh"]}}"#
+        ),
+        0o644,
+    );
+    for event in ["install", "uninstall"] {
+        write(
+            &dir.join(format!("{event}.sh")),
+            format!(
+                "#!/bin/sh\ncat >/dev/null\necho '{event} {tag}' >> '{}'\n",
+                log.display()
+            ),
+            0o755,
+        );
+    }
+    for (i, hook) in hooks.iter().enumerate() {
+        let file = format!("_{}_{hook}.sh", (i + 1) * 10);
+        write(
+            &ext_path(&dir, point, &file),
+            sh_appending(&format!("{hook}:{tag}")),
+            0o755,
+        );
+    }
+    dir
+}
+
+/// The lines of a log file (none when it does not exist).
+pub fn log_lines(log: &Path) -> Vec<String> {
+    fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Polls `ok` every 10 ms until it holds; panics naming `what` after `limit`.
+pub fn wait_until(what: &str, limit: std::time::Duration, mut ok: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !ok() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}

@@ -122,7 +122,32 @@ pub(crate) struct CommandSpec {
     /// cleared down to [`ENV_ALLOW_LIST`], in order (later entries win), for
     /// example `HOOKPOINT_POINT`, `HOOKPOINT_EXTENSION`, `HOOKPOINT_LAYER`.
     pub env: Vec<(String, String)>,
+    /// The folder [`cwd`](Self::cwd) lies in, held open: the program then runs in that very
+    /// folder whatever its path names by the time it starts (a folder plugin's, see
+    /// [`HeldFolder`]). `None`: `cwd` is taken by its path.
+    pub held: Option<HeldFolder>,
 }
+
+/// A folder held open by its handle, for commands that must run from the folder that was
+/// checked (a folder plugin's): the child changes into it by the handle (`fchdir`, then into
+/// `cwd` below it), and a program given by a path below it is run by a path relative to it, so
+/// neither a rename nor a symlink put in its place can change what starts.
+#[derive(Debug, Clone)]
+pub(crate) struct HeldFolder {
+    /// The open folder.
+    pub(crate) handle: std::sync::Arc<std::fs::File>,
+    /// Its path as it was checked; `cwd` and program paths below it are resolved through
+    /// `handle` instead.
+    pub(crate) path: PathBuf,
+}
+
+impl PartialEq for HeldFolder {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.handle, &other.handle) && self.path == other.path
+    }
+}
+
+impl Eq for HeldFolder {}
 
 impl CommandSpec {
     /// A spec running `argv` in `cwd` with [`DEFAULT_TIMEOUT`] and no extra
@@ -138,6 +163,7 @@ impl CommandSpec {
             cwd: cwd.into(),
             timeout: DEFAULT_TIMEOUT,
             env: Vec::new(),
+            held: None,
         }
     }
 }

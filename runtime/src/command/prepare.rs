@@ -1,16 +1,27 @@
 //! Before a hook starts: the environment it will see, and which program `argv[0]` names.
 
-use std::ffi::OsString;
+use std::ffi::{CString, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use super::{CommandError, CommandSpec, ENV_ALLOW_LIST};
+use super::{CommandError, CommandSpec, ENV_ALLOW_LIST, HeldFolder};
 
 /// Everything needed to start the hook, computed before anything runs.
 pub(super) struct Prepared {
+    /// The program as resolved, for messages.
     pub(super) program: PathBuf,
+    /// What the child executes: `program`, or a path relative to the held folder.
+    run: PathBuf,
     pub(super) cwd: PathBuf,
     pub(super) env: Vec<(OsString, OsString)>,
+    held: Option<Enter>,
+}
+
+/// How the child enters a held folder: by its handle, then into `cwd` below it.
+struct Enter {
+    handle: Arc<std::fs::File>,
+    below: Option<CString>,
 }
 
 impl Prepared {
@@ -18,21 +29,82 @@ impl Prepared {
     /// rebuilt environment, three pipes and a process group of its own (so a timeout can kill
     /// whatever the hook started).
     pub(super) fn command(&self, spec: &CommandSpec) -> std::process::Command {
+        use std::os::fd::AsRawFd;
         use std::os::unix::process::CommandExt;
         use std::process::Stdio;
 
-        let mut command = std::process::Command::new(&self.program);
+        let mut command = std::process::Command::new(&self.run);
         command
             .args(spec.argv.iter().skip(1))
-            .current_dir(&self.cwd)
             .env_clear()
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        match &self.held {
+            None => {
+                command.current_dir(&self.cwd);
+            }
+            Some(enter) => {
+                let (handle, below) = (Arc::clone(&enter.handle), enter.below.clone());
+                // SAFETY: the closure runs in the child between fork and exec, where only
+                // async-signal-safe calls are allowed: it calls `fchdir` on a descriptor this
+                // process keeps open (the closure owns `handle`) and `chdir` on a C string built
+                // before the fork; it allocates nothing (`last_os_error` only reads errno).
+                unsafe {
+                    command.pre_exec(move || {
+                        if libc::fchdir(handle.as_raw_fd()) != 0 {
+                            return Err(io::Error::last_os_error());
+                        }
+                        if let Some(dir) = &below
+                            && libc::chdir(dir.as_ptr()) != 0
+                        {
+                            return Err(io::Error::last_os_error());
+                        }
+                        Ok(())
+                    });
+                }
+            }
+        }
         command
     }
+}
+
+/// For a spec that holds its folder: how the child enters `cwd` through the handle, and the
+/// program by a path relative to `cwd` when it lies in the held folder (else as resolved).
+fn through_held(held: &HeldFolder, cwd: &Path, program: &Path) -> io::Result<(Enter, PathBuf)> {
+    use std::os::unix::ffi::OsStrExt;
+    let below = cwd.strip_prefix(&held.path).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "the working folder {} is not in the held folder {}",
+                cwd.display(),
+                held.path.display()
+            ),
+        )
+    })?;
+    let run = if let Ok(inside_cwd) = program.strip_prefix(cwd) {
+        Path::new(".").join(inside_cwd)
+    } else if let Ok(inside) = program.strip_prefix(&held.path) {
+        let mut run = PathBuf::from(".");
+        run.extend(below.components().map(|_| ".."));
+        run.push(inside);
+        run
+    } else {
+        program.to_path_buf()
+    };
+    let below = if below.as_os_str().is_empty() {
+        None
+    } else {
+        Some(CString::new(below.as_os_str().as_bytes())?)
+    };
+    let enter = Enter {
+        handle: Arc::clone(&held.handle),
+        below,
+    };
+    Ok((enter, run))
 }
 
 pub(super) fn prepare(spec: &CommandSpec) -> Result<Prepared, CommandError> {
@@ -81,7 +153,21 @@ pub(super) fn prepare(spec: &CommandSpec) -> Result<Prepared, CommandError> {
             )
         })?
     };
-    Ok(Prepared { program, cwd, env })
+    let (held, run) = match &spec.held {
+        None => (None, program.clone()),
+        Some(held) => {
+            let (enter, run) = through_held(held, &cwd, &program)
+                .map_err(|source| could_not_start(program.clone(), source))?;
+            (Some(enter), run)
+        }
+    };
+    Ok(Prepared {
+        program,
+        run,
+        cwd,
+        env,
+        held,
+    })
 }
 
 fn has_slash(name: &std::ffi::OsStr) -> bool {

@@ -719,3 +719,61 @@ fn errors_display_and_expose_the_program() {
         "hook /layer/hook.sh timed out after 200ms and was killed"
     );
 }
+
+#[test]
+fn a_held_folder_runs_its_own_program_whatever_its_path_names_now() {
+    let base = tempfile::tempdir().expect("tempdir");
+    let dir = base.path().join("plugin");
+    let answer =
+        |text: &str| format!("#!/bin/sh\ncat >/dev/null\necho '{{\"payload\": \"{text}\"}}'\n");
+    script(&dir, "extensions/p/hook.sh", &answer("held"));
+    script(
+        &dir,
+        "agents/dev/extensions/p/hook.sh",
+        &answer("held profile"),
+    );
+    script(&dir, "hooks/shared.sh", &answer("held shared"));
+    let held = HeldFolder {
+        handle: std::sync::Arc::new(std::fs::File::open(&dir).expect("open")),
+        path: dir.clone(),
+    };
+    // The folder moves away and another takes its path (a symlink would do the same).
+    std::fs::rename(&dir, base.path().join("moved")).expect("move");
+    script(&dir, "extensions/p/hook.sh", &answer("impostor"));
+    script(&dir, "agents/dev/extensions/p/hook.sh", &answer("impostor"));
+    script(&dir, "hooks/shared.sh", &answer("impostor"));
+    for (cwd, program, want) in [
+        (dir.clone(), dir.join("extensions/p/hook.sh"), "held"),
+        (dir.clone(), PathBuf::from("./extensions/p/hook.sh"), "held"),
+        (
+            dir.join("agents/dev"),
+            dir.join("agents/dev/extensions/p/hook.sh"),
+            "held profile",
+        ),
+        (
+            dir.join("agents/dev"),
+            PathBuf::from("extensions/p/hook.sh"),
+            "held profile",
+        ),
+        (
+            dir.join("agents/dev"),
+            dir.join("hooks/shared.sh"),
+            "held shared",
+        ),
+        (
+            dir.join("agents/dev"),
+            PathBuf::from("../../hooks/shared.sh"),
+            "held shared",
+        ),
+    ] {
+        let mut spec = CommandSpec::new([program.as_os_str()], &cwd);
+        spec.held = Some(held.clone());
+        for (result, _) in both(&spec, b"{}") {
+            assert_eq!(
+                result.expect("runs").payload,
+                Some(serde_json::json!(want)),
+                "{program:?} in {cwd:?}"
+            );
+        }
+    }
+}

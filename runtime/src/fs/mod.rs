@@ -25,6 +25,7 @@ pub(crate) mod json_path;
 pub(crate) mod layers;
 pub(crate) mod load;
 pub(crate) mod manifest;
+pub(crate) mod mode;
 pub(crate) mod plugins;
 pub(crate) mod problem;
 pub(crate) mod read;

@@ -76,6 +76,9 @@ pub enum FileReadError {
     /// It is no regular file (a folder, a FIFO, a device).
     #[error("it is not a regular file")]
     NotRegular,
+    /// It is a symbolic link where the file itself must be (a plugin's `plugin.json`).
+    #[error("it is a symlink; it must be a regular file")]
+    Symlink,
     /// It has more bytes than the reader takes.
     #[error("it is {size} bytes, larger than {max} bytes")]
     TooLarge {
@@ -149,6 +152,8 @@ pub(crate) struct Expect {
     pub(crate) private: bool,
     /// The `(device, inode)` the scan found at the path: another file there was `Replaced`.
     pub(crate) identity: Option<(u64, u64)>,
+    /// Refuse a path whose last component is a symlink ([`FileReadError::Symlink`]).
+    pub(crate) no_symlink: bool,
 }
 
 impl Expect {
@@ -158,6 +163,15 @@ impl Expect {
             max_bytes,
             private: false,
             identity: None,
+            no_symlink: false,
+        }
+    }
+
+    /// Also refuses a symlink in the path's last component (the file must be the one there).
+    pub(crate) fn no_symlink(self) -> Expect {
+        Expect {
+            no_symlink: true,
+            ..self
         }
     }
 
@@ -210,10 +224,17 @@ impl FileReader {
 
     /// Reads `path` whole, as the module documentation says.
     pub(crate) fn read(&self, path: &Path, expect: Expect) -> Result<WholeFile, FileReadError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(path)?;
+        let flags = if expect.no_symlink {
+            libc::O_NONBLOCK | libc::O_NOFOLLOW
+        } else {
+            libc::O_NONBLOCK
+        };
+        let file = match OpenOptions::new().read(true).custom_flags(flags).open(path) {
+            Err(e) if expect.no_symlink && e.raw_os_error() == Some(libc::ELOOP) => {
+                return Err(FileReadError::Symlink);
+            }
+            file => file?,
+        };
         let meta = self.check_before(&file, expect)?;
         let before = Stamp::of(&meta);
         #[cfg(test)]

@@ -98,9 +98,11 @@ impl ScopeFs {
     }
 
     /// Runs what waits for the snapshot [`build_snapshot`](Self::build_snapshot) made to be
-    /// published (folder plugins' `uninstall`), adding its warnings to the reload's event.
-    pub(crate) fn after_publish(&self, event: &mut ReloadEvent) {
-        locks::lock(&self.state).after_publish(&mut event.warnings);
+    /// published (folder plugins' `uninstall`), recording it in the reload's event.
+    /// Returns whether the reload needs another pass: a folder plugin's new version waits for
+    /// the old one's uninstall, or a plugin folder moved while it was installed or read.
+    pub(crate) fn after_publish(&self, event: &mut ReloadEvent) -> bool {
+        locks::lock(&self.state).after_publish(event)
     }
 
     /// What this scope's loader compiled or found cached, of wasm modules.

@@ -172,9 +172,11 @@ impl ScopeBuilder {
     }
 
     /// A plugin root: every subfolder with a `plugin.json` is a folder plugin whose folder joins
-    /// the layers at the plugin ranks (4 and 7), whose `install` runs when it appears and
-    /// `uninstall` when it goes (the root is watched). Several roots may be given; the first
-    /// wins a name. See the crate docs' "Folder plugins".
+    /// the layers at the plugin ranks (4 and 7), whose `install` runs when it appears — those
+    /// present at [`build`](Self::build) are installed before it returns — and `uninstall` when
+    /// it goes (the root is watched); a folder replaced by another of the same name is a new
+    /// version (the old one is uninstalled, then the new one installed). Several roots may be
+    /// given; the first wins a name. See the crate docs' "Folder plugins".
     pub fn plugin_root(mut self, dir: impl Into<PathBuf>) -> Self {
         self.fs.plugin_roots.push(dir.into());
         self
@@ -184,7 +186,8 @@ impl ScopeBuilder {
     /// ([`Scope::set_plugin_enabled`]), so a restart keeps the choice: JSON
     /// `{"plugins": {"name": false}}`, written atomically on every change and read at `build`
     /// (its choices win over [`disable_plugin`](Self::disable_plugin)). Without it the choices
-    /// last as long as the scope.
+    /// last as long as the scope. A read-only file (or folder) is never replaced: toggling then
+    /// fails with why and changes nothing ([`Scope::set_plugin_enabled`]).
     pub fn plugin_toggles(mut self, path: impl Into<PathBuf>) -> Self {
         self.fs.toggles = Some(path.into());
         self

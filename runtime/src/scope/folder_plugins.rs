@@ -59,7 +59,7 @@ impl Scope {
                 format!("plugin `{name}` is `always_enabled` in its plugin.json"),
             ));
         }
-        if !self.toggle(name, enabled) {
+        if !self.toggle(name, enabled)? {
             return Ok(());
         }
         self.rebuild();
@@ -76,11 +76,14 @@ impl Scope {
                 .map_or_else(|| "its install did not run".to_owned(), |p| p.message);
             // As for crate plugins: a failing install leaves the plugin disabled (and says so
             // in the toggles file), not retried at every reload.
-            self.toggle(name, false);
+            self.set_state(name, false);
+            let unsaved = self.unsaved(name, false);
             self.rebuild();
             return Err(Error::kind_msg(
                 ErrorKind::Plugin,
-                format!("plugin `{name}` could not be installed, so it stays disabled: {why}"),
+                format!(
+                    "plugin `{name}` could not be installed, so it stays disabled: {why}{unsaved}"
+                ),
             ));
         }
         tracing::info!(
@@ -93,15 +96,26 @@ impl Scope {
     }
 
     /// Writes a plugin's new state into the toggles file, if the scope has one.
-    pub(crate) fn persist_toggle(&self, name: &str, enabled: bool) {
-        if let Some(path) = &self.0.fs.config.toggles
-            && let Err(why) = toggles::record(path, name, enabled)
-        {
-            tracing::warn!(
-                scope = self.name(),
-                plugin = name,
-                "cannot write the plugin toggles file: {why}"
-            );
+    ///
+    /// # Errors
+    /// Why the choice cannot be written (a read-only file or folder, a failed write): the caller
+    /// changes nothing then. A bad toggles file is no error here: every reload reports it, it is
+    /// kept as it is, and the choice lasts as long as the scope.
+    pub(crate) fn persist_toggle(&self, name: &str, enabled: bool) -> Result<(), String> {
+        let Some(path) = &self.0.fs.config.toggles else {
+            return Ok(());
+        };
+        match toggles::record(path, name, enabled) {
+            Ok(()) => Ok(()),
+            Err(toggles::NotRecorded::BadFile(why)) => {
+                tracing::warn!(
+                    scope = self.name(),
+                    plugin = name,
+                    "the choice is not saved in the plugin toggles file: {why}"
+                );
+                Ok(())
+            }
+            Err(toggles::NotRecorded::Refused(why)) => Err(why),
         }
     }
 }

@@ -131,6 +131,12 @@ impl Scope {
 
     /// Rebuilds this scope's snapshot from its current inputs (compiled-in extensions, plugin
     /// enablement and, with `fs`, its override layers) and publishes it. Serialized per scope.
+    ///
+    /// With `fs`, one rebuild may take a few passes, each publishing a snapshot and telling the
+    /// subscribers: a folder plugin replaced by a new version is uninstalled after a snapshot
+    /// without it and the new version installs in the next pass; a plugin folder that moved
+    /// while it was installed or read is looked at again. When it returns, the folder plugins'
+    /// installs and uninstalls of what it found are done.
     pub(crate) fn rebuild(&self) {
         #[cfg(feature = "fs")]
         self.rebuild_reading(crate::fs::read::FileReader::now());
@@ -150,18 +156,34 @@ impl Scope {
     /// only files that settled).
     #[cfg(feature = "fs")]
     pub(crate) fn rebuild_reading(&self, reader: crate::fs::read::FileReader) {
+        /// Passes of one rebuild; more are only needed while folders keep changing, and each
+        /// such change brings a reload of its own.
+        const MAX_PASSES: usize = 8;
         let serial = locks::lock(&self.0.rebuild_lock);
         let disabled = self.disabled_crates();
-        let generation = self.next_generation();
         let disabled_plugins = self.disabled_plugins();
-        let (snap, mut event) =
-            self.0
-                .fs
-                .build_snapshot(&COMPILED, &disabled, &disabled_plugins, generation, reader);
-        self.publish(snap);
-        self.0.fs.after_publish(&mut event);
+        let mut events = Vec::new();
+        for _ in 0..MAX_PASSES {
+            let generation = self.next_generation();
+            let (snap, mut event) = self.0.fs.build_snapshot(
+                &COMPILED,
+                &disabled,
+                &disabled_plugins,
+                generation,
+                reader,
+            );
+            self.publish(snap);
+            let again = self.0.fs.after_publish(&mut event);
+            events.push(event);
+            if !again {
+                break;
+            }
+            self.0.fs.mark_dirty(None);
+        }
         drop(serial);
-        self.notify(event);
+        for event in events {
+            self.notify(event);
+        }
     }
 
     /// Publishes a new snapshot atomically; dispatches in flight finish on the one they hold.

@@ -44,8 +44,9 @@ pub struct PluginInfo {
     pub enabled: bool,
     /// A folder plugin marked `always_enabled` cannot be disabled.
     pub always_enabled: bool,
-    /// A folder plugin's `install` ran (or it has none) and it was not uninstalled since; a
-    /// crate plugin is installed while enabled.
+    /// A folder plugin's `install` ran (or it has none) and it was not uninstalled since — for
+    /// this very folder: a folder that replaced an installed one of the same name is not
+    /// installed until its own install ran; a crate plugin is installed while enabled.
     pub installed: bool,
     /// How many compiled-in extensions it carries (crate plugins).
     pub extensions: usize,
@@ -54,7 +55,8 @@ pub struct PluginInfo {
     /// disabled, or without a check).
     pub unhealthy: Option<String>,
     /// Why a folder plugin is not loaded at all (bad `plugin.json`, a name clash, an unmet
-    /// `requires`...).
+    /// `requires`, a symlink leaving its plugin root...). Such an entry may share its name with
+    /// the plugin that won the name.
     pub broken: Option<String>,
 }
 
@@ -135,6 +137,10 @@ impl Scope {
 
     /// Every plugin of this scope, sorted by name: the linked crate plugins and (feature `fs`)
     /// the folder plugins of its plugin roots, with whether each is enabled, installed, healthy.
+    /// One name can have two entries: the plugin that loaded and a folder plugin refused for
+    /// that name, with [`broken`](PluginInfo::broken) saying why (the same name in a later
+    /// plugin root, where the first root wins, or a folder plugin named like a linked crate
+    /// plugin).
     ///
     /// ```
     /// let scope = hookpoint::Scope::default_scope();
@@ -180,10 +186,18 @@ impl Scope {
     /// hooks run). Calls for one plugin from several threads take turns: eight threads enabling
     /// a disabled plugin at once run its `install` once, and the others find it enabled.
     ///
+    /// With a toggles file ([`ScopeBuilder::plugin_toggles`](crate::ScopeBuilder::plugin_toggles))
+    /// the choice is written there first; a choice that cannot be written is refused and
+    /// nothing changes (no hook runs), so what runs now is what the next start runs.
+    ///
     /// # Errors
     /// [`ErrorKind::Plugin`]: no such plugin; its install hook failed (it stays disabled); its
     /// uninstall hook failed (it stays disabled), the hook's error is the source; the plugin's
-    /// own install or uninstall hook toggles it again.
+    /// own install or uninstall hook toggles it again; the choice cannot be written to the
+    /// toggles file (the file or its folder is read-only by its permission bits, or the write
+    /// failed), with why — the plugin keeps its state. A toggles file that is not valid JSON is
+    /// no error: every reload reports it in [`status`](Self::status), it is not overwritten, and
+    /// the choice lasts as long as the scope.
     ///
     /// ```
     /// # #[derive(Default, serde::Serialize, serde::Deserialize)] struct NoConfig {}
@@ -214,13 +228,22 @@ impl Scope {
             .with_source(e)
         };
         if enabled {
-            if let Some(install) = entry.install {
-                install(self).map_err(|e| hook_failed(e, "install"))?;
+            // The choice is recorded first: one that cannot be is refused before anything runs.
+            self.record_choice(name, true)?;
+            if let Some(install) = entry.install
+                && let Err(e) = install(self)
+            {
+                let unsaved = self.unsaved(name, false);
+                return Err(Error::kind_msg(
+                    ErrorKind::Plugin,
+                    format!("plugin `{name}`: install hook failed{unsaved}"),
+                )
+                .with_source(e));
             }
-            self.toggle(name, true);
+            self.set_state(name, true);
             self.rebuild();
         } else {
-            self.toggle(name, false);
+            self.toggle(name, false)?;
             self.rebuild();
             if let Some(uninstall) = entry.uninstall {
                 uninstall(self).map_err(|e| hook_failed(e, "uninstall"))?;
@@ -235,22 +258,62 @@ impl Scope {
         Ok(())
     }
 
-    /// Records the plugin's new state (and, with `fs`, in the toggles file); false when it
+    /// Records the plugin's new state, with `fs` first in the toggles file; `Ok(false)` when it
     /// already had it.
-    pub(crate) fn toggle(&self, name: &str, enabled: bool) -> bool {
-        let changed = {
-            let mut disabled = locks::lock(&self.0.plugins.disabled);
-            if enabled {
-                disabled.remove(name)
-            } else {
-                disabled.insert(name.to_owned())
-            }
-        };
-        #[cfg(feature = "fs")]
-        if changed {
-            self.persist_toggle(name, enabled);
+    ///
+    /// # Errors
+    /// The choice cannot be written to the toggles file: the state is left as it was.
+    pub(crate) fn toggle(&self, name: &str, enabled: bool) -> Result<bool, Error> {
+        let has = !locks::lock(&self.0.plugins.disabled).contains(name);
+        if has == enabled {
+            return Ok(false);
         }
-        changed
+        self.record_choice(name, enabled)?;
+        self.set_state(name, enabled);
+        Ok(true)
+    }
+
+    /// Writes the choice to the toggles file (feature `fs`, when the scope has one).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Plugin`]: it cannot be written (a read-only file or folder, a failed write).
+    fn record_choice(&self, name: &str, enabled: bool) -> Result<(), Error> {
+        #[cfg(feature = "fs")]
+        self.persist_toggle(name, enabled).map_err(|why| {
+            let stays = if enabled { "disabled" } else { "enabled" };
+            Error::kind_msg(
+                ErrorKind::Plugin,
+                format!("plugin `{name}` stays {stays}: the choice cannot be recorded in the plugin toggles file: {why}"),
+            )
+        })?;
+        #[cfg(not(feature = "fs"))]
+        let _ = (name, enabled);
+        Ok(())
+    }
+
+    /// Sets the plugin's state in memory only.
+    pub(crate) fn set_state(&self, name: &str, enabled: bool) {
+        let mut disabled = locks::lock(&self.0.plugins.disabled);
+        if enabled {
+            disabled.remove(name);
+        } else {
+            disabled.insert(name.to_owned());
+        }
+    }
+
+    /// Writes the choice `enabled` back after a change failed: empty when it was written, else
+    /// the words for the error that reports the failure.
+    pub(crate) fn unsaved(&self, name: &str, enabled: bool) -> String {
+        #[cfg(feature = "fs")]
+        if let Err(why) = self.persist_toggle(name, enabled) {
+            let says = if enabled { "disabled" } else { "enabled" };
+            return format!(
+                "; the plugin toggles file still says {says}, it cannot be written: {why}"
+            );
+        }
+        #[cfg(not(feature = "fs"))]
+        let _ = (name, enabled);
+        String::new()
     }
 
     /// The plugin's config: its `Default`, overlaid key by key by each override layer's

@@ -5,6 +5,7 @@
 #![cfg(feature = "wasm")]
 
 mod examples;
+mod folder_plugin;
 mod guests;
 mod protocol;
 mod reload;

@@ -327,6 +327,7 @@ impl Definitions {
                 ("HOOKPOINT_EXTENSION".into(), f.file.name.clone()),
                 ("HOOKPOINT_LAYER".into(), layer.to_string()),
             ],
+            held: None,
         });
         Some(u32::try_from(self.commands.len() - 1).unwrap_or(u32::MAX))
     }

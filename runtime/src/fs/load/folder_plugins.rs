@@ -1,15 +1,19 @@
 //! The folder-plugin phase of a load: find the plugins in the plugin roots, install the new and
 //! enabled ones, uninstall the gone or disabled ones, check them, and hand the healthy ones'
-//! folders to the layer search order.
+//! folders to the layer search order — with their pins, so that the load can check that what it
+//! read by path came from those very folders ([`FolderPhase::unsettled`]) and their command
+//! hooks run from them ([`FolderPhase::hold_commands`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::configs::overlay_layers;
 use super::definitions::command_refusal;
+use crate::command::CommandSpec;
 use crate::fs::layers::FsConfig;
 use crate::fs::plugins::discover::{FolderPlugin, ManifestsLastGood};
 use crate::fs::plugins::lifecycle::Lifecycle;
+use crate::fs::plugins::pin::{PinnedDir, Stamp};
 use crate::fs::problem::FileProblem;
 use crate::registry::HOOKPOINT_PLG_V0;
 
@@ -34,12 +38,21 @@ pub(crate) struct FolderPluginStatus {
 pub(crate) struct FolderPlugins {
     manifests: ManifestsLastGood,
     lifecycle: Lifecycle,
+    /// The folders whose layers the latest load read.
+    loaded: Vec<PinnedDir>,
 }
 
 /// What the folder-plugin phase hands to the rest of the load.
 pub(crate) struct FolderPhase {
     /// (name, folder) of the installed, enabled, healthy plugins: they join the layers.
     pub(crate) layers: Vec<(String, PathBuf)>,
+    /// Their pins, with each folder's stamp before its layer is read.
+    held: Vec<(String, PinnedDir, Option<Stamp>)>,
+    /// The folders among them whose layers this load reads for the first time (a version just
+    /// installed or enabled): what an earlier scan of that path holds is not theirs.
+    pub(crate) fresh: Vec<PathBuf>,
+    /// The plugins this phase installed, by name.
+    pub(crate) installed: Vec<String>,
     /// Each loaded plugin's default config (`plugin.json`'s `config`).
     pub(crate) defaults: Vec<(String, serde_json::Value)>,
     pub(crate) unhealthy: BTreeMap<String, String>,
@@ -78,7 +91,6 @@ impl FolderPlugins {
         let active = self.lifecycle.reconcile(&wanted, &gate, problems, warnings);
         let mut unhealthy = self.lifecycle.check(&active, &gate);
         unhealthy.extend(unmet);
-        let installed: BTreeSet<&str> = self.lifecycle.installed().collect();
         let mut statuses: Vec<FolderPluginStatus> = found
             .iter()
             .map(|p| FolderPluginStatus {
@@ -88,18 +100,33 @@ impl FolderPlugins {
                 dir: p.dir.clone(),
                 enabled: enabled(p),
                 always_enabled: p.manifest.always_enabled,
-                installed: installed.contains(p.name()),
+                installed: self.lifecycle.is_installed(p),
                 unhealthy: unhealthy.get(p.name()).cloned(),
                 broken: None,
             })
             .collect();
         statuses.extend(broken(&problems[before..], &config.plugin_roots, &found));
+        let joining: Vec<&FolderPlugin> = active
+            .iter()
+            .filter(|p| !unhealthy.contains_key(p.name()))
+            .collect();
+        let fresh = joining
+            .iter()
+            .filter(|p| !self.loaded.iter().any(|l| l.same_folder(&p.pin)))
+            .map(|p| p.dir.clone())
+            .collect();
+        self.loaded = joining.iter().map(|p| p.pin.clone()).collect();
         FolderPhase {
-            layers: active
+            layers: joining
                 .iter()
-                .filter(|p| !unhealthy.contains_key(p.name()))
                 .map(|p| (p.name().to_owned(), p.dir.clone()))
                 .collect(),
+            held: joining
+                .iter()
+                .map(|p| (p.name().to_owned(), p.pin.clone(), p.pin.stamp()))
+                .collect(),
+            fresh,
+            installed: self.lifecycle.take_installs(),
             defaults: found
                 .iter()
                 .map(|p| {
@@ -115,9 +142,62 @@ impl FolderPlugins {
 
 impl FolderPlugins {
     /// Runs the `uninstall` of the plugins that left in the latest load (after its snapshot is
-    /// published).
-    pub(crate) fn finish_leaving(&mut self, warnings: &mut Vec<String>) {
-        self.lifecycle.finish_leaving(warnings);
+    /// published); `true` when the load asks for another pass (a new version waits for the old
+    /// one's uninstall, or a folder moved while it was installed or read).
+    pub(crate) fn finish_leaving(
+        &mut self,
+        warnings: &mut Vec<String>,
+        uninstalled: &mut Vec<String>,
+    ) -> bool {
+        self.lifecycle.finish_leaving(warnings, uninstalled)
+    }
+
+    /// Leaves the plugins named `unsettled` out of `phase` (their folders changed while the load
+    /// read them: what was read may not be theirs) and asks for another pass, which finds what
+    /// is at their paths now. They stay installed.
+    pub(crate) fn leave_out(&mut self, phase: &mut FolderPhase, unsettled: &[String]) {
+        let why = "its folder changed while it was read; it is read again at once";
+        for name in unsettled {
+            phase.layers.retain(|(n, _)| n != name);
+            phase.held.retain(|(n, _, _)| n != name);
+            phase.unhealthy.insert(name.clone(), why.to_owned());
+            for s in phase.statuses.iter_mut().filter(|s| &s.name == name) {
+                s.unhealthy = Some(why.to_owned());
+            }
+        }
+        self.loaded
+            .retain(|l| phase.held.iter().any(|(_, pin, _)| pin.same_folder(l)));
+        self.lifecycle.again();
+    }
+}
+
+impl FolderPhase {
+    /// The plugins whose folders are no longer the ones read since the phase: moved, replaced,
+    /// or renamed away and back (their layers were read by path, so what was read may not be
+    /// theirs).
+    pub(crate) fn unsettled(&self) -> Vec<String> {
+        self.held
+            .iter()
+            .filter(|(_, pin, stamp)| !stamp.is_some_and(|s| pin.unchanged_since(s)))
+            .map(|(name, _, _)| name.clone())
+            .collect()
+    }
+
+    /// Makes the command hooks of the plugins' layers run from the plugins' own folders,
+    /// entered by their handles, whatever their paths name by the time a hook starts.
+    pub(crate) fn hold_commands(&self, commands: &mut [CommandSpec]) {
+        for spec in commands.iter_mut().filter(|s| s.held.is_none()) {
+            let Ok(cwd) = std::path::absolute(&spec.cwd) else {
+                continue;
+            };
+            if let Some((_, pin, _)) = self
+                .held
+                .iter()
+                .find(|(_, pin, _)| cwd.starts_with(pin.path()))
+            {
+                spec.held = Some(pin.held());
+            }
+        }
     }
 }
 

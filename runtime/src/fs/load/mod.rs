@@ -71,22 +71,49 @@ pub(crate) struct LoadInput<'a> {
 
 impl LoadState {
     /// Runs what waits for the latest load's snapshot to be published: the `uninstall` of the
-    /// folder plugins that left. Its warnings go to `warnings`.
-    pub(crate) fn after_publish(&mut self, warnings: &mut Vec<String>) {
-        self.plugins.finish_leaving(warnings);
+    /// folder plugins that left, recorded in `event` (names, warnings). Returns whether the load
+    /// asks for another pass (see [`folder_plugins::FolderPlugins::finish_leaving`]).
+    pub(crate) fn after_publish(&mut self, event: &mut ReloadEvent) -> bool {
+        self.plugins
+            .finish_leaving(&mut event.warnings, &mut event.plugins_uninstalled)
     }
 
-    /// Rescans what is dirty, applies the last-good rule, merges everything into a snapshot.
-    pub(crate) fn load(&mut self, input: LoadInput<'_>) -> Loaded {
-        let disabled: BTreeSet<&str> = input.disabled.values().copied().collect();
+    /// Runs the folder-plugin phase, then rescans what is dirty, applies the last-good rule and
+    /// merges everything into a snapshot. A folder plugin whose folder changed while its layer
+    /// was read is left out and the layers are read again (each time one plugin fewer, so this
+    /// ends), and another pass is asked for.
+    pub(crate) fn load(&mut self, mut input: LoadInput<'_>) -> Loaded {
         let mut problems = Vec::new();
         let mut warnings = Vec::new();
-        let folder = self.plugins.load(
+        let mut folder = self.plugins.load(
             input.config,
             input.disabled_plugins,
             &mut problems,
             &mut warnings,
         );
+        self.scans
+            .retain(|root, _| !folder.fresh.iter().any(|dir| root.starts_with(dir)));
+        loop {
+            let mut loaded = self.load_layers(&input, &folder, problems.clone(), warnings.clone());
+            let unsettled = folder.unsettled();
+            if unsettled.is_empty() {
+                loaded.event.plugins_installed.clone_from(&folder.installed);
+                return loaded;
+            }
+            self.plugins.leave_out(&mut folder, &unsettled);
+            input.dirty = None;
+        }
+    }
+
+    /// The layers of the load (with the folder plugins of `folder`) into a snapshot.
+    fn load_layers(
+        &mut self,
+        input: &LoadInput<'_>,
+        folder: &folder_plugins::FolderPhase,
+        mut problems: Vec<crate::fs::problem::FileProblem>,
+        mut warnings: Vec<String>,
+    ) -> Loaded {
+        let disabled: BTreeSet<&str> = input.disabled.values().copied().collect();
         if let Some(path) = &input.config.toggles
             && let Err(p) = crate::fs::plugins::toggles::read(path)
         {
@@ -101,7 +128,7 @@ impl LoadState {
         let files = self
             .files
             .files_in_effect(&layers, &self.scans, &mut problems);
-        let defs = definitions::definitions(
+        let mut defs = definitions::definitions(
             &files,
             &mut self.files,
             #[cfg(feature = "wasm")]
@@ -112,6 +139,7 @@ impl LoadState {
                 reader: input.reader,
             },
         );
+        folder.hold_commands(&mut defs.commands);
         problems.extend(defs.problems);
         warnings.extend(defs.warnings);
         #[cfg(feature = "wasm")]
@@ -150,7 +178,7 @@ impl LoadState {
             input.generation,
         );
         warnings.extend(merge_warnings);
-        snap.unhealthy_plugins.extend(folder.unhealthy);
+        snap.unhealthy_plugins.extend(folder.unhealthy.clone());
         #[cfg(feature = "wasm")]
         {
             snap.wasm = wasm;
@@ -161,11 +189,12 @@ impl LoadState {
             generation: input.generation,
             problems,
             warnings,
+            ..ReloadEvent::default()
         };
         Loaded {
             snapshot: snap,
             event,
-            folder_plugins: folder.statuses,
+            folder_plugins: folder.statuses.clone(),
         }
     }
 

@@ -1,14 +1,17 @@
 //! Discovery: the folder plugins of a scope's plugin roots. Every subfolder of a root that holds
-//! a `plugin.json` is a plugin; a bad `plugin.json` keeps the plugin's last good version (and is
-//! reported); a folder that looks like a plugin but has none, a symlink leaving its root, a name
-//! that clashes with a crate plugin or another folder plugin, and a `requires` that is missing or
-//! circular are reported, and such a plugin is not loaded at all (never half-loaded).
+//! a `plugin.json` is a plugin, pinned as it was checked ([`PinnedDir`]: its `plugin.json` is
+//! read through the handle, and the pin is the plugin's version); a bad `plugin.json` keeps the
+//! last good version of that same folder (and is reported); a folder that looks like a plugin but
+//! has none, a symlink leaving its root, a `plugin.json` that is a symlink, a name that clashes
+//! with a crate plugin or another folder plugin, and a `requires` that is missing or circular are
+//! reported, and such a plugin is not loaded at all (never half-loaded).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::manifest::{self, MAX_PLUGIN_JSON, PluginManifest};
+use super::pin::{PinError, PinnedDir};
 use crate::fs::problem::FileProblem;
 
 /// One folder plugin found in a root.
@@ -17,6 +20,9 @@ pub(crate) struct FolderPlugin {
     pub(crate) manifest: PluginManifest,
     /// The plugin's folder, as found under its root.
     pub(crate) dir: PathBuf,
+    /// That folder as it was checked: what runs of the plugin runs from it, and it is the
+    /// plugin's version (another folder of the same name is another version).
+    pub(crate) pin: PinnedDir,
     /// Its `plugin.json`.
     pub(crate) manifest_path: PathBuf,
     /// Its config as its lifecycle commands get it: `plugin.json`'s `config` overlaid by each
@@ -30,9 +36,10 @@ impl FolderPlugin {
     }
 }
 
-/// The last good `plugin.json` of each plugin, by path.
+/// The last good `plugin.json` of each plugin, by path, with the folder it was read from (a new
+/// folder at that path does not inherit it).
 #[derive(Default)]
-pub(crate) struct ManifestsLastGood(HashMap<PathBuf, PluginManifest>);
+pub(crate) struct ManifestsLastGood(HashMap<PathBuf, (PinnedDir, PluginManifest)>);
 
 impl ManifestsLastGood {
     /// The folder plugins of `roots` (in order: the first root wins a name), excluding names of
@@ -121,53 +128,88 @@ impl ManifestsLastGood {
         problems: &mut Vec<FileProblem>,
         seen_paths: &mut Vec<PathBuf>,
     ) -> Option<FolderPlugin> {
-        let canon = fs::canonicalize(dir).ok()?;
-        if !canon.starts_with(root_canon) {
-            problems.push(FileProblem::new(
-                dir,
-                format!(
-                    "plugin folder is a symlink leaving its plugin root (to {}); refused",
-                    canon.display()
-                ),
-            ));
-            return None;
-        }
-        let manifest_path = dir.join("plugin.json");
-        if !manifest_path.exists() {
-            if dir.join("extensions").is_dir() {
+        let pin = match PinnedDir::open(dir, root_canon) {
+            Ok(pin) => pin,
+            Err(PinError::Outside(canon)) => {
                 problems.push(FileProblem::new(
                     dir,
-                    "folder has `extensions/` but no plugin.json: it is not loaded as a plugin",
+                    format!(
+                        "plugin folder is a symlink leaving its plugin root (to {}); refused",
+                        canon.display()
+                    ),
                 ));
+                return None;
             }
-            return None; // a config-only folder (`plugins/<name>/config.json`) is not a plugin
+            // Gone or changing right now: the reload its change causes finds it again.
+            Err(PinError::Gone) => return None,
+            Err(PinError::Unreadable(why)) => {
+                problems.push(FileProblem::new(
+                    dir,
+                    format!("cannot open the plugin folder: {why}"),
+                ));
+                return None;
+            }
+        };
+        let manifest_path = dir.join("plugin.json");
+        let (through, by_handle) = pin.through();
+        let read = read(&through.join("plugin.json"), &manifest_path);
+        if !by_handle && !pin.is_at() {
+            return None; // read by its path, and the folder moved meanwhile
         }
+        let bytes = match read {
+            Ok(Some(bytes)) => Ok(bytes),
+            Ok(None) => {
+                if through.join("extensions").is_dir() {
+                    problems.push(FileProblem::new(
+                        dir,
+                        "folder has `extensions/` but no plugin.json: it is not loaded as a plugin",
+                    ));
+                }
+                return None; // a config-only folder (`plugins/<name>/config.json`) is not a plugin
+            }
+            Err(p) => Err(p),
+        };
         seen_paths.push(manifest_path.clone());
-        let parsed =
-            read(&manifest_path).and_then(|bytes| manifest::parse(&manifest_path, folder, &bytes));
+        let parsed = bytes.and_then(|bytes| manifest::parse(&manifest_path, folder, &bytes));
         let manifest = match parsed {
             Ok(m) => {
-                self.0.insert(manifest_path.clone(), m.clone());
+                self.0
+                    .insert(manifest_path.clone(), (pin.clone(), m.clone()));
                 m
             }
             Err(p) => {
                 problems.push(p);
-                self.0.get(&manifest_path)?.clone()
+                match self.0.get(&manifest_path) {
+                    Some((was, m)) if was.same_folder(&pin) => m.clone(),
+                    _ => return None,
+                }
             }
         };
         let config = serde_json::Value::Object(manifest.config.clone().unwrap_or_default());
         Some(FolderPlugin {
             manifest,
             dir: dir.to_path_buf(),
+            pin,
             manifest_path,
             config,
         })
     }
 }
 
-/// `plugin.json`, read whole or not at all (see [`read`](crate::fs::read)).
-fn read(path: &Path) -> Result<Vec<u8>, FileProblem> {
-    crate::fs::read_whole_file(path, MAX_PLUGIN_JSON).map_err(|e| e.problem(path, "plugin.json"))
+/// Reads `plugin.json` at `at` (a path through the plugin folder's handle), named `shown` in
+/// problems; `None` when there is none. It must be a regular file, not a symlink, and is read
+/// whole or not at all (see [`read`](crate::fs::read)).
+fn read(at: &Path, shown: &Path) -> Result<Option<Vec<u8>>, FileProblem> {
+    use crate::fs::read::{Expect, FileReadError, FileReader};
+    match FileReader::now().read(at, Expect::at_most(MAX_PLUGIN_JSON).no_symlink()) {
+        Ok(file) => Ok(Some(file.bytes)),
+        Err(FileReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(FileReadError::Symlink) => Err(FileProblem::new(
+            shown,
+            "plugin.json is a symlink; it must be a regular file in the plugin's folder",
+        )),
+        Err(e) => Err(e.problem(shown, "plugin.json")),
+    }
 }
 
 /// Drops, until none is left, every plugin that requires a plugin that is neither linked nor

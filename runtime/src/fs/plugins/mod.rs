@@ -3,9 +3,12 @@
 //! layers (like a crate plugin's `plugin_folder`), its `config` is the plugin's default config,
 //! and its `install` / `uninstall` / `check` commands run as the [`lifecycle`] says. Plugins are
 //! found anew at every reload ([`discover`]), so dropping a folder in installs it and deleting
-//! it uninstalls it. Which plugins the user switched off persists in a [`toggles`] file.
+//! it uninstalls it; each is [pinned](pin) as it was checked, so what runs of it comes from
+//! that folder, and its folder is its version. Which plugins the user switched off persists in a
+//! [`toggles`] file.
 
 pub(crate) mod discover;
 pub(crate) mod lifecycle;
 pub(crate) mod manifest;
+pub(crate) mod pin;
 pub(crate) mod toggles;
