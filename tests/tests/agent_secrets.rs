@@ -502,14 +502,11 @@ fn a_secret_value_from_the_model_or_a_tool_reaches_no_extension_or_hook_but_the_
     }
 }
 
-#[test]
-fn a_command_hook_on_tool_execute_gets_placeholders_and_hands_the_values_back() {
-    let layer = tempfile::tempdir().expect("tempdir");
-    // Saves its input, then hands the payload back unchanged (as JSON, so it is rebuilt).
-    let echo = "#!/bin/sh\ntee -a seen.json | sed -e 's/^{\"point\":\"[^\"]*\",\"extension\":\"[^\"]*\",/{/'\n";
-    hookpoint_tests::hook(layer.path(), "tool.execute", "_-1000_echo", echo);
-    let scope = hookpoint::ScopeBuilder::new("sec-echo")
-        .user(layer.path())
+/// Runs the agent `name`, with `layer` as its user layer, through one call of `sec_key` with the
+/// placeholder and a final response.
+fn call_the_key_tool(name: &str, layer: &std::path::Path) {
+    let scope = hookpoint::ScopeBuilder::new(name)
+        .user(layer)
         .watch(false)
         .build()
         .expect("scope");
@@ -520,13 +517,22 @@ fn a_command_hook_on_tool_execute_gets_placeholders_and_hands_the_values_back() 
             json!({"key": "§§secret(API_KEY)"}),
         ))
         .reply(ScriptedReply::respond("Called."));
-    let mut agent = Agent::builder("sec-echo")
+    let mut agent = Agent::builder(name)
         .scope(scope)
         .model(model)
         .secrets(key_store())
         .build()
         .expect("agent");
     rt().block_on(agent.send("call the API")).expect("send");
+}
+
+#[test]
+fn a_command_hook_on_tool_execute_gets_placeholders_and_hands_the_values_back() {
+    let layer = tempfile::tempdir().expect("tempdir");
+    // Saves its input, then hands the payload back unchanged (as JSON, so it is rebuilt).
+    let echo = "#!/bin/sh\ntee -a seen.json | sed -e 's/^{\"point\":\"[^\"]*\",\"extension\":\"[^\"]*\",/{/'\n";
+    hookpoint_tests::hook(layer.path(), "tool.execute", "_-1000_echo", echo);
+    call_the_key_tool("sec-echo", layer.path());
     let seen = std::fs::read_to_string(layer.path().join("seen.json")).expect("the hook ran");
     assert!(
         seen.contains("§§secret(API_KEY)") && !shows_key(&seen),
@@ -555,25 +561,7 @@ fn writes_the_key_into_the_output(result: &mut ToolResult) {
 fn a_value_an_earlier_rust_extension_wrote_leaves_for_a_command_hook_masked() {
     let layer = tempfile::tempdir().expect("tempdir");
     hookpoint_tests::hook(layer.path(), "tool_execute_after", "_0_spy", SPY_HOOK);
-    let scope = hookpoint::ScopeBuilder::new("sec-written")
-        .user(layer.path())
-        .watch(false)
-        .build()
-        .expect("scope");
-    let model = ScriptedModel::new("m")
-        .reply(ScriptedReply::tool(
-            "call it",
-            "sec_key",
-            json!({"key": "§§secret(API_KEY)"}),
-        ))
-        .reply(ScriptedReply::respond("Called."));
-    let mut agent = Agent::builder("sec-written")
-        .scope(scope)
-        .model(model)
-        .secrets(key_store())
-        .build()
-        .expect("agent");
-    rt().block_on(agent.send("call the API")).expect("send");
+    call_the_key_tool("sec-written", layer.path());
     let seen = std::fs::read_to_string(layer.path().join("spy.log")).expect("the hook ran");
     assert!(
         seen.contains("looked up §§secret(API_KEY)") && !shows_key(&seen),
