@@ -14,6 +14,10 @@ use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
+mod json_view;
+
+use json_view::{JsonView, cut_escape_start};
+
 /// The secrets of an agent, shared cheaply (`Clone` is an `Arc`).
 ///
 /// Empty values are ignored (masking "" would rewrite every text). `Debug` shows names only.
@@ -38,6 +42,16 @@ struct Inner {
     longest: usize,
     masker: Option<AhoCorasick>,
     unmasker: Option<AhoCorasick>,
+}
+
+/// At most how many bytes of text spell one byte of a value (JSON's `\u0041` for `A`).
+const MAX_ESCAPED_BYTES: usize = 6;
+
+/// A value found in a text: its byte range there, and which secret it is.
+struct Found {
+    start: usize,
+    end: usize,
+    secret: usize,
 }
 
 /// A secrets file could not be read.
@@ -131,13 +145,73 @@ impl SecretStore {
     }
 
     /// `text` with every secret value replaced by its placeholder (the longest match wins).
+    ///
+    /// A value also counts where the text spells it with JSON escapes, as the model may in a
+    /// tool request (`p\u00e4ss` for `päss`, `a\/b` for `a/b`, `x\"y` for `x"y`): whoever
+    /// parses that JSON reads the value, so the escaped spelling is masked too.
+    ///
+    /// ```
+    /// use hookpoint_extensions::SecretStore;
+    /// let secrets = SecretStore::from_pairs([("PW", "pässwörd")]);
+    /// assert_eq!(
+    ///     secrets.mask(r#"{"pw":"p\u00e4ssw\u00f6rd"}"#),
+    ///     r#"{"pw":"§§secret(PW)"}"#
+    /// );
+    /// ```
     pub fn mask<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        match &self.inner.masker {
-            Some(ac) if ac.is_match(text) => {
-                Cow::Owned(ac.replace_all(text, &self.inner.placeholders))
-            }
-            _ => Cow::Borrowed(text),
+        let Some(ac) = &self.inner.masker else {
+            return Cow::Borrowed(text);
+        };
+        if !text.contains('\\') {
+            return match ac.is_match(text) {
+                true => Cow::Owned(ac.replace_all(text, &self.inner.placeholders)),
+                false => Cow::Borrowed(text),
+            };
         }
+        let found = self.found(ac, text);
+        if found.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for f in &found {
+            out.push_str(&text[at..f.start]);
+            out.push_str(&self.inner.placeholders[f.secret]);
+            at = f.end;
+        }
+        out.push_str(&text[at..]);
+        Cow::Owned(out)
+    }
+
+    /// Where `text` holds a value, as written or spelled with JSON escapes: byte ranges in
+    /// `text`, in order, not overlapping (overlapping finds are merged into the first).
+    fn found(&self, ac: &AhoCorasick, text: &str) -> Vec<Found> {
+        let mut found: Vec<Found> = ac
+            .find_iter(text)
+            .map(|m| Found {
+                start: m.start(),
+                end: m.end(),
+                secret: m.pattern().as_usize(),
+            })
+            .collect();
+        if text.contains('\\') {
+            let view = JsonView::of(text);
+            found.extend(ac.find_iter(&view.text).map(|m| Found {
+                start: view.raw(m.start()),
+                end: view.raw(m.end()),
+                secret: m.pattern().as_usize(),
+            }));
+            found.sort_by_key(|f| (f.start, std::cmp::Reverse(f.end)));
+            let mut merged: Vec<Found> = Vec::with_capacity(found.len());
+            for f in found {
+                match merged.last_mut() {
+                    Some(last) if f.start < last.end => last.end = last.end.max(f.end),
+                    _ => merged.push(f),
+                }
+            }
+            found = merged;
+        }
+        found
     }
 
     /// `text` with every placeholder replaced by its secret value.
@@ -159,12 +233,12 @@ impl SecretStore {
         }
     }
 
-    /// True when `text` contains a secret value.
+    /// True when `text` contains a secret value, as written or spelled with JSON escapes (see
+    /// [`mask`](Self::mask)).
     pub fn reveals_secret(&self, text: &str) -> bool {
-        self.inner
-            .masker
-            .as_ref()
-            .is_some_and(|ac| ac.is_match(text))
+        self.inner.masker.as_ref().is_some_and(|ac| {
+            ac.is_match(text) || (text.contains('\\') && ac.is_match(&JsonView::of(text).text))
+        })
     }
 
     /// Masks every string (keys too) inside a JSON value. Allocates only where a secret is
@@ -204,9 +278,9 @@ impl SecretStore {
     }
 
     /// Appends `addition` to `text` so that, if `text` held no secret value, the result holds
-    /// none either: a value that `addition` completes across the join is masked too. Only the
-    /// join is looked at (the last bytes of `text`, fewer than the longest value, and
-    /// `addition`), so appending a stream chunk by chunk costs the same per chunk however long
+    /// none either: a value that `addition` completes across the join is masked too (as written or
+    /// spelled with JSON escapes). Only the join is looked at (the last bytes of `text`, fewer
+    /// than six times the longest value, and `addition`), so appending a stream chunk by chunk costs the same per chunk however long
     /// the text already is.
     ///
     /// ```
@@ -217,19 +291,23 @@ impl SecretStore {
     /// assert_eq!(shown, "token: §§secret(TOKEN) ok");
     /// ```
     pub fn push_masked(&self, text: &mut String, addition: &str) {
-        let Some(ac) = &self.inner.masker else {
+        if self.inner.masker.is_none() {
             text.push_str(addition);
             return;
-        };
+        }
+        // A value spelled with escapes takes at most 6 bytes a byte (`\u0041` for `A`).
         let mut start = text
             .len()
-            .saturating_sub(self.inner.longest.saturating_sub(1));
+            .saturating_sub((MAX_ESCAPED_BYTES * self.inner.longest).saturating_sub(1));
         while !text.is_char_boundary(start) {
             start -= 1;
         }
+        // Never start between the two halves of an escape.
+        while start > 0 && text.as_bytes()[start - 1] == b'\\' {
+            start -= 1;
+        }
         text.push_str(addition);
-        if ac.is_match(&text[start..]) {
-            let masked = ac.replace_all(&text[start..], &self.inner.placeholders);
+        if let Cow::Owned(masked) = self.mask(&text[start..]) {
             text.truncate(start);
             text.push_str(&masked);
         }
@@ -261,16 +339,31 @@ impl SecretStore {
         let mut raw = std::mem::take(held);
         raw.push_str(chunk);
         // Hold back a tail that may still grow into a secret, and never split a whole secret.
-        let mut split = raw.len() - self.partial_suffix_len(&raw);
+        let mut split = self.may_grow_from(&raw);
         if let Some(ac) = &self.inner.masker {
-            for m in ac.find_iter(&raw) {
-                if m.start() < split && m.end() > split {
-                    split = m.start();
+            for f in self.found(ac, &raw) {
+                if f.start < split && f.end > split {
+                    split = f.start;
                 }
             }
         }
         *chunk = self.mask(&raw[..split]).into_owned();
         *held = raw[split..].to_owned();
+    }
+
+    /// Where the tail of `raw` starts that the next text may still turn into a secret value: a
+    /// proper prefix of a value at the end (as written or spelled with JSON escapes), or an
+    /// escape the end cuts short. `raw.len()` when there is none.
+    fn may_grow_from(&self, raw: &str) -> usize {
+        let cut = cut_escape_start(raw);
+        let body = &raw[..cut.unwrap_or(raw.len())];
+        let mut from = body.len() - self.partial_suffix_len(body);
+        if body.contains('\\') {
+            let view = JsonView::of(body);
+            let partial = self.partial_suffix_len(&view.text);
+            from = from.min(view.raw(view.text.len() - partial));
+        }
+        from.min(cut.unwrap_or(raw.len()))
     }
 
     /// The text a stream held back, masked; `held` is emptied.
@@ -346,6 +439,62 @@ mod tests {
         let mut text = "ü".repeat(20);
         s.push_masked(&mut text, "plain");
         assert_eq!(text, "ü".repeat(20) + "plain");
+    }
+
+    /// Secrets whose JSON spelling differs from the value, and texts that spell them.
+    fn escaped() -> (SecretStore, Vec<(&'static str, &'static str)>) {
+        let s = SecretStore::from_pairs([
+            ("Q", "hunter2\"x\\y"),
+            ("U", "pässwörd-42"),
+            ("S", "abc/def/123456"),
+            ("E", "key-😀-end"),
+        ]);
+        let spelled = vec![
+            ("Q", r#"hunter2\"x\\y"#),
+            ("U", r"p\u00e4ssw\u00f6rd-42"),
+            ("U", r"\u0070\u00E4ssw\u00F6rd\u002d42"),
+            ("S", r"abc\/def\/123456"),
+            ("E", r"key-\ud83d\ude00-end"),
+        ];
+        (s, spelled)
+    }
+
+    #[test]
+    fn a_value_spelled_with_json_escapes_is_masked_like_the_value() {
+        let (s, spelled) = escaped();
+        for (name, text) in spelled {
+            let raw = format!(r#"{{"tool_args":{{"pw":"{text}"}}}}"#);
+            assert!(s.reveals_secret(&raw), "{raw}");
+            assert_eq!(
+                s.mask(&raw),
+                format!(r#"{{"tool_args":{{"pw":"§§secret({name})"}}}}"#)
+            );
+        }
+        // A value written as it is, backslashes and all, is masked as before.
+        assert_eq!(s.mask("say hunter2\"x\\y"), "say §§secret(Q)");
+        // Escapes that spell no value stay.
+        assert_eq!(s.mask(r"line\nnext \u00e4"), r"line\nnext \u00e4");
+    }
+
+    #[test]
+    fn an_escaped_value_split_anywhere_across_stream_chunks_is_never_shown() {
+        let (s, spelled) = escaped();
+        for (name, text) in spelled {
+            let raw = format!("go {text} now");
+            for cut in (1..raw.len()).filter(|&c| raw.is_char_boundary(c)) {
+                let (mut held, mut shown) = (String::new(), String::new());
+                for part in [&raw[..cut], &raw[cut..]] {
+                    let mut chunk = part.to_owned();
+                    s.mask_stream(&mut held, &mut chunk);
+                    shown.push_str(&chunk);
+                }
+                shown.push_str(&s.flush_stream(&mut held));
+                assert_eq!(shown, format!("go §§secret({name}) now"), "cut at {cut}");
+                let mut appended = raw[..cut].to_owned();
+                s.push_masked(&mut appended, &raw[cut..]);
+                assert_eq!(appended, format!("go §§secret({name}) now"), "cut at {cut}");
+            }
+        }
     }
 
     #[test]

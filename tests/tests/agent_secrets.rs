@@ -568,3 +568,87 @@ fn a_value_an_earlier_rust_extension_wrote_leaves_for_a_command_hook_masked() {
         "the hook saw {seen}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The model may spell a value with JSON escapes in its request (`\u00e4` for `ä`, `\/` for `/`):
+// whoever parses that JSON reads the value, so the escaped spelling is masked like the value.
+
+const WORD: &str = "pässwörd/42";
+
+/// True when `text`, or JSON anywhere inside it (read as a hook or the model would), holds
+/// `WORD` in some string.
+fn spells_word(text: &str) -> bool {
+    fn in_value(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::String(s) => spells_word(s),
+            serde_json::Value::Array(items) => items.iter().any(in_value),
+            serde_json::Value::Object(map) => {
+                map.iter().any(|(k, v)| spells_word(k) || in_value(v))
+            }
+            _ => false,
+        }
+    }
+    text.contains(WORD)
+        || text.match_indices('{').any(|(i, _)| {
+            serde_json::Deserializer::from_str(&text[i..])
+                .into_iter::<serde_json::Value>()
+                .next()
+                .and_then(Result::ok)
+                .is_some_and(|v| in_value(&v))
+        })
+}
+
+#[test]
+fn a_value_the_model_spells_with_json_escapes_reaches_only_the_tool() {
+    let layer = spied_layer();
+    let scope = hookpoint::ScopeBuilder::new("sec-escaped")
+        .user(layer.path())
+        .watch(false)
+        .build()
+        .expect("scope");
+    let request = r#"{"thoughts":["call it"],"headline":"key","tool_name":"sec_key","tool_args":{"key":"p\u00e4ssw\u00f6rd\/42"}}"#;
+    let model = Arc::new(
+        ScriptedModel::new("m")
+            .reply(ScriptedReply::text(request))
+            .reply(ScriptedReply::respond("Called.")),
+    );
+    let mut agent = Agent::builder("sec-escaped")
+        .scope(scope)
+        .model_arc(model.clone())
+        .secrets(SecretStore::from_pairs([("WORD", WORD)]))
+        .build()
+        .expect("agent");
+    rt().block_on(agent.send("call the API")).expect("send");
+
+    assert_eq!(
+        keys_seen_by_tool("sec-escaped"),
+        [WORD],
+        "the tool gets the value"
+    );
+    let mut leaks = Vec::new();
+    let saved = serde_json::to_string(&agent.save()).expect("json");
+    if spells_word(&saved) {
+        leaks.push(format!("the saved context: {saved}"));
+    }
+    for request in model.requests() {
+        for m in request.messages.iter().filter(|m| spells_word(&m.content)) {
+            leaks.push(format!("sent to the model: {}", m.content));
+        }
+    }
+    let hooked = std::fs::read_to_string(layer.path().join("spy.log")).expect("spy.log");
+    leaks.extend(
+        hooked
+            .lines()
+            .filter(|l| spells_word(l))
+            .map(|l| format!("a hook: {l}")),
+    );
+    assert!(
+        leaks.is_empty(),
+        "the value showed in:\n{}",
+        leaks.join("\n")
+    );
+    assert!(
+        hooked.contains(r"§§secret(WORD)"),
+        "the hooks saw the placeholder where the value was"
+    );
+}
