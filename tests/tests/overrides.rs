@@ -391,6 +391,47 @@ fn manifest_with_command_replaces_the_extension_and_keeps_its_order() {
 }
 
 #[test]
+fn a_manifest_command_naming_a_file_a_symlink_leads_outside_the_layer_is_refused() {
+    let _g = shared();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let outside = tempfile::tempdir().expect("tempdir");
+    write(
+        &outside.path().join("hooks/append.py"),
+        append_script("outside"),
+        0o755,
+    );
+    std::os::unix::fs::symlink(outside.path().join("hooks"), dir.path().join("hooks"))
+        .expect("link");
+    let run_it = manifest(
+        dir.path(),
+        "ovr_basic",
+        "_25_run.json",
+        r#"{"command": ["./hooks/append.py", "X"]}"#,
+    );
+    let interpret_it = manifest(
+        dir.path(),
+        "ovr_basic",
+        "_26_interpret.json",
+        r#"{"command": ["python3", "hooks/append.py", "Y"]}"#,
+    );
+    let scope = project_scope("manifest-cmd-symlink-out", dir.path());
+    assert_eq!(
+        run!(OVR_BASIC, &scope).expect("dispatch"),
+        parts(&["a", "b", "c"]),
+        "nothing from outside ran"
+    );
+    for file in [&run_it, &interpret_it] {
+        let problems = problems_of(&scope, file);
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.message.contains("symlink leaves the layer")),
+            "{file:?}: {problems:?}"
+        );
+    }
+}
+
+#[test]
 fn command_hook_with_empty_or_braces_output_leaves_the_payload() {
     let _g = shared();
     let dir = tempfile::tempdir().expect("tempdir");

@@ -157,6 +157,10 @@ pub(super) fn prepare(spec: &CommandSpec) -> Result<Prepared, CommandError> {
         None => (None, program.clone()),
         Some(held) => {
             let (enter, run) = through_held(held, &cwd, &program)
+                .and_then(|(enter, run)| {
+                    stays_in_held(held, &enter, &run, &spec.argv[1..])?;
+                    Ok((enter, run))
+                })
                 .map_err(|source| could_not_start(program.clone(), source))?;
             (Some(enter), run)
         }
@@ -168,6 +172,58 @@ pub(super) fn prepare(spec: &CommandSpec) -> Result<Prepared, CommandError> {
         env,
         held,
     })
+}
+
+/// Refuses a command of a held folder whose program, or an argument naming a file there (a
+/// script given to an interpreter), resolves outside the folder through a symlink in it: code
+/// from outside the folder never runs as the folder's. Paths are resolved through the folder's
+/// handle, so a folder moved or replaced since it was checked is not looked at. (A symlink
+/// swapped in between this check and the start needs write access inside the folder, which
+/// could as well rewrite its scripts.)
+fn stays_in_held(
+    held: &HeldFolder,
+    enter: &Enter,
+    run: &Path,
+    args: &[OsString],
+) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let by_handle = PathBuf::from(format!("/proc/self/fd/{}", held.handle.as_raw_fd()));
+    let Ok(folder) = std::fs::canonicalize(&by_handle) else {
+        // No `/proc`: the child still enters the folder by its handle.
+        return Ok(());
+    };
+    let cwd = match &enter.below {
+        Some(below) => {
+            use std::os::unix::ffi::OsStrExt;
+            by_handle.join(std::ffi::OsStr::from_bytes(below.as_bytes()))
+        }
+        None => by_handle,
+    };
+    let words = std::iter::once(run.as_os_str()).chain(args.iter().map(OsString::as_os_str));
+    for word in
+        words.filter(|w| !Path::new(w).is_absolute() || Path::new(w).starts_with(&held.path))
+    {
+        let path = match Path::new(word).strip_prefix(&held.path) {
+            Ok(inside) => folder.join(inside),
+            Err(_) => cwd.join(word),
+        };
+        if std::fs::symlink_metadata(&path).is_err() {
+            continue; // names no file: a plain argument
+        }
+        let real = std::fs::canonicalize(&path)?;
+        if !real.starts_with(&folder) {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} is a symlink leaving the folder {}: resolves to {}; refused",
+                    Path::new(word).display(),
+                    held.path.display(),
+                    real.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn has_slash(name: &std::ffi::OsStr) -> bool {

@@ -777,3 +777,49 @@ fn a_held_folder_runs_its_own_program_whatever_its_path_names_now() {
         }
     }
 }
+
+#[test]
+fn a_held_folder_runs_no_program_or_script_a_symlink_in_it_leads_outside() {
+    let base = tempfile::tempdir().expect("tempdir");
+    let dir = base.path().join("plugin");
+    let outside = base.path().join("outside");
+    let answer =
+        |text: &str| format!("#!/bin/sh\ncat >/dev/null\necho '{{\"payload\": \"{text}\"}}'\n");
+    script(&outside, "evil.sh", &answer("outside"));
+    script(&outside, "hooks/h.sh", &answer("outside"));
+    script(&dir, "own.sh", &answer("inside"));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::os::unix::fs::symlink(outside.join("evil.sh"), dir.join("install.sh")).expect("link");
+    std::os::unix::fs::symlink(outside.join("hooks"), dir.join("hooks")).expect("link");
+    std::os::unix::fs::symlink(dir.join("own.sh"), dir.join("alias.sh")).expect("link");
+    let held = HeldFolder {
+        handle: std::sync::Arc::new(std::fs::File::open(&dir).expect("open")),
+        path: dir.clone(),
+    };
+    for argv in [
+        vec!["./install.sh"],
+        vec!["./hooks/h.sh"],
+        vec!["sh", "hooks/h.sh"],
+        vec!["sh", "./install.sh"],
+    ] {
+        let mut spec = CommandSpec::new(argv.clone(), &dir);
+        spec.held = Some(held.clone());
+        for (result, _) in both(&spec, b"{}") {
+            let e = result.expect_err("refused");
+            assert!(
+                matches!(e, CommandError::CouldNotStart { .. })
+                    && e.to_string().contains("symlink leaving the folder"),
+                "{argv:?}: {e}"
+            );
+        }
+    }
+    // A symlink that stays inside is followed, as the layer scan follows one.
+    let mut spec = CommandSpec::new(["./alias.sh"], &dir);
+    spec.held = Some(held);
+    for (result, _) in both(&spec, b"{}") {
+        assert_eq!(
+            result.expect("runs").payload,
+            Some(serde_json::json!("inside"))
+        );
+    }
+}

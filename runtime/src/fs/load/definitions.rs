@@ -161,6 +161,10 @@ impl Definitions {
                 let Some(command) = &m.command else {
                     return Some(None);
                 };
+                if let Some(why) = word_leaving_the_layer(&f.layer.root, command) {
+                    self.problem(f, why);
+                    return None;
+                }
                 let mut argv: Vec<OsString> = command.iter().map(OsString::from).collect();
                 let Some(want) = &m.sha256 else {
                     let content = Some(command_content(&f.layer.root, command));
@@ -331,6 +335,28 @@ impl Definitions {
         });
         Some(u32::try_from(self.commands.len() - 1).unwrap_or(u32::MAX))
     }
+}
+
+/// Why a manifest's `command` is refused, if one of its relative words (the program, or a
+/// script given to an interpreter) names a file that a symlink in the layer leads outside it:
+/// the same rule as for extension files, so code from outside the layer never runs as its.
+/// Absolute words and words that name no file are the application's own choice.
+fn word_leaving_the_layer(root: &std::path::Path, command: &[String]) -> Option<String> {
+    let canon_root = std::fs::canonicalize(root).ok()?;
+    command.iter().find_map(|word| {
+        let path = root.join(word);
+        if std::path::Path::new(word).is_absolute() || std::fs::symlink_metadata(&path).is_err() {
+            return None;
+        }
+        let real = std::fs::canonicalize(&path).ok()?;
+        (!real.starts_with(&canon_root)).then(|| {
+            format!(
+                "`command` word {word:?}: symlink leaves the layer: resolves to {} outside {}; refused",
+                real.display(),
+                canon_root.display()
+            )
+        })
+    })
 }
 
 /// The SHA-256 of what a manifest's `command` runs: its argv, then the content of each of its
