@@ -65,6 +65,7 @@ impl FolderPlugins {
         &mut self,
         config: &FsConfig,
         disabled: &BTreeSet<String>,
+        reader: crate::fs::read::FileReader,
         problems: &mut Vec<FileProblem>,
         warnings: &mut Vec<String>,
     ) -> FolderPhase {
@@ -72,7 +73,7 @@ impl FolderPlugins {
         let before = problems.len();
         let found = self
             .manifests
-            .discover(&config.plugin_roots, &crate_plugins, problems);
+            .discover(&config.plugin_roots, &crate_plugins, reader, problems);
         let enabled = |p: &FolderPlugin| p.manifest.always_enabled || !disabled.contains(p.name());
         let wanted: Vec<FolderPlugin> = found.iter().filter(|p| enabled(p)).cloned().collect();
         let (mut wanted, unmet) = drop_unmet_requirements(wanted, &crate_plugins, disabled);

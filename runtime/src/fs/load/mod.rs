@@ -88,6 +88,7 @@ impl LoadState {
         let mut folder = self.plugins.load(
             input.config,
             input.disabled_plugins,
+            input.reader,
             &mut problems,
             &mut warnings,
         );

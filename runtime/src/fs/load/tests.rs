@@ -303,3 +303,34 @@ fn a_reload_the_watcher_starts_leaves_a_file_modified_within_the_debounce_for_th
     scope.reload();
     assert_eq!(order_of_base(&scope), 22);
 }
+
+#[test]
+fn a_reload_the_watcher_starts_leaves_a_plugin_json_modified_within_the_debounce_for_the_next() {
+    let plugins = tempfile::tempdir().expect("tempdir");
+    let manifest = |version: &str| {
+        format!(r#"{{"name": "settle", "description": "test", "version": "{version}"}}"#)
+    };
+    let path = put(plugins.path(), "settle/plugin.json", &manifest("1.0"), 0o644);
+    let scope = ScopeBuilder::new("loader-settled-plugin-json")
+        .plugin_root(plugins.path())
+        .watch(false)
+        .build()
+        .expect("scope");
+    let version = |scope: &Scope| {
+        scope
+            .plugins()
+            .into_iter()
+            .find(|p| p.name == "settle")
+            .and_then(|p| p.version)
+    };
+    assert_eq!(version(&scope).as_deref(), Some("1.0"));
+    put(plugins.path(), "settle/plugin.json", &manifest("2.0"), 0o644);
+    // As the watcher would with a debounce longer than the time since that write.
+    scope.0.fs.mark_dirty(None);
+    scope.rebuild_reading(FileReader::settled(Duration::from_secs(3600)));
+    assert_eq!(version(&scope).as_deref(), Some("1.0"), "not read yet");
+    let why = problem_of(&scope, &path);
+    assert!(why.contains("within the 3600000 ms debounce"), "{why}");
+    scope.reload();
+    assert_eq!(version(&scope).as_deref(), Some("2.0"));
+}

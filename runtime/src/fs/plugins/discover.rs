@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use super::manifest::{self, MAX_PLUGIN_JSON, PluginManifest};
 use super::pin::{PinError, PinnedDir};
 use crate::fs::problem::FileProblem;
+use crate::fs::read::FileReader;
 
 /// One folder plugin found in a root.
 #[derive(Debug, Clone)]
@@ -48,6 +49,7 @@ impl ManifestsLastGood {
         &mut self,
         roots: &[PathBuf],
         crate_plugins: &BTreeSet<&str>,
+        reader: FileReader,
         problems: &mut Vec<FileProblem>,
     ) -> Vec<FolderPlugin> {
         let mut found: BTreeMap<String, FolderPlugin> = BTreeMap::new();
@@ -60,7 +62,7 @@ impl ManifestsLastGood {
                 continue;
             }
             seen_roots.push(same);
-            for plugin in self.scan_root(root, problems, &mut seen_paths) {
+            for plugin in self.scan_root(root, reader, problems, &mut seen_paths) {
                 let name = plugin.name().to_owned();
                 if crate_plugins.contains(name.as_str()) {
                     problems.push(FileProblem::new(
@@ -88,6 +90,7 @@ impl ManifestsLastGood {
     fn scan_root(
         &mut self,
         root: &Path,
+        reader: FileReader,
         problems: &mut Vec<FileProblem>,
         seen_paths: &mut Vec<PathBuf>,
     ) -> Vec<FolderPlugin> {
@@ -112,7 +115,8 @@ impl ManifestsLastGood {
             if folder.starts_with('.') || !dir.is_dir() {
                 continue;
             }
-            if let Some(p) = self.plugin_at(&dir, folder, &root_canon, problems, seen_paths) {
+            if let Some(p) = self.plugin_at(&dir, folder, &root_canon, reader, problems, seen_paths)
+            {
                 out.push(p);
             }
         }
@@ -125,6 +129,7 @@ impl ManifestsLastGood {
         dir: &Path,
         folder: &str,
         root_canon: &Path,
+        reader: FileReader,
         problems: &mut Vec<FileProblem>,
         seen_paths: &mut Vec<PathBuf>,
     ) -> Option<FolderPlugin> {
@@ -152,7 +157,7 @@ impl ManifestsLastGood {
         };
         let manifest_path = dir.join("plugin.json");
         let (through, by_handle) = pin.through();
-        let read = read(&through.join("plugin.json"), &manifest_path);
+        let read = read(&through.join("plugin.json"), &manifest_path, reader);
         if !by_handle && !pin.is_at() {
             return None; // read by its path, and the folder moved meanwhile
         }
@@ -198,10 +203,11 @@ impl ManifestsLastGood {
 
 /// Reads `plugin.json` at `at` (a path through the plugin folder's handle), named `shown` in
 /// problems; `None` when there is none. It must be a regular file, not a symlink, and is read
-/// whole or not at all (see [`read`](crate::fs::read)).
-fn read(at: &Path, shown: &Path) -> Result<Option<Vec<u8>>, FileProblem> {
-    use crate::fs::read::{Expect, FileReadError, FileReader};
-    match FileReader::now().read(at, Expect::at_most(MAX_PLUGIN_JSON).no_symlink()) {
+/// whole or not at all, by `reader` (which a watcher's reload makes leave a file modified
+/// within the debounce for the next reload; see [`read`](crate::fs::read)).
+fn read(at: &Path, shown: &Path, reader: FileReader) -> Result<Option<Vec<u8>>, FileProblem> {
+    use crate::fs::read::{Expect, FileReadError};
+    match reader.read(at, Expect::at_most(MAX_PLUGIN_JSON).no_symlink()) {
         Ok(file) => Ok(Some(file.bytes)),
         Err(FileReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(FileReadError::Symlink) => Err(FileProblem::new(
