@@ -81,7 +81,7 @@ fn a_read_only_toggles_file_is_not_replaced_and_the_choice_is_refused() {
     fs::write(&toggles, text).unwrap();
     fs::set_permissions(&toggles, fs::Permissions::from_mode(0o444)).unwrap();
     let scope = scope(root.path(), &log, &toggles);
-    assert_refused(&scope, &log, "read-only");
+    assert_refused(&scope, &log, "not writable by this process");
     assert_eq!(fs::read_to_string(&toggles).unwrap(), text);
     let mode = fs::metadata(&toggles).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o444, "the file is the one the user made read-only");
@@ -96,7 +96,7 @@ fn a_toggles_file_in_a_read_only_folder_is_not_written_and_the_choice_is_refused
     let toggles = folder.join("toggles.json");
     let scope = scope(root.path(), &log, &toggles);
     fs::set_permissions(&folder, fs::Permissions::from_mode(0o555)).unwrap();
-    assert_refused(&scope, &log, "read-only");
+    assert_refused(&scope, &log, "not writable by this process");
     fs::set_permissions(&folder, fs::Permissions::from_mode(0o755)).unwrap();
     assert!(!toggles.exists(), "nothing was written");
 }
@@ -184,4 +184,68 @@ fn a_symlinked_toggles_file_is_written_where_it_points() {
         saved["plugins"],
         serde_json::json!({"kept": false, "other": false})
     );
+}
+
+#[test]
+fn a_toggles_file_below_a_read_only_folder_is_not_created_and_the_choice_is_refused() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let log = state.path().join("log");
+    let locked = state.path().join("locked");
+    fs::create_dir(&locked).unwrap();
+    let toggles = locked.join("sub/toggles.json");
+    let scope = scope(root.path(), &log, &toggles);
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o555)).unwrap();
+    assert_refused(&scope, &log, "not writable by this process");
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(!locked.join("sub").exists(), "no folder was created");
+}
+
+#[test]
+fn a_written_toggles_file_keeps_its_mode_and_owner() {
+    use std::os::unix::fs::MetadataExt;
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (log, toggles) = (state.path().join("log"), state.path().join("toggles.json"));
+    fs::write(&toggles, "{\"plugins\": {}}").unwrap();
+    fs::set_permissions(&toggles, fs::Permissions::from_mode(0o664)).unwrap();
+    // As root, the file may belong to someone else, and stays theirs.
+    let root_user = fs::metadata(state.path()).unwrap().uid() == 0;
+    if root_user {
+        std::os::unix::fs::chown(&toggles, Some(65534), Some(65534)).unwrap();
+    }
+    let before = fs::metadata(&toggles).unwrap();
+    let scope = scope(root.path(), &log, &toggles);
+    scope.set_plugin_enabled("kept", false).unwrap();
+    let after = fs::metadata(&toggles).unwrap();
+    assert_eq!(after.mode() & 0o7777, 0o664, "the mode is kept");
+    assert_eq!(
+        (after.uid(), after.gid()),
+        (before.uid(), before.gid()),
+        "the owner is kept"
+    );
+    let saved: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&toggles).unwrap()).unwrap();
+    assert_eq!(saved["plugins"]["kept"], false, "{saved}");
+}
+
+#[test]
+fn a_toggles_path_that_is_a_fifo_is_reported_not_waited_on() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (log, toggles) = (state.path().join("log"), state.path().join("toggles.json"));
+    let made = std::process::Command::new("mkfifo")
+        .arg(&toggles)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // build() and the toggle return (they blocked on opening the FIFO for reading).
+    let scope = scope(root.path(), &log, &toggles);
+    assert!(
+        scope
+            .status()
+            .problems
+            .iter()
+            .any(|p| p.message.contains("not a regular file")),
+        "{:?}",
+        scope.status()
+    );
+    assert_refused(&scope, &log, "not a regular file");
 }

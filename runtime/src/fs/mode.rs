@@ -22,6 +22,18 @@ pub(crate) fn lets_me_write(meta: &Metadata) -> bool {
     }
 }
 
+/// Whether this process runs as root.
+pub(crate) fn is_root() -> bool {
+    // SAFETY: `geteuid` has no preconditions, touches no memory of ours and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Whether the file or folder belongs to this process's effective user.
+pub(crate) fn is_mine(meta: &Metadata) -> bool {
+    // SAFETY: as in `is_root`.
+    meta.uid() == unsafe { libc::geteuid() }
+}
+
 /// Whether `gid` is this process's effective group or one of its supplementary groups.
 fn in_group(gid: u32) -> bool {
     // SAFETY: `getegid` has no preconditions, touches no memory of ours and cannot fail.

@@ -310,7 +310,12 @@ fn a_reload_the_watcher_starts_leaves_a_plugin_json_modified_within_the_debounce
     let manifest = |version: &str| {
         format!(r#"{{"name": "settle", "description": "test", "version": "{version}"}}"#)
     };
-    let path = put(plugins.path(), "settle/plugin.json", &manifest("1.0"), 0o644);
+    let path = put(
+        plugins.path(),
+        "settle/plugin.json",
+        &manifest("1.0"),
+        0o644,
+    );
     let scope = ScopeBuilder::new("loader-settled-plugin-json")
         .plugin_root(plugins.path())
         .watch(false)
@@ -324,7 +329,12 @@ fn a_reload_the_watcher_starts_leaves_a_plugin_json_modified_within_the_debounce
             .and_then(|p| p.version)
     };
     assert_eq!(version(&scope).as_deref(), Some("1.0"));
-    put(plugins.path(), "settle/plugin.json", &manifest("2.0"), 0o644);
+    put(
+        plugins.path(),
+        "settle/plugin.json",
+        &manifest("2.0"),
+        0o644,
+    );
     // As the watcher would with a debounce longer than the time since that write.
     scope.0.fs.mark_dirty(None);
     scope.rebuild_reading(FileReader::settled(Duration::from_secs(3600)));

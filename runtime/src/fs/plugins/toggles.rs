@@ -8,7 +8,8 @@
 //!
 //! `false`: disabled; `true`: enabled (overrides `ScopeBuilder::disable_plugin`). Written
 //! atomically (a temporary file renamed over it; a symlink is written where it points) whenever
-//! `set_plugin_enabled` changes a plugin, one write at a time in the process; a missing or empty
+//! `set_plugin_enabled` changes a plugin, one write at a time in the process, keeping the file's
+//! mode (and owner: another user's file this process may write is rewritten in place); a missing or empty
 //! file means "no choices yet"; a bad one is reported in
 //! [`Scope::status`](crate::Scope::status) at every reload, its choices are not applied, and it
 //! is not overwritten (nothing it holds is lost) until it is fixed. A file (or folder) whose
@@ -16,8 +17,8 @@
 //! choice that cannot be written is refused, with why.
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
+use std::io::{Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -41,13 +42,19 @@ pub(crate) struct Toggles {
 /// Why the file is unusable (unreadable, not JSON, unknown keys, wrong types), with the line and
 /// column of the offending token when it is in the text.
 pub(crate) fn read(path: &Path) -> Result<Toggles, FileProblem> {
-    let bytes = match std::fs::read(path) {
+    use crate::fs::read::FileReadError;
+    let bytes = match crate::fs::read_whole_file(path, MAX_TOGGLES) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Toggles::default()),
-        Err(e) => return Err(FileProblem::io(path, "plugin toggles file", &e)),
+        Err(FileReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Toggles::default());
+        }
+        Err(e) => return Err(e.problem(path, "plugin toggles file")),
     };
     parse(path, &bytes)
 }
+
+/// The largest toggles file read, in bytes.
+const MAX_TOGGLES: u64 = 1 << 20;
 
 fn parse(path: &Path, bytes: &[u8]) -> Result<Toggles, FileProblem> {
     let body = without_bom(bytes);
@@ -96,36 +103,91 @@ pub(crate) fn record(path: &Path, plugin: &str, enabled: bool) -> Result<(), Not
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    create_folder(dir)?;
     let folder = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     refuse_read_only(dir, &folder, "folder")?;
-    let mut toggles = read_writable(&target)?;
+    let (mut toggles, existing) = read_writable(&target)?;
     toggles.plugins.insert(plugin.to_owned(), enabled);
     let text = serde_json::to_string_pretty(&toggles).map_err(|e| e.to_string())?;
-    let tmp =
-        tempfile::NamedTempFile::new_in(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    std::fs::write(tmp.path(), text).map_err(|e| format!("{}: {e}", tmp.path().display()))?;
-    tmp.persist(&target)
-        .map_err(|e| format!("{}: {e}", target.display()))?;
+    let err = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    match existing {
+        // Another user's file (one this process may write): rewritten in place, so it keeps
+        // its owner and mode, which a new file could not.
+        Some(meta) if !mode::is_mine(&meta) && !mode::is_root() => {
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&target)
+                .map_err(|e| err(&target, e))?;
+            file.write_all(text.as_bytes())
+                .map_err(|e| err(&target, e))?;
+        }
+        existing => {
+            let tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| err(dir, e))?;
+            std::fs::write(tmp.path(), text).map_err(|e| err(tmp.path(), e))?;
+            if let Some(meta) = existing {
+                // The replacement keeps the file's mode, and (for root) its owner.
+                let mode = std::fs::Permissions::from_mode(meta.mode() & 0o7777);
+                tmp.as_file()
+                    .set_permissions(mode)
+                    .map_err(|e| err(tmp.path(), e))?;
+                if mode::is_root() {
+                    std::os::unix::fs::fchown(tmp.as_file(), Some(meta.uid()), Some(meta.gid()))
+                        .map_err(|e| err(tmp.path(), e))?;
+                }
+            }
+            tmp.persist(&target).map_err(|e| err(&target, e.error))?;
+        }
+    }
     Ok(())
+}
+
+/// Creates `dir` and its missing parents, unless the nearest folder that exists is read-only by
+/// its permission bits (root would create them anyway).
+fn create_folder(dir: &Path) -> Result<(), String> {
+    let nearest = dir
+        .ancestors()
+        .find(|a| a.exists())
+        .unwrap_or(Path::new("/"));
+    if nearest != dir {
+        let meta = std::fs::metadata(nearest).map_err(|e| format!("{}: {e}", nearest.display()))?;
+        refuse_read_only(nearest, &meta, "folder")?;
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))
 }
 
 /// The current choices of the file at `path`, read from the same handle whose permission bits
 /// say it may be replaced; a missing file has none.
-fn read_writable(path: &Path) -> Result<Toggles, NotRecorded> {
-    let mut file = match std::fs::File::open(path) {
+fn read_writable(path: &Path) -> Result<(Toggles, Option<std::fs::Metadata>), NotRecorded> {
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path);
+    let mut file = match opened {
         Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Toggles::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok((Toggles::default(), None));
+        }
         Err(e) => return Err(format!("{}: {e}", path.display()).into()),
     };
     let meta = file
         .metadata()
         .map_err(|e| format!("{}: {e}", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!("{}: the toggles file is not a regular file", path.display()).into());
+    }
     refuse_read_only(path, &meta, "file")?;
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
+    (&mut file)
+        .take(MAX_TOGGLES + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    parse(path, &bytes).map_err(|p| NotRecorded::BadFile(p.to_string()))
+    if bytes.len() as u64 > MAX_TOGGLES {
+        return Err(format!("{}: larger than {MAX_TOGGLES} bytes", path.display()).into());
+    }
+    let toggles = parse(path, &bytes).map_err(|p| NotRecorded::BadFile(p.to_string()))?;
+    Ok((toggles, Some(meta)))
 }
 
 fn refuse_read_only(path: &Path, meta: &std::fs::Metadata, what: &str) -> Result<(), String> {
@@ -133,8 +195,9 @@ fn refuse_read_only(path: &Path, meta: &std::fs::Metadata, what: &str) -> Result
         return Ok(());
     }
     Err(format!(
-        "{} is read-only (mode {:o}): the toggles {what} is not replaced; make it writable to record choices",
+        "{} is not writable by this process (mode {:o}, owner uid {}): the toggles {what} is not changed; make it writable to record choices",
         path.display(),
-        meta.permissions().mode() & 0o7777
+        meta.permissions().mode() & 0o7777,
+        meta.uid()
     ))
 }
