@@ -448,6 +448,7 @@ mod tests {
             ("U", "pässwörd-42"),
             ("S", "abc/def/123456"),
             ("E", "key-😀-end"),
+            ("W", r"C:\Users\svc\key-7781"),
         ]);
         let spelled = vec![
             ("Q", r#"hunter2\"x\\y"#),
@@ -455,6 +456,7 @@ mod tests {
             ("U", r"\u0070\u00E4ssw\u00F6rd\u002d42"),
             ("S", r"abc\/def\/123456"),
             ("E", r"key-\ud83d\ude00-end"),
+            ("W", r"C:\\Users\\svc\\key-7781"),
         ];
         (s, spelled)
     }

@@ -45,6 +45,14 @@ pub enum SearchError {
         /// The limit, in bytes.
         max: usize,
     },
+    /// The SQL holds a NUL byte, at byte `at`: SQLite would ignore everything after it.
+    #[error(
+        "the SQL holds a NUL byte at byte {at}; SQLite would ignore the rest of the text, so db.search refuses it: send the statement without it"
+    )]
+    NulInSql {
+        /// Where the first NUL byte is, in bytes from the start.
+        at: usize,
+    },
     /// The SQL holds more than one statement.
     #[error("db.search runs exactly one SQL statement; send the statements one call at a time")]
     NotOneStatement,

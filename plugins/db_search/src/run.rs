@@ -65,6 +65,11 @@ pub fn search_file(
             max: config.max_sql_bytes,
         });
     }
+    // SQLite reads a statement's text only up to a NUL byte: what follows would be dropped
+    // without a word, so a text holding one is refused whole.
+    if let Some(at) = query.sql.find('\0') {
+        return Err(SearchError::NulInSql { at });
+    }
     let limits = Limits {
         timeout: Duration::from_millis(config.timeout_ms),
         max_value_bytes: config.max_value_bytes,

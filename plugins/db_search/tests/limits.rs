@@ -191,3 +191,17 @@ fn a_ten_megabyte_statement_is_refused_before_it_costs_memory() {
         "a statement at the limit grew the peak by {grew} KiB"
     );
 }
+
+#[test]
+fn sql_holding_a_nul_byte_is_refused_whole_not_cut_at_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(&shop(dir.path()));
+    for (sql, at) in [("SELECT 1\0; DELETE FROM t", 8), ("\0DELETE FROM t", 0)] {
+        let err = search(&config, &Query::new(sql)).unwrap_err();
+        assert!(
+            matches!(err, SearchError::NulInSql { at: got } if got == at),
+            "{sql:?}: {err}"
+        );
+        assert!(err.to_string().contains("NUL byte"), "{err}");
+    }
+}
