@@ -148,8 +148,9 @@ impl Definitions {
     }
 
     /// The command a file runs, if it is a command hook: `Some(None)` for a manifest without
-    /// one, `None` when refused. A bad executable's last good content and a pinned program run
-    /// from private copies, never from the file itself.
+    /// one, `None` when refused. An executable runs its content as loaded (a bad one its last good
+    /// content) and a pinned program its verified content, from private copies, never from the
+    /// file itself.
     fn argv(
         &mut self,
         f: &FileInEffect<'_>,
@@ -192,10 +193,26 @@ impl Definitions {
                     .collect();
                 Some(Some(Argv { argv, content }))
             }
-            OverrideKind::Command { argv } => Some(Some(Argv {
-                argv: argv.clone(),
-                content: f.file.content.as_ref().map(|c| c.sha256.clone()),
-            })),
+            OverrideKind::Command { argv } => {
+                // What runs is what was loaded: a private copy of the content the scan read
+                // whole, so a file rewritten in place after the load never runs half-written.
+                // A program too large to keep a copy of runs from its file.
+                let copy = f
+                    .file
+                    .content
+                    .as_ref()
+                    .and_then(|_| last_good.materialize(&f.file.path));
+                let argv = match copy {
+                    Some(copy) => std::iter::once(copy.into_os_string())
+                        .chain(argv.iter().skip(1).cloned())
+                        .collect(),
+                    None => argv.clone(),
+                };
+                Some(Some(Argv {
+                    argv,
+                    content: f.file.content.as_ref().map(|c| c.sha256.clone()),
+                }))
+            }
             #[cfg(feature = "wasm")]
             OverrideKind::Wasm => Some(None),
         }
@@ -330,6 +347,10 @@ impl Definitions {
                 ("HOOKPOINT_POINT".into(), point.clone()),
                 ("HOOKPOINT_EXTENSION".into(), f.file.name.clone()),
                 ("HOOKPOINT_LAYER".into(), layer.to_string()),
+                (
+                    "HOOKPOINT_HOOK_FILE".into(),
+                    f.file.path.to_string_lossy().into_owned(),
+                ),
             ],
             held: None,
         });

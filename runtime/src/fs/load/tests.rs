@@ -344,3 +344,42 @@ fn a_reload_the_watcher_starts_leaves_a_plugin_json_modified_within_the_debounce
     scope.reload();
     assert_eq!(version(&scope).as_deref(), Some("2.0"));
 }
+
+#[test]
+fn a_command_hook_runs_its_content_as_loaded_whatever_its_file_holds_now() {
+    let layer = tempfile::tempdir().expect("tempdir");
+    let script = |v: &str| {
+        format!(
+            "#!/bin/sh\necho \"{{\\\"payload\\\": {{\\\"parts\\\": [\\\"{v}\\\", \\\"$HOOKPOINT_HOOK_FILE\\\"]}}}}\"\n"
+        )
+    };
+    let path = put(
+        layer.path(),
+        "extensions/loader_torn_doc/_5_hook.sh",
+        &script("one"),
+        0o755,
+    );
+    let scope = scope(layer.path());
+    let shown = path.display().to_string();
+    assert_eq!(run(&scope), ["one", shown.as_str()]);
+    // Rewritten in place and not reloaded yet (a writer in the middle of its writes): what runs
+    // is still what was loaded, and the file being written is not busy for its writer.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&path)
+        .expect("open");
+    file.write_all(b"#!/bin/sh\nexit 3\n# half of the next ver")
+        .expect("write");
+    assert_eq!(run(&scope), ["one", shown.as_str()]);
+    drop(file);
+    assert_eq!(run(&scope), ["one", shown.as_str()]);
+    put(
+        layer.path(),
+        "extensions/loader_torn_doc/_5_hook.sh",
+        &script("two"),
+        0o755,
+    );
+    scope.reload();
+    assert_eq!(run(&scope), ["two", shown.as_str()]);
+}
