@@ -50,6 +50,10 @@ struct Jobs {
     queue: VecDeque<Work>,
     /// Compile threads running.
     threads: usize,
+    /// Of those, the ones compiling a module no file wants any more (it cannot be cancelled):
+    /// they do not count toward the cap, so superseded versions of a big module never keep the
+    /// other modules waiting.
+    stale: usize,
     /// Loads waiting for each module right now (no wake-up is needed for those).
     waiting: HashMap<Digest, usize>,
     wake: Option<Wake>,
@@ -80,7 +84,10 @@ pub(crate) enum Progress {
     Pending { since: Instant },
 }
 
-/// Compile threads one scope runs at once.
+/// Threads still compiling superseded modules beyond which no compile starts until one ends.
+const MAX_STALE: usize = 8;
+
+/// Compile threads one scope runs at once (besides stale ones).
 fn max_threads() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 4))
 }
@@ -151,7 +158,8 @@ impl Compiler {
 
     /// Starts a compile thread for the queue, unless enough run.
     fn start_thread(&self, jobs: &mut Jobs, host: &'static Host) -> Result<(), String> {
-        if jobs.threads >= max_threads() {
+        // Stale threads end on their own; a bound keeps a burst of saves from piling them up.
+        if jobs.threads - jobs.stale >= max_threads() || jobs.stale >= MAX_STALE {
             return Ok(());
         }
         let shared = self.shared.clone();
@@ -211,7 +219,15 @@ impl Compiler {
     /// dropped, a running one's result will be.
     pub(crate) fn retain(&self, wanted: &std::collections::HashSet<Digest>) {
         let mut jobs = locks::lock(&self.shared.jobs);
-        jobs.by_digest.retain(|d, _| wanted.contains(d));
+        let mut stale = 0;
+        jobs.by_digest.retain(|d, job| {
+            let keep = wanted.contains(d);
+            if !keep && matches!(job, Job::Compiling { .. }) {
+                stale += 1;
+            }
+            keep
+        });
+        jobs.stale += stale;
         jobs.queue.retain(|w| wanted.contains(&w.digest));
     }
 }
@@ -244,7 +260,12 @@ fn compile_queued(shared: &Arc<Shared>, host: &'static Host) {
             jobs.by_digest.get(&work.digest),
             Some(Job::Compiling { .. })
         );
-        if !wanted || jobs.closed {
+        if !wanted {
+            // Counted stale when `retain` dropped it (or the scope is gone).
+            jobs.stale = jobs.stale.saturating_sub(1);
+            continue;
+        }
+        if jobs.closed {
             continue;
         }
         jobs.by_digest.insert(work.digest, Job::Done(result));

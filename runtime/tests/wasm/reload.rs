@@ -479,6 +479,45 @@ fn a_module_that_takes_long_to_compile_holds_no_reload() {
 }
 
 #[test]
+fn superseded_compiles_of_a_big_module_keep_no_other_module_waiting() {
+    let layer = Layer::temp();
+    layer.ext("_5_big.wasm", version(1));
+    layer.ext("_9_small.wasm", version(10));
+    let scope = layer
+        .builder()
+        .wasm_compile_wait(Duration::from_millis(50))
+        .build()
+        .expect("scope");
+    assert_eq!(
+        run(&scope).expect("v10").n,
+        10,
+        "the small module answers last"
+    );
+    // The big module saved again and again while it compiles: each reload supersedes the
+    // compile before, which cannot be cancelled and goes on in the background.
+    for i in 0..3 {
+        let big = Guest::answer(&format!(r#"{{"payload":{{"n":{i},"text":"big"}}}}"#))
+            .with_fields(&super::guests::many_functions(6000))
+            .wasm();
+        layer.ext("_5_big.wasm", &big);
+        scope.reload();
+    }
+    layer.ext("_9_small.wasm", version(11));
+    let started = std::time::Instant::now();
+    scope.reload();
+    while run(&scope).expect("dispatch").n != 11 {
+        // Each big compile takes seconds in a debug build; the small module's takes a few ms.
+        assert!(
+            started.elapsed() < Duration::from_millis(1500),
+            "the small module waited behind superseded compiles: {:?}",
+            problems(&scope)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        scope.reload();
+    }
+}
+
+#[test]
 fn a_module_whose_start_function_traps_keeps_the_last_good_version() {
     let layer = Layer::temp();
     let path = layer.ext("x.wasm", version(1));
