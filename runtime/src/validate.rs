@@ -14,7 +14,7 @@ pub struct Problem {
     pub kind: ErrorKind,
     /// The point concerned.
     pub point: String,
-    /// The extension concerned.
+    /// The extension concerned (empty for a problem of a point's declaration).
     pub extension: String,
     /// Where the extension is defined.
     pub origin: Origin,
@@ -24,6 +24,13 @@ pub struct Problem {
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.extension.is_empty() {
+            return write!(
+                f,
+                "{}: point `{}`: {}",
+                self.origin, self.point, self.message
+            );
+        }
         write!(
             f,
             "{}: point `{}`, extension `{}`: {}",
@@ -63,7 +70,10 @@ impl std::error::Error for Report {}
 /// - ordering constraints (`after`, `before`) that name an extension the point does not have, or
 ///   that form a cycle (the cycle is named: `a → b → a`);
 /// - an extension marked `replace` that replaces nothing (no other compiled-in extension of its
-///   point has its name: a misspelt name, or the crate it replaces is not linked).
+///   point has its name: a misspelt name, or the crate it replaces is not linked);
+/// - a point name declared twice with another payload type or kind (point names are global to
+///   the binary: two crates that pick one name share one point), with both places (the
+///   problem's `extension` is empty).
 ///
 /// Call it at start-up or in a test. Dispatch also refuses a point with one of the first three
 /// problems when it is reached; the others refuse nothing (a dangling constraint is ignored, a
@@ -161,6 +171,9 @@ pub fn validate() -> Result<(), Report> {
     for (point, cands) in &table.by_point {
         ordering_problems(point, cands, &mut problems);
     }
+    for (first, other) in &table.conflicts {
+        problems.push(conflicting_declaration(first, other));
+    }
     problems.sort_by(|a, b| {
         (&a.point, &a.extension, a.kind as u8).cmp(&(&b.point, &b.extension, b.kind as u8))
     });
@@ -168,6 +181,39 @@ pub fn validate() -> Result<(), Report> {
         Ok(())
     } else {
         Err(Report { problems })
+    }
+}
+
+/// A point name declared twice with another payload type or kind (in two crates, say): the
+/// second declaration's dispatches and extensions meet the first's payload at run time.
+fn conflicting_declaration(
+    first: &crate::registry::PointEntry,
+    other: &crate::registry::PointEntry,
+) -> Problem {
+    let shape = |e: &crate::registry::PointEntry| {
+        let kind = match e.kind {
+            PointKind::Sync => "sync",
+            PointKind::Async => "async",
+        };
+        format!("{kind}, payload `{}`", (e.payload_type)())
+    };
+    Problem {
+        kind: ErrorKind::Duplicate,
+        point: other.name.to_owned(),
+        extension: String::new(),
+        origin: Origin::Compiled {
+            crate_name: other.crate_name,
+            file: other.file,
+            line: other.line,
+        },
+        message: format!(
+            "the point is declared here ({}) and also in {} at {}:{} ({}): a point name is one point across the binary, so rename one of them",
+            shape(other),
+            first.crate_name,
+            first.file,
+            first.line,
+            shape(first)
+        ),
     }
 }
 

@@ -65,6 +65,9 @@ pub(crate) struct CompiledTable {
     pub(crate) refusals: HashMap<String, Refusal>,
     pub(crate) inactive: HashMap<String, Vec<Inactive>>,
     pub(crate) declared: HashMap<&'static str, &'static PointEntry>,
+    /// Declarations of a name already declared with another payload type or kind: `(the one in
+    /// effect, the other)`. One name is one point; these are reported by `validate`.
+    pub(crate) conflicts: Vec<(&'static PointEntry, &'static PointEntry)>,
 }
 
 impl CompiledTable {
@@ -96,15 +99,27 @@ impl CompiledTable {
                 inactive.insert(point.clone(), replaced);
             }
         }
-        let mut declared = HashMap::new();
+        let mut declared: HashMap<&'static str, &'static PointEntry> = HashMap::new();
+        let mut conflicts = Vec::new();
         for p in points {
-            declared.entry(p.name).or_insert(p);
+            match declared.get(p.name) {
+                None => {
+                    declared.insert(p.name, p);
+                }
+                Some(first) => {
+                    let key = |e: &PointEntry| e.payload_key.map(|k| k());
+                    if key(first) != key(p) || first.kind != p.kind {
+                        conflicts.push((*first, p));
+                    }
+                }
+            }
         }
         CompiledTable {
             by_point,
             refusals,
             inactive,
             declared,
+            conflicts,
         }
     }
 
