@@ -418,12 +418,12 @@ fn a_symlink_leaving_the_layer_is_refused_and_not_served() {
 #[test]
 fn a_symlink_inside_the_layer_is_followed() {
     let user = dir();
-    let shared = user.path().join("shared.js");
-    fs::write(&shared, "shared").expect("write");
-    fs::set_permissions(&shared, fs::Permissions::from_mode(0o644)).expect("chmod");
+    let common = user.path().join("common.js");
+    fs::write(&common, "shared").expect("write");
+    fs::set_permissions(&common, fs::Permissions::from_mode(0o644)).expect("chmod");
     fs::create_dir_all(user.path().join("extensions/webui/p")).expect("mkdir");
     std::os::unix::fs::symlink(
-        "../../../shared.js",
+        "../../../common.js",
         user.path().join("extensions/webui/p/s.js"),
     )
     .expect("symlink");

@@ -2,7 +2,7 @@
 //! stand in its text escaped (`p\u00e4ss`, `a\/b`, `x\"y`) and still be the value to whoever
 //! parses it. Masking looks at this view as well as at the text itself.
 
-/// `raw` read as the inside of a JSON string: every complete escape (`\uXXXX`, a surrogate pair,
+/// `raw` read as the inside of a JSON string: every complete escape (`\u` and four hex digits, a surrogate pair,
 /// `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`) decoded, every other byte kept; with, for each
 /// byte of the decoded text, where its character starts in `raw`.
 pub(super) struct JsonView {
@@ -64,7 +64,8 @@ fn escape_at(raw: &str, i: usize) -> Option<(char, usize)> {
     Some((short, 2))
 }
 
-/// `\uXXXX`, or a high and a low surrogate `\uD8XX\uDCXX`, at the start of `rest`.
+/// `\u` and four hex digits, or a high and a low surrogate (`\ud83d\ude00`), at the start of
+/// `rest`.
 fn unicode_escape(rest: &[u8]) -> Option<(char, usize)> {
     let first = hex4(rest.get(2..6)?)?;
     match first {

@@ -1105,14 +1105,14 @@ mod tests {
     #[test]
     fn symlink_inside_the_layer_is_followed() {
         let root = layer();
-        let shared = root.path().join("shared");
-        fs::create_dir(&shared).expect("mkdir");
-        fs::write(shared.join("x.json"), r#"{"order": 4}"#).expect("write");
-        fs::set_permissions(shared.join("x.json"), fs::Permissions::from_mode(0o644))
+        let common = root.path().join("common");
+        fs::create_dir(&common).expect("mkdir");
+        fs::write(common.join("x.json"), r#"{"order": 4}"#).expect("write");
+        fs::set_permissions(common.join("x.json"), fs::Permissions::from_mode(0o644))
             .expect("chmod");
         fs::create_dir(root.path().join("extensions/p")).expect("mkdir");
         let link = root.path().join("extensions/p/_1_x.json");
-        symlink("../../shared/x.json", &link).expect("symlink");
+        symlink("../../common/x.json", &link).expect("symlink");
         let scan = scan_layer(root.path());
         let f = only_file(&scan);
         assert_eq!(f.path, link);
