@@ -74,8 +74,19 @@ fn assert_each_install_undone_once(lines: &[String]) {
     assert_eq!(current, None, "an install was never undone: {lines:?}");
 }
 
-#[test]
-fn a_folder_replaced_by_a_new_version_is_uninstalled_before_the_new_version_installs() {
+/// A plugin root with the folder plugin `p` v1 (hooks `a` and `b`) moved in whole, a staging
+/// folder for the next versions, a folder outside both (holding the log), and a scope without a
+/// watcher that installed v1.
+struct Installed {
+    root: tempfile::TempDir,
+    staging: tempfile::TempDir,
+    gone: tempfile::TempDir,
+    log: std::path::PathBuf,
+    at: std::path::PathBuf,
+    scope: hookpoint::Scope,
+}
+
+fn installed_v1() -> Installed {
     let (root, staging, gone) = (
         tempfile::tempdir().unwrap(),
         tempfile::tempdir().unwrap(),
@@ -89,6 +100,26 @@ fn a_folder_replaced_by_a_new_version_is_uninstalled_before_the_new_version_inst
     )
     .unwrap();
     let scope = scope(root.path(), false);
+    Installed {
+        root,
+        staging,
+        gone,
+        log,
+        at,
+        scope,
+    }
+}
+
+#[test]
+fn a_folder_replaced_by_a_new_version_is_uninstalled_before_the_new_version_installs() {
+    let Installed {
+        root: _root,
+        staging,
+        gone,
+        log,
+        at,
+        scope,
+    } = installed_v1();
     assert_eq!(run(&scope).unwrap(), ["a:v1", "b:v1"]);
     let events = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = events.clone();
@@ -165,19 +196,14 @@ fn a_folder_replaced_while_its_install_runs_is_not_loaded_before_its_own_install
 
 #[test]
 fn an_installed_version_runs_its_own_hooks_until_a_reload_replaces_it() {
-    let (root, staging, gone) = (
-        tempfile::tempdir().unwrap(),
-        tempfile::tempdir().unwrap(),
-        tempfile::tempdir().unwrap(),
-    );
-    let log = gone.path().join("log");
-    let at = root.path().join("p");
-    fs::rename(
-        versioned_plugin(staging.path(), "p", "v1", &log, POINT, &["a", "b"]),
-        &at,
-    )
-    .unwrap();
-    let scope = scope(root.path(), false);
+    let Installed {
+        root: _root,
+        staging,
+        gone,
+        log,
+        at,
+        scope,
+    } = installed_v1();
     fs::rename(&at, gone.path().join("p")).unwrap();
     fs::rename(
         versioned_plugin(staging.path(), "p", "v2", &log, POINT, &["a", "b"]),
