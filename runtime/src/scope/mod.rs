@@ -5,7 +5,8 @@
 //! - [`current`]: which scope a dispatch uses (entered, bound to a task, or the default) and the
 //!   per-thread copy of the default scope's snapshot handle;
 //! - [`builder`]: the [`ScopeBuilder`];
-//! - [`plugins`]: per-scope plugin enablement, config and state;
+//! - [`plugins`]: per-scope plugin enablement, config and state, by name;
+//! - [`plugin_handle`]: [`Plugin`], a crate plugin's typed handle to the same;
 //! - `reload` (feature `fs`): status, reload events, watching;
 //! - `webui` (feature `fs`): the scope's web UI manifest and assets.
 //! - `wasm` (feature `wasm`): the compiled-module cache folder and compile statistics.
@@ -17,6 +18,7 @@ mod builder;
 pub(crate) mod current;
 #[cfg(feature = "fs")]
 mod folder_plugins;
+mod plugin_handle;
 mod plugins;
 #[cfg(feature = "fs")]
 mod reload;
@@ -33,6 +35,7 @@ use arc_swap::ArcSwap;
 
 pub use builder::ScopeBuilder;
 pub use current::Bound;
+pub use plugin_handle::Plugin;
 pub use plugins::{PluginInfo, PluginKind};
 #[cfg(feature = "fs")]
 pub use reload::{command_hooks_enabled, set_command_hooks_enabled};
