@@ -2,7 +2,7 @@
 //! `.wat` files in temporary layer folders, guests assembled from WAT in the tests, each test with
 //! its own scope and its own compiled-module cache folder.
 
-#![cfg(feature = "wasm")]
+#![cfg(hookpoint_wasm)]
 
 mod examples;
 mod folder_plugin;
@@ -15,7 +15,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use hookpoint::{Scope, ScopeBuilder, point};
+use hookpoint::{LayerKind, LayerSpec, Scope, ScopeBuilder, point};
 use serde::{Deserialize, Serialize};
 
 /// The payload of the test points.
@@ -109,16 +109,18 @@ impl Layer {
         self.cache.path().join("modules")
     }
 
-    /// A scope with this folder as its user layer, not watched.
+    /// A scope with this folder as its one layer, not watched.
     pub fn scope(&self) -> Scope {
         self.builder().build().expect("scope")
     }
 
-    /// A scope with this folder as its project layer (rank 1), trusted or not.
-    pub fn project_scope(&self, trust: bool) -> Scope {
-        ScopeBuilder::new("wasm-project")
-            .project(self.root())
-            .trust_project(trust)
+    /// A scope with this folder as a checkout layer (rank 1), trusted or not.
+    pub fn checkout_scope(&self, trust: bool) -> Scope {
+        ScopeBuilder::new("wasm-checkout")
+            .layer(
+                self.root(),
+                LayerSpec::new(LayerKind::new("checkout"), 0).trusted(trust),
+            )
             .watch(false)
             .wasm_cache(Some(self.cache_dir()))
             .build()
@@ -127,7 +129,7 @@ impl Layer {
 
     pub fn builder(&self) -> ScopeBuilder {
         ScopeBuilder::new("wasm-test")
-            .user(self.root())
+            .layer(self.root(), LayerSpec::new(LayerKind::new("app"), 0))
             .watch(false)
             .wasm_cache(Some(self.cache_dir()))
     }
