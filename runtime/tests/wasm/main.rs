@@ -116,21 +116,19 @@ impl Layer {
 
     /// A scope with this folder as a checkout layer (rank 1), trusted or not.
     pub fn checkout_scope(&self, trust: bool) -> Scope {
-        ScopeBuilder::new("wasm-checkout")
+        unwatched(ScopeBuilder::new("wasm-checkout"))
             .layer(
                 self.root(),
                 LayerSpec::new(LayerKind::new("checkout"), 0).trusted(trust),
             )
-            .watch(false)
             .wasm_cache(Some(self.cache_dir()))
             .build()
             .expect("scope")
     }
 
     pub fn builder(&self) -> ScopeBuilder {
-        ScopeBuilder::new("wasm-test")
+        unwatched(ScopeBuilder::new("wasm-test"))
             .layer(self.root(), LayerSpec::new(LayerKind::new("app"), 0))
-            .watch(false)
             .wasm_cache(Some(self.cache_dir()))
     }
 }
@@ -160,4 +158,12 @@ pub fn wasm_error(e: &hookpoint::Error) -> &hookpoint::wasm::WasmError {
     std::error::Error::source(e)
         .and_then(|s| s.downcast_ref())
         .unwrap_or_else(|| panic!("not a wasm error: {e:?}"))
+}
+
+/// `builder` without a watcher (the tests reload by hand); builds without the `watch` feature
+/// have none anyway.
+pub fn unwatched(builder: ScopeBuilder) -> ScopeBuilder {
+    #[cfg(hookpoint_watch)]
+    let builder = builder.watch(false);
+    builder
 }
