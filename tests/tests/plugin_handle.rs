@@ -9,7 +9,7 @@ use std::fs;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use hookpoint::{ErrorKind, Scope, ScopeBuilder, extension};
+use hookpoint::{ErrorKind, LayerKind, LayerSpec, Scope, ScopeBuilder, extension};
 use serde::{Deserialize, Serialize};
 
 thread_local! {
@@ -121,7 +121,7 @@ fn write_config(root: &Path, plugin: &str, json: &str) {
 
 fn scope_with(name: &str, root: &Path) -> Scope {
     ScopeBuilder::new(name)
-        .project(root)
+        .layer(root, LayerSpec::new(LayerKind::new("app"), 10))
         .watch(false)
         .build()
         .expect("scope")

@@ -16,7 +16,7 @@ mod compiled;
 mod layout;
 mod merge;
 pub(crate) mod ordering;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 mod overrides;
 mod plugin_values;
 
@@ -26,9 +26,9 @@ use std::sync::Arc;
 
 pub(crate) use compiled::{Candidate, CandidateRun, CompiledTable};
 pub(crate) use merge::compiled_snapshot;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 pub(crate) use merge::{BuildInput, build};
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 pub(crate) use overrides::{LayerInput, OverrideDef};
 pub(crate) use plugin_values::{PluginValues, TypedConfig};
 
@@ -56,7 +56,7 @@ pub enum Layer {
 
 impl Layer {
     /// The rank used to order definitions of one extension: 1 is the highest, compiled-in lowest.
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) fn rank(&self) -> u8 {
         match self {
             Layer::Folder { rank, .. } => *rank,
@@ -80,10 +80,10 @@ pub(crate) enum Run {
     Sync(SyncFn),
     Async(AsyncFn),
     /// Index into [`Snapshot::commands`].
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     Command(u32),
     /// Index into [`Snapshot::wasm`].
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     Wasm(u32),
 }
 
@@ -118,7 +118,7 @@ pub(crate) enum Matcher {
     /// `#[extension(when = pred)]`: a predicate over the typed payload.
     Typed(WhenFn),
     /// A manifest's `"match"`: JSON pointers into the payload as JSON (feature `fs`).
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     Json(Arc<crate::matcher::JsonMatcher>),
 }
 
@@ -188,11 +188,11 @@ pub(crate) struct PointList {
     pub(crate) mixed_keys: bool,
     /// The declared point's payload type, for mismatch errors (points declared with `point!`).
     pub(crate) declared_type: Option<fn() -> &'static str>,
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) has_commands: bool,
     /// The declared point's JSON codec (points declared `#[serde]`), so a by-name dispatch of
     /// the declared payload type reaches command hooks too.
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) codec: Option<&'static crate::registry::JsonCodec>,
     pub(crate) first_async: Option<u32>,
     /// Set when the point must not run at all (duplicate definitions).
@@ -216,10 +216,10 @@ pub struct Snapshot {
     /// Bit `id` is set when point `id` has something to run (or a refusal).
     pub(crate) active_bits: Vec<u64>,
     /// Command hooks, indexed by [`Run::Command`].
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) commands: Vec<crate::command::CommandSpec>,
     /// Wasm extensions, indexed by [`Run::Wasm`].
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     pub(crate) wasm: Vec<crate::wasm::WasmHook>,
     /// Merged plugin configs by plugin name.
     pub(crate) plugin_configs: HashMap<String, serde_json::Value>,
