@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::{DEFAULT, Scope};
-use crate::dispatch::{self, Call, ErrorSink};
+use crate::dispatch::{self, Call, ErrorSink, Outcome};
 use crate::error::Error;
 use crate::snapshot::Snapshot;
 use crate::thread_state::{self, ThreadState};
@@ -114,16 +114,17 @@ impl Scope {
     pub(crate) fn dispatch_current(
         call: Call<'_>,
         sink: Option<ErrorSink<'_>>,
-    ) -> Result<(), Error> {
+    ) -> Result<Outcome, Error> {
         if let Some(done) = Self::dispatch_bare(call.id, call.want.key, call.point, call.payload.0)
         {
-            return done;
+            return done.map(|()| Outcome::RAN_ALL);
         }
         Self::dispatch_current_slow(call, sink)
     }
 
     /// The common case of [`dispatch_current`](Self::dispatch_current) alone, from plain values
-    /// (callers build the full dispatch only when this returns `None`).
+    /// (callers build the full dispatch only when this returns `None`). A bare list cannot stop
+    /// the chain, so success is `Ok(())`.
     #[inline(always)]
     pub(crate) fn dispatch_bare(
         id: u32,
@@ -145,7 +146,7 @@ impl Scope {
     pub(crate) fn dispatch_current_slow(
         call: Call<'_>,
         sink: Option<ErrorSink<'_>>,
-    ) -> Result<(), Error> {
+    ) -> Result<Outcome, Error> {
         let tl = thread_state::get();
         if let Some(scope) = entered(tl) {
             let snap = scope.0.snapshot.load_full();
@@ -162,26 +163,13 @@ impl Scope {
         dispatch::run_sync(tl, snap, default.as_dispatch(), call, sink)
     }
 
-    /// Sync dispatch on this scope, entered while its extensions run: one that dispatches again
-    /// (through [`Scope::current`]) stays in this scope, as under [`Scope::enter`].
-    pub(crate) fn dispatch_sync(
-        &self,
-        call: Call<'_>,
-        sink: Option<ErrorSink<'_>>,
-    ) -> Result<(), Error> {
-        self.enter(|| {
-            let snap = self.0.snapshot.load();
-            dispatch::run_sync(thread_state::get(), &snap, self.as_dispatch(), call, sink)
-        })
-    }
-
     /// Async dispatch on this scope, on the snapshot current when it starts, bound to the scope
     /// while its extensions are polled (as under [`Scope::bind`]).
     pub(crate) async fn dispatch_async(
         &self,
         call: Call<'_>,
         sink: Option<ErrorSink<'_>>,
-    ) -> Result<(), Error> {
+    ) -> Result<Outcome, Error> {
         self.bind(dispatch::run_async(
             self.snapshot(),
             self.as_dispatch(),

@@ -1,28 +1,30 @@
-//! `POINT.call_in(&scope, ..)` runs its extensions in `scope`: one that dispatches again reaches
-//! the same scope's snapshot (its overrides and plugin toggles), sync and async, as under
-//! `scope.enter` / `scope.bind`.
+//! `scope.enter(|| POINT.call(..))` and `scope.bind(POINT.call(..))` run the point's extensions
+//! in `scope`: one that dispatches again reaches the same scope's snapshot (its overrides and
+//! plugin toggles), sync and async.
 
 use hookpoint::{Cx, Error, Scope, extension, point};
 use hookpoint_tests::{manifest, project_scope};
 
 point! {
-    pub static OUTER: SyncPoint<Vec<String>> = "call_in_outer";
-    pub static INNER: SyncPoint<Vec<String>> = "call_in_inner";
-    pub static OUTER_ASYNC: AsyncPoint<Vec<String>> = "call_in_outer_async";
+    pub static OUTER: SyncPoint<Vec<String>> = "named_scope_outer";
+    pub static INNER: SyncPoint<Vec<String>> = "named_scope_inner";
+    pub static OUTER_ASYNC: AsyncPoint<Vec<String>> = "named_scope_outer_async";
 }
 
 #[extension(point = OUTER)]
 fn outer(cx: &Cx<'_>, seen: &mut Vec<String>) -> Result<(), Error> {
     seen.push(format!("outer in {}", Scope::current().name()));
     assert_eq!(cx.scope().name(), Scope::current().name());
-    INNER.call(seen)
+    INNER.call(seen)?;
+    Ok(())
 }
 
 #[extension(point = OUTER_ASYNC)]
 async fn outer_async(seen: &mut Vec<String>) -> Result<(), Error> {
     tokio::task::yield_now().await;
     seen.push(format!("outer in {}", Scope::current().name()));
-    INNER.call(seen)
+    INNER.call(seen)?;
+    Ok(())
 }
 
 #[extension(point = INNER)]
@@ -35,15 +37,15 @@ fn nested_dispatch_stays_in_the_named_scope() {
     let dir = tempfile::tempdir().unwrap();
     manifest(
         dir.path(),
-        "call_in_inner",
+        "named_scope_inner",
         "inner.json",
         r#"{"enabled": false}"#,
     );
-    let scope = project_scope("call-in", dir.path());
+    let scope = project_scope("named", dir.path());
 
     let mut seen = Vec::new();
-    OUTER.call_in(&scope, &mut seen).unwrap();
-    assert_eq!(seen, ["outer in call-in"], "the scope disabled `inner`");
+    scope.enter(|| OUTER.call(&mut seen)).unwrap();
+    assert_eq!(seen, ["outer in named"], "the scope disabled `inner`");
 
     let mut seen = Vec::new();
     OUTER.call(&mut seen).unwrap();
@@ -54,6 +56,7 @@ fn nested_dispatch_stays_in_the_named_scope() {
         .build()
         .unwrap();
     let mut seen = Vec::new();
-    rt.block_on(OUTER_ASYNC.call_in(&scope, &mut seen)).unwrap();
-    assert_eq!(seen, ["outer in call-in"]);
+    rt.block_on(scope.bind(OUTER_ASYNC.call(&mut seen)))
+        .unwrap();
+    assert_eq!(seen, ["outer in named"]);
 }
