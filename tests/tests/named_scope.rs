@@ -60,3 +60,32 @@ fn nested_dispatch_stays_in_the_named_scope() {
         .unwrap();
     assert_eq!(seen, ["outer in named"]);
 }
+
+#[test]
+fn enter_nests_and_restores_the_outer_scope_also_after_a_panic() {
+    let a = hookpoint::ScopeBuilder::new("outer-a").build().unwrap();
+    let b = hookpoint::ScopeBuilder::new("inner-b").build().unwrap();
+    let names = a.enter(|| {
+        let before = Scope::current().name().to_owned();
+        let inner = b.enter(|| Scope::current().name().to_owned());
+        let panicked = std::panic::catch_unwind(|| {
+            b.clone()
+                .enter(|| -> u8 { panic!("an extension panicked") })
+        });
+        assert!(panicked.is_err());
+        let mut seen = Vec::new();
+        OUTER.call(&mut seen).unwrap();
+        (before, inner, Scope::current().name().to_owned(), seen)
+    });
+    assert_eq!(
+        names,
+        (
+            "outer-a".to_owned(),
+            "inner-b".to_owned(),
+            "outer-a".to_owned(),
+            vec!["outer in outer-a".to_owned(), "inner".to_owned()]
+        ),
+        "inside `a` again after the nested and the panicking `enter`"
+    );
+    assert_eq!(Scope::current().name(), "default");
+}
