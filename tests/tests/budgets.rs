@@ -83,7 +83,7 @@ fn a_manifest_gives_a_compiled_async_extension_a_budget() {
     );
     let scope = project_scope("budget-manifest", dir.path());
     let mut v = Vec::new();
-    let err = rt().block_on(LOGGED.call_in(&scope, &mut v)).unwrap_err();
+    let err = rt().block_on(scope.bind(LOGGED.call(&mut v))).unwrap_err();
     assert_eq!(
         (err.kind(), err.extension()),
         (ErrorKind::Timeout, Some("hangs_but_logged"))

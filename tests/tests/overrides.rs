@@ -128,7 +128,7 @@ push_ext!(OVR_NESTED, nested_outer, "outer", 20);
 macro_rules! run {
     ($point:expr, $scope:expr) => {{
         let mut doc = Doc::default();
-        $point.call_in($scope, &mut doc).map(|()| doc.parts)
+        $scope.enter(|| $point.call(&mut doc)).map(|_| doc.parts)
     }};
 }
 
@@ -466,8 +466,8 @@ fn command_hook_with_empty_or_braces_output_leaves_the_payload() {
     let mut doc = Doc {
         parts: parts(&["seed"]),
     };
-    OVR_BASIC
-        .call_in(&scope, &mut doc)
+    scope
+        .enter(|| OVR_BASIC.call(&mut doc))
         .expect("empty output is a success");
     assert_eq!(doc.parts, parts(&["seed", "a", "b", "c"]));
 }
@@ -581,7 +581,7 @@ fn async_dispatch_runs_command_hooks_and_enforces_their_timeout() {
         .build()
         .expect("rt");
     let mut doc = Doc::default();
-    rt.block_on(OVR_ASYNC.call_in(&scope, &mut doc))
+    rt.block_on(scope.bind(OVR_ASYNC.call(&mut doc)))
         .expect("dispatch");
     assert_eq!(doc.parts, parts(&["first", "ovr_async/add@ovr_async"]));
 
@@ -594,7 +594,7 @@ fn async_dispatch_runs_command_hooks_and_enforces_their_timeout() {
     scope.reload();
     let start = Instant::now();
     let err = rt
-        .block_on(OVR_ASYNC.call_in(&scope, &mut Doc::default()))
+        .block_on(scope.bind(OVR_ASYNC.call(&mut Doc::default())))
         .expect_err("times out");
     assert!(
         start.elapsed() < Duration::from_secs(5),
@@ -1073,8 +1073,8 @@ fn failing_hook(name: &str, script: &str, timeout_ms: u64, doc: Doc) -> (Error, 
     assert!(scope.status().problems.is_empty(), "{:?}", scope.status());
     let mut doc = doc;
     let start = Instant::now();
-    let err = OVR_CMD
-        .call_in(&scope, &mut doc)
+    let err = scope
+        .enter(|| OVR_CMD.call(&mut doc))
         .expect_err("the hook fails");
     let took = start.elapsed();
     assert_eq!(err.kind(), ErrorKind::Command, "{err:?}");
@@ -1189,8 +1189,8 @@ fn command_hook_exiting_zero_without_reading_large_stdin_succeeds() {
     let mut doc = Doc {
         parts: vec![big.clone()],
     };
-    OVR_CMD
-        .call_in(&scope, &mut doc)
+    scope
+        .enter(|| OVR_CMD.call(&mut doc))
         .expect("exit 0 without reading stdin is a success");
     assert_eq!(doc.parts, vec![big, "first".to_owned(), "last".to_owned()]);
 }

@@ -61,9 +61,9 @@ impl AgentCore {
         P: Send,
     {
         let Some(t) = self.trace_begin(|| view(payload)) else {
-            return point.call(payload).await;
+            return point.call(payload).await.map(drop);
         };
-        let r = point.call(payload).await;
+        let r = point.call(payload).await.map(drop);
         self.trace_end(point.name(), t, view(payload), &r);
         r
     }
@@ -85,9 +85,9 @@ impl AgentCore {
             payload.mask_secrets(&self.secrets);
         }
         let Some(t) = self.trace_begin(|| payload.trace_view()) else {
-            return point.call(payload);
+            return point.call(payload).map(drop);
         };
-        let r = point.call(payload);
+        let r = point.call(payload).map(drop);
         self.trace_end(point.name(), t, payload.trace_view(), &r);
         r
     }

@@ -57,7 +57,8 @@ async fn memorize_solutions(cx: &Cx<'_>, end: &mut MonologueEnd) -> Result<(), E
         end.response
     );
     let mut write = MemoryWrite::new(end.task_id, MemoryKind::Solution, content);
-    MEMORY_WRITE.call(&mut write).await
+    MEMORY_WRITE.call(&mut write).await?;
+    Ok(())
 }
 
 /// Stores what reaches `memory.write` (its `summary` if an earlier extension set one): fragments,

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::{Call, ErrorSink, ScopeRef};
+use super::{Call, ErrorSink, Outcome, ScopeRef};
 use crate::error::Error;
 use crate::observe::{self, Event, PayloadView, What};
 use crate::registry::{ErrorPolicy, Flow};
@@ -165,9 +165,6 @@ impl<'a, 's> Chain<'a, 's> {
             Ok(Flow::Continue) => return Ok(Flow::Continue),
             Ok(Flow::Stop) => {
                 self.stopped_by = Some(turn.index);
-                if let Some(slot) = self.call.stopped {
-                    let _ = slot.set(m.name.clone());
-                }
                 return Ok(Flow::Stop);
             }
             Err(err) => err,
@@ -208,6 +205,14 @@ impl<'a, 's> Chain<'a, 's> {
             elapsed,
             outcome: result.as_ref().copied(),
         });
+    }
+
+    /// Which extension stopped the chain, if one did.
+    pub(super) fn outcome(&self) -> Outcome {
+        match self.stopped_by {
+            Some(i) => Outcome::stopped(&self.list.meta[i].name),
+            None => Outcome::RAN_ALL,
+        }
     }
 
     /// Ends the chain: tells observers how it ended.

@@ -13,6 +13,7 @@ mod asynchronous;
 mod chain;
 #[cfg(hookpoint_overrides)]
 mod hook;
+mod outcome;
 mod sync;
 #[cfg(hookpoint_wasm)]
 mod wasm;
@@ -21,6 +22,7 @@ use std::any::TypeId;
 use std::cell::Cell;
 
 pub(crate) use asynchronous::run_async;
+pub use outcome::Outcome;
 pub(crate) use sync::{run_bare, run_sync};
 
 use crate::error::{Error, ErrorKind};
@@ -33,9 +35,6 @@ pub const MAX_DEPTH: u32 = 64;
 
 /// The scope a dispatch runs in, as [`Cx`](crate::Cx) carries it (the scope layer sits above).
 pub(crate) type ScopeRef<'a> = &'a dyn crate::registry::DispatchScope;
-
-/// Where a dispatch that wants to know records which extension stopped the chain.
-pub(crate) type StopSlot = std::sync::OnceLock<std::sync::Arc<str>>;
 
 /// What a payload looks like to the erased dispatch core.
 #[derive(Clone, Copy)]
@@ -64,8 +63,6 @@ pub(crate) struct Call<'a> {
     pub(crate) want: Erased<'a>,
     /// The `&mut P` being dispatched, erased; its type is `want.key`'s.
     pub(crate) payload: SendPtr,
-    /// Set to the name of the extension that returned `Flow::Stop`, when the caller asks.
-    pub(crate) stopped: Option<&'a StopSlot>,
 }
 
 /// Called with an extension's error instead of stopping the chain (the `#[extensible]` mode: the

@@ -69,9 +69,10 @@ pub(crate) struct ScopeInner {
 /// are built with a [`ScopeBuilder`] (with the `fs` feature: from override folders). Cloning a
 /// scope is cheap (an `Arc`).
 ///
-/// Dispatch functions without a scope argument use the *current* scope: the one entered with
-/// [`Scope::enter`] (sync code) or [`Scope::bind`] (a future, across `.await`s), else the default
-/// scope.
+/// Every dispatch uses the *current* scope: the one entered with [`Scope::enter`] (sync code) or
+/// bound with [`Scope::bind`] (a future, across `.await`s), else the default scope. To run a
+/// point in a scope, enter or bind it around the call:
+/// `scope.enter(|| POINT.call(&mut p))`, `scope.bind(POINT.call(&mut p)).await`.
 ///
 /// ```
 /// let scope = hookpoint::Scope::default_scope();
