@@ -1,5 +1,6 @@
 //! A small shared cache whose entries expire when unused (trimmed by the `job_loop` built-in).
 
+use crate::lock::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -26,7 +27,7 @@ impl Cache {
     pub const MAX_IDLE: Duration = Duration::from_secs(300);
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (serde_json::Value, Instant)>> {
-        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.entries)
     }
 
     /// The value under `key`, marking it used now.

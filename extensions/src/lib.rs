@@ -128,6 +128,7 @@ mod context;
 mod decision;
 mod glob;
 mod history;
+pub mod lock;
 mod log;
 mod model;
 mod payloads;

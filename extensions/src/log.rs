@@ -4,6 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
+use crate::lock::lock;
 use crate::secrets::SecretStore;
 
 /// What a log entry is about.
@@ -75,7 +76,7 @@ impl AgentLog {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<LogEntry>> {
-        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.entries)
     }
 
     /// Adds a finished entry; returns its id.

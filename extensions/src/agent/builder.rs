@@ -263,7 +263,7 @@ fn init(core: &AgentCore, restored: bool) -> Result<(), hookpoint::Error> {
     let mut init = AgentInit {
         name: core.name.clone(),
         number: core.number,
-        profile: super::handle::lock(&core.config).profile.clone(),
+        profile: crate::lock::lock(&core.config).profile.clone(),
         restored,
     };
     core.fire_sync(&AGENT_INIT, &mut init)

@@ -7,7 +7,8 @@ use std::sync::MutexGuard;
 use hookpoint::{AsyncPoint, Error, PointSpec, SyncPoint};
 use serde_json::Value;
 
-use super::handle::{AgentCore, lock};
+use super::handle::AgentCore;
+use crate::lock::lock;
 use crate::payloads::{Outgoing, ToolExecution, executing};
 use crate::points::TOOL_EXECUTE;
 use crate::trace::ExtensionRun;

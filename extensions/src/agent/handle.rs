@@ -1,7 +1,7 @@
 //! The shared agent ([`AgentRef`]) that extensions and tools reach while the agent works.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use hookpoint::Scope;
 
@@ -11,6 +11,7 @@ use crate::config::AgentConfig;
 use crate::context::TaskContext;
 use crate::decision::AskFn;
 use crate::history::{History, Role};
+use crate::lock::lock;
 use crate::log::AgentLog;
 use crate::model::{ChatMessage, Model, ModelRequest, complete};
 use crate::payloads::{
@@ -76,10 +77,6 @@ impl AgentCore {
             None => Ok(()),
         }
     }
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The agent doing the current work, for extensions and tools: `None` outside an agent's

@@ -2,9 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::handle::{AgentCore, lock};
+use super::handle::AgentCore;
 use crate::config::AgentConfig;
 use crate::history::History;
+use crate::lock::lock;
 use crate::log::LogEntry;
 
 /// An agent's history, log and settings, serializable (masked: the history and log never hold

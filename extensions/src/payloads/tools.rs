@@ -6,6 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::decision::{Decision, Verdict, decide};
+use crate::lock::lock;
 use crate::secrets::SecretStore;
 
 /// A tool as the model sees it: name, description and the JSON Schema of its arguments.
@@ -170,10 +171,10 @@ struct Ledger(Arc<Mutex<Vec<Verdict>>>);
 
 impl Ledger {
     fn push(&self, v: Verdict) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(v);
+        lock(&self.0).push(v);
     }
     fn all(&self) -> Vec<Verdict> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        lock(&self.0).clone()
     }
 }
 

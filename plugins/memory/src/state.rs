@@ -11,6 +11,7 @@ use crate::NAME;
 use crate::config::MemoryConfig;
 use crate::home::path_for;
 use crate::store::MemoryStore;
+use hookpoint_extensions::lock::lock;
 
 /// The open store of one scope, if any.
 #[derive(Default)]
@@ -23,7 +24,7 @@ impl OpenStore {
 
     /// The store at `path`, opening it (and closing one on another path) if needed.
     pub(crate) fn get_or_open(&self, path: PathBuf) -> Result<Arc<MemoryStore>, Error> {
-        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = lock(&self.0);
         if let Some(open) = slot.as_ref().filter(|s| s.path() == path) {
             return Ok(Arc::clone(open));
         }
@@ -40,12 +41,12 @@ impl OpenStore {
 
     /// The store if one is open.
     pub(crate) fn current(&self) -> Option<Arc<MemoryStore>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        lock(&self.0).clone()
     }
 
     /// Closes the store (its connections close when the last user drops it); returns its path.
     pub(crate) fn close(&self) -> Option<PathBuf> {
-        let store = self.0.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+        let store = lock(&self.0).take()?;
         Some(store.path().to_owned())
     }
 }

@@ -11,6 +11,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::memory::{Memory, kind_from, row_to_memory};
 use crate::query::fts_query;
+use hookpoint_extensions::lock::lock;
 
 /// Why the store failed.
 #[derive(Debug, thiserror::Error)]
@@ -143,11 +144,11 @@ impl MemoryStore {
     }
 
     fn writer(&self) -> MutexGuard<'_, Connection> {
-        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.writer)
     }
 
     fn reader(&self) -> MutexGuard<'_, Connection> {
-        self.reader.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.reader)
     }
 
     /// Stores `text` as a memory of `kind` (from `tool`, by `agent`); the same kind and text

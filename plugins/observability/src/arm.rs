@@ -6,6 +6,7 @@
 //! layer costs dispatch nothing. Arming and disarming rebuild `tracing`'s interest cache, once
 //! per task, so the new maximum takes effect.
 
+use hookpoint_extensions::lock::lock;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -33,7 +34,7 @@ fn rebuild() {
 
 /// One more task observed.
 pub(crate) fn arm() {
-    let _one = CHANGE.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = lock(&CHANGE);
     if ARMED.fetch_add(1, Ordering::Relaxed) == 0 {
         rebuild();
     }
@@ -41,7 +42,7 @@ pub(crate) fn arm() {
 
 /// One task less.
 pub(crate) fn disarm() {
-    let _one = CHANGE.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = lock(&CHANGE);
     let before = ARMED.load(Ordering::Relaxed);
     if before == 0 {
         return;

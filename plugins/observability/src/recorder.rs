@@ -2,7 +2,7 @@
 //! the last ones. The layer and the extensions write here; [`recent`] reads.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use hookpoint::Scope;
@@ -10,6 +10,7 @@ use hookpoint_extensions::{AgentRef, MonologueEnd, Usage, current_agent};
 
 use crate::NAME;
 use crate::summary::{TaskSummary, Timing, ToolCount, sort_slowest_first};
+use hookpoint_extensions::lock::lock;
 
 /// A task: agent name, agent number, task id.
 pub(crate) type TaskKey = (String, u32, u64);
@@ -38,10 +39,6 @@ pub(crate) struct Open {
 pub(crate) struct Recorder {
     open: Mutex<HashMap<TaskKey, Open>>,
     recent: Mutex<VecDeque<TaskSummary>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Recorder {
