@@ -43,11 +43,6 @@ pub(crate) fn switch(which: Switch, on: bool) {
     }
 }
 
-/// Whether `which` is on.
-pub(crate) fn is_on(which: Switch) -> bool {
-    SWITCHES.load(Ordering::Relaxed) & which as u8 != 0
-}
-
 /// Reads `EXTENSIONS_LOG` (called once when the default scope is built).
 pub(crate) fn init() {
     LazyLock::force(&EVERY);

@@ -72,6 +72,8 @@ pub(crate) struct FsConfig {
     pub(crate) managed: Vec<PathBuf>,
     /// Command hooks run only from managed layers.
     pub(crate) managed_hooks_only: bool,
+    /// Whether command hooks may run here; `None`: the process default.
+    pub(crate) command_hooks: Option<bool>,
     pub(crate) watch: bool,
     pub(crate) debounce: Duration,
     /// The folder of the compiled-module cache, or none (feature `wasm`).
@@ -95,6 +97,7 @@ impl Default for FsConfig {
             trust_project: false,
             managed: Vec::new(),
             managed_hooks_only: false,
+            command_hooks: None,
             watch: true,
             debounce: Duration::from_millis(50),
             #[cfg(feature = "wasm")]

@@ -28,6 +28,7 @@ pub struct ScopeBuilder {
     pub(crate) disabled_plugins: Vec<String>,
     #[cfg(feature = "fs")]
     pub(crate) fs: crate::fs::FsConfig,
+    pub(crate) observation: crate::observe::ObservationConfig,
 }
 
 impl ScopeBuilder {
@@ -38,6 +39,7 @@ impl ScopeBuilder {
             disabled_plugins: Vec::new(),
             #[cfg(feature = "fs")]
             fs: crate::fs::FsConfig::default(),
+            observation: Default::default(),
         }
     }
 
@@ -118,6 +120,7 @@ impl ScopeBuilder {
             #[cfg(feature = "fs")]
             fs,
             plugins,
+            self.observation,
         );
         #[cfg(feature = "wasm")]
         scope.wake_on_compiled();

@@ -17,6 +17,7 @@ mod builder;
 pub(crate) mod current;
 #[cfg(feature = "fs")]
 mod folder_plugins;
+mod observation;
 mod plugins;
 #[cfg(feature = "fs")]
 mod reload;
@@ -55,6 +56,7 @@ pub(crate) struct ScopeInner {
     #[cfg(feature = "fs")]
     pub(crate) fs: crate::fs::ScopeFs,
     pub(crate) plugins: plugins::PluginStates,
+    pub(crate) observation: crate::observe::ScopeObservation,
 }
 
 /// The set of layers that apply to one dispatch, and their merged [`Snapshot`].
@@ -82,6 +84,7 @@ static DEFAULT: LazyLock<Scope> = LazyLock::new(|| {
         #[cfg(feature = "fs")]
         crate::fs::ScopeFs::default(),
         Default::default(),
+        Default::default(),
     )
 });
 
@@ -95,6 +98,7 @@ impl Scope {
         name: String,
         #[cfg(feature = "fs")] fs: crate::fs::ScopeFs,
         plugins: plugins::PluginStates,
+        observation: crate::observe::ObservationConfig,
     ) -> Scope {
         crate::stats::init();
         let first = snapshot::compiled_snapshot(&COMPILED, &Default::default(), 1);
@@ -106,6 +110,7 @@ impl Scope {
             #[cfg(feature = "fs")]
             fs,
             plugins,
+            observation: crate::observe::ScopeObservation::new(observation),
         });
         locks::lock(&SCOPES).push(Arc::downgrade(&inner));
         let scope = Scope(inner);
@@ -246,6 +251,9 @@ pub fn scope_of(any: &(dyn Any + Send + Sync)) -> &Scope {
 impl DispatchScope for Scope {
     fn name(&self) -> &str {
         &self.0.name
+    }
+    fn observation(&self) -> &crate::observe::ScopeObservation {
+        &self.0.observation
     }
 }
 

@@ -444,17 +444,27 @@ fn refusal(f: &FileInEffect<'_>, config: &FsConfig) -> Option<String> {
 }
 
 /// Why a command (a hook, or a folder plugin's install/uninstall/check) from folder `place` may
-/// not run, if it may not: the global switch, managed-only, an untrusted project.
+/// not run, if it may not: the scope's switch (or the process default), managed-only, an
+/// untrusted project.
 pub(crate) fn command_refusal(
     config: &FsConfig,
     project: bool,
     managed: bool,
     place: &std::path::Path,
 ) -> Option<String> {
-    if !switch::command_hooks_enabled() {
-        return Some(
-            "command hooks are switched off (hookpoint::set_command_hooks_enabled)".into(),
-        );
+    match config.command_hooks {
+        Some(false) => {
+            return Some(
+                "command hooks are switched off for this scope (ScopeBuilder::command_hooks)"
+                    .into(),
+            );
+        }
+        None if !switch::command_hooks_enabled() => {
+            return Some(
+                "command hooks are switched off (hookpoint::set_command_hooks_enabled)".into(),
+            );
+        }
+        _ => {}
     }
     if config.managed_hooks_only && !managed {
         return Some(format!(
