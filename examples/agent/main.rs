@@ -415,11 +415,7 @@ fn init_tracing() {
                 // `--watch` demo moves one away); that is expected here.
                 .unwrap_or_else(|_| "warn,notify=error".into()),
         );
-    tracing_subscriber::registry()
-        .with(fmt)
-        .with(TraceLayer::new())
-        .with(hookpoint_plugin_observability::layer())
-        .init();
+    tracing_subscriber::registry().with(fmt).init();
 }
 
 #[tokio::main(flavor = "current_thread")]

@@ -138,6 +138,7 @@ mod settings;
 pub mod trace;
 mod ui;
 
+pub use agent::HANDLE_EXCEPTION_END;
 pub use agent::{
     Agent, AgentBuilder, AgentError, AgentRef, Reply, SavedContext, ToolRequest, current_agent,
     parse_tool_request, startup_notes,
@@ -163,5 +164,5 @@ pub use settings::{
     MAX_SETTINGS_BYTES, SettingsError, apply_overrides, merge_overrides, read_settings,
     settings_candidates,
 };
-pub use trace::{PointTrace, TraceLayer};
+pub use trace::PointTrace;
 pub use ui::{banners, webui};

@@ -197,10 +197,6 @@ point! {
     pub static MEMORY_WRITE: AsyncPoint<MemoryWrite> = "memory.write";
 }
 
-/// The agent's `handle_exception` end point, where the built-in `handle_intervention` turns an
-/// intervention into a clean stop (Agent Zero's `_functions/.../handle_exception/end`).
-pub const HANDLE_EXCEPTION_END: &str = crate::agent::Agent::HANDLE_EXCEPTION_END.name();
-
 /// Every point name of the runtime, grouped as in the crate docs' table.
 pub const POINTS: &[&str] = &[
     "startup_migration",

@@ -228,11 +228,15 @@ impl AgentBuilder {
             ask: self.ask,
             tracer: self.tracer,
             trace_buf: Mutex::default(),
+            trace_observer: std::sync::OnceLock::new(),
             points: self.points,
             next_task: AtomicU64::new(saved.tasks),
             job_ticks: AtomicU64::new(0),
             scope,
         });
+        if let Some(id) = super::traced::observe_runs(&core) {
+            let _ = core.trace_observer.set(id);
+        }
         let handle = AgentRef::from_core(Arc::clone(&core));
         let scope = core.scope.clone();
         CURRENT.sync_scope(handle, || scope.enter(|| init(&core, restored)))?;

@@ -49,10 +49,20 @@ pub(crate) struct AgentCore {
     pub(crate) ask: Option<AskFn>,
     pub(crate) tracer: Option<TraceFn>,
     pub(crate) trace_buf: Mutex<Vec<ExtensionRun>>,
+    /// The observer that fills `trace_buf` (a traced agent only), detached when the agent goes.
+    pub(crate) trace_observer: std::sync::OnceLock<hookpoint::observe::ObserverId>,
     /// False only in the benchmark's baseline: no point fires.
     pub(crate) points: bool,
     pub(crate) next_task: AtomicU64,
     pub(crate) job_ticks: AtomicU64,
+}
+
+impl Drop for AgentCore {
+    fn drop(&mut self) {
+        if let Some(id) = self.trace_observer.get() {
+            self.scope.unobserve(*id);
+        }
+    }
 }
 
 impl AgentCore {

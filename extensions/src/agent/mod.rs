@@ -19,6 +19,7 @@ mod prompt;
 mod reply;
 mod saved;
 mod tools;
+mod traced;
 
 use std::sync::Arc;
 
@@ -33,8 +34,11 @@ pub use saved::SavedContext;
 use crate::model::{ModelError, Usage};
 use crate::payloads::{StopReason, ToolResult};
 
-pub(crate) use fire::lock_trace;
 pub(crate) use handle::{AgentCore, CURRENT};
+
+/// The agent's `handle_exception` end point, where the built-in `handle_intervention` turns an
+/// intervention into a clean stop (Agent Zero's `_functions/.../handle_exception/end`).
+pub const HANDLE_EXCEPTION_END: &str = Agent::HANDLE_EXCEPTION_END.name();
 
 /// Why `send` failed. The history keeps everything that was added before the failure.
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,6 @@
-//! The task's window and what the payloads tell: `task.start` opens it (and arms the layer),
-//! `tool.after_call` counts tool calls, the model-call points count tokens, `task.end` closes it
-//! with the summary.
+//! The task's window and what the payloads tell: `task.start` opens it (and attaches the
+//! observer), `tool.after_call` counts tool calls, the model-call points count tokens,
+//! `task.end` closes it with the summary.
 
 use std::io::Write;
 
@@ -22,7 +22,7 @@ fn observe_task(cx: &Cx<'_>, _start: &mut MonologueStart) {
     if let Some((_, key)) = current_task()
         && Recorder::of(cx.scope()).begin(key)
     {
-        arm();
+        arm(cx.scope());
     }
 }
 
@@ -80,7 +80,7 @@ fn summarize_task(cx: &Cx<'_>, end: &mut MonologueEnd) -> Result<(), Error> {
     let Some(summary) = recorder.finish(cx.scope().name(), &key, end) else {
         return Ok(());
     };
-    disarm();
+    disarm(cx.scope());
     let config: ObservabilityConfig = cx.scope().plugin_config(NAME)?;
     let json = serde_json::to_string(&summary)?;
     if config.log_summary {
@@ -114,7 +114,7 @@ fn append_line(file: &std::path::Path, json: &str) -> std::io::Result<()> {
 /// `uninstall`: stops observing the scope's open tasks (their `task.end` will not run).
 pub(crate) fn uninstall(scope: &Scope) -> Result<(), Error> {
     for _ in 0..Recorder::of(scope).abandon_all() {
-        disarm();
+        disarm(scope);
     }
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! Per scope (plugin state, not a module static): the tasks being observed and the summaries of
-//! the last ones. The layer and the extensions write here; [`recent`] reads.
+//! the last ones. The observer and the extensions write here; [`recent`] reads.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -73,10 +73,6 @@ impl Recorder {
         if let Some(open) = lock(&self.open).get_mut(key) {
             f(open);
         }
-    }
-
-    pub(crate) fn is_open(&self, key: &TaskKey) -> bool {
-        lock(&self.open).contains_key(key)
     }
 
     pub(crate) fn point(&self, key: &TaskKey, point: &str, us: f64) {

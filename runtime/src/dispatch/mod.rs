@@ -31,8 +31,15 @@ use crate::snapshot::PointList;
 /// before [`ErrorKind::DepthLimit`] is returned instead of overflowing the stack.
 pub const MAX_DEPTH: u32 = 64;
 
-/// The scope a dispatch runs in, as [`Cx`](crate::Cx) carries it (the scope layer sits above).
-pub(crate) type ScopeRef<'a> = &'a dyn crate::registry::DispatchScope;
+/// The scope a dispatch runs in, as dispatch sees it: what [`Cx`](crate::Cx) carries, and who
+/// observes it (the scope layer sits above and implements it).
+pub(crate) trait ScopeView: crate::registry::DispatchScope {
+    /// Who observes the scope's dispatches, and its observation settings.
+    fn observation(&self) -> &crate::observe::ScopeObservation;
+}
+
+/// The scope a dispatch runs in, erased.
+pub(crate) type ScopeRef<'a> = &'a dyn ScopeView;
 
 /// Where a dispatch that wants to know records which extension stopped the chain.
 pub(crate) type StopSlot = std::sync::OnceLock<std::sync::Arc<str>>;

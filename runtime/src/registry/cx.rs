@@ -8,8 +8,6 @@ use std::any::Any;
 pub(crate) trait DispatchScope: Any + Send + Sync {
     /// The scope's name, for events and logs.
     fn name(&self) -> &str;
-    /// Who observes the scope's dispatches, and its observation settings.
-    fn observation(&self) -> &crate::observe::ScopeObservation;
 }
 
 /// What an extension can learn about the dispatch it runs in: the point, the nesting depth and

@@ -226,7 +226,7 @@ impl Scope {
     }
 
     /// This scope as dispatch and [`Cx`] carry it.
-    pub(crate) fn as_dispatch(&self) -> &dyn DispatchScope {
+    pub(crate) fn as_dispatch(&self) -> &dyn crate::dispatch::ScopeView {
         self
     }
 }
@@ -252,6 +252,9 @@ impl DispatchScope for Scope {
     fn name(&self) -> &str {
         &self.0.name
     }
+}
+
+impl crate::dispatch::ScopeView for Scope {
     fn observation(&self) -> &crate::observe::ScopeObservation {
         &self.0.observation
     }
