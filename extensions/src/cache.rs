@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 /// Key-value cache of JSON values with a last-used time per entry. Cloning shares it.
 ///
 /// Tools and extensions reach the agent's cache through
-/// [`AgentRef::cache`](crate::AgentRef::cache); the `job_loop` built-in `trim_cache` drops entries
+/// [`AgentRef::cache`](crate::agent::AgentRef::cache); the `job_loop` built-in `trim_cache` drops entries
 /// unused for [`Cache::MAX_IDLE`] (Agent Zero's `_50_trim_cache`).
 ///
 /// ```
-/// use hookpoint_extensions::Cache;
+/// use hookpoint_extensions::cache::Cache;
 /// let cache = Cache::default();
 /// cache.put("weather:paris", serde_json::json!("sunny"));
 /// assert_eq!(cache.get("weather:paris"), Some(serde_json::json!("sunny")));

@@ -2,7 +2,7 @@
 //! shared by every extension that runs for it.
 //!
 //! - **Task facts** ([`TaskFacts`]): set by the runtime, readable by everyone, writable by no one.
-//! - **Lessons**: what `tool.error` extensions learned ([`ToolError::lesson`](crate::ToolError::lesson));
+//! - **Lessons**: what `tool.error` extensions learned ([`ToolError::lesson`](crate::payloads::ToolError::lesson));
 //!   the runtime appends them, every later `planning.started` sees them.
 //! - **Namespaces**: per-plugin state. A plugin declares a type implementing [`Namespace`] and
 //!   reaches its state only through that type ([`TaskContext::with`]). Keep the type private to
@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 /// Per-plugin state in the task context. Implement it on a type private to your plugin.
 ///
 /// ```
-/// use hookpoint_extensions::{Namespace, TaskContext, TaskFacts};
+/// use hookpoint_extensions::context::{Namespace, TaskContext, TaskFacts};
 ///
 /// #[derive(Default, serde::Serialize)]
 /// struct RateLimit {          // private: only this crate can write it
@@ -39,11 +39,11 @@ use serde::{Deserialize, Serialize};
 /// write it — this does not compile:
 ///
 /// ```compile_fail,E0603
-/// use hookpoint_extensions::{Namespace, TaskContext, TaskFacts};
+/// use hookpoint_extensions::context::{Namespace, TaskContext, TaskFacts};
 /// mod rate_limit_plugin {
 ///     #[derive(Default, serde::Serialize)]
 ///     struct RateLimit { pub calls: u32 }
-///     impl hookpoint_extensions::Namespace for RateLimit {
+///     impl hookpoint_extensions::context::Namespace for RateLimit {
 ///         const NAME: &'static str = "rate_limit";
 ///     }
 /// }
@@ -92,7 +92,7 @@ struct Inner {
 }
 
 /// The shared context of one task. Cloning shares it. Reach the current one from an extension
-/// with [`AgentRef::task`](crate::AgentRef::task).
+/// with [`AgentRef::task`](crate::agent::AgentRef::task).
 #[derive(Clone, Default)]
 pub struct TaskContext {
     inner: Arc<Inner>,

@@ -48,7 +48,7 @@ pub struct LogEntry {
 /// context's [`SecretStore`] first, so no secret value is ever logged, whichever extension writes.
 ///
 /// ```
-/// use hookpoint_extensions::{AgentLog, LogKind, SecretStore};
+/// use hookpoint_extensions::{log::{AgentLog, LogKind}, secrets::SecretStore};
 /// let log = AgentLog::new(SecretStore::from_pairs([("K", "hunter2")]));
 /// log.add(LogKind::Info, "login", "password hunter2");
 /// assert_eq!(log.entries()[0].content, "password §§secret(K)");
@@ -121,7 +121,7 @@ impl AgentLog {
     /// ignored.
     ///
     /// ```
-    /// use hookpoint_extensions::{AgentLog, LogKind, SecretStore};
+    /// use hookpoint_extensions::{log::{AgentLog, LogKind}, secrets::SecretStore};
     /// let log = AgentLog::new(SecretStore::from_pairs([("K", "hunter2")]));
     /// let id = log.push(LogKind::Agent, "reply", "", false, None);
     /// log.append(id, "password hun");

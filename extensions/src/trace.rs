@@ -1,7 +1,7 @@
 //! The agent's trace: for every point it fires, which extensions ran (with their time), what the
 //! point changed in the payload, and how long it took — masked, so no secret reaches it.
 //!
-//! Turn it on with [`AgentBuilder::trace`](crate::AgentBuilder::trace). Extension names, times
+//! Turn it on with [`AgentBuilder::trace`](crate::agent::AgentBuilder::trace). Extension names, times
 //! and outcomes come from hookpoint's typed dispatch events: a traced agent observes its scope
 //! ([`hookpoint::Scope::observe`]) while it lives, and keeps the events of its own work.
 //!

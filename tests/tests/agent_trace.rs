@@ -5,8 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use hookpoint::{Error, ScopeBuilder, extension};
-use hookpoint_extensions::trace::PointTrace;
-use hookpoint_extensions::*;
+use hookpoint_extensions::{payloads::*, points::*, prelude::*, trace::PointTrace};
 
 #[extension(point = MESSAGE_LOOP_END)]
 fn trace_ok(_: &mut LoopData) {}

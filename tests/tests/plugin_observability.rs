@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hookpoint::{Cx, Error, Scope, ScopeBuilder, extension};
-use hookpoint_extensions::*;
+use hookpoint_extensions::{payloads::*, points::*, prelude::*};
 use hookpoint_plugin_observability::{TaskSummary, recent};
 use serde_json::{Value, json};
 use tracing_subscriber::filter::Targets;

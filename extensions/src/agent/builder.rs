@@ -22,7 +22,7 @@ use crate::trace::{PointTrace, TraceFn};
 /// hookpoint scope, a [`ScriptedModel`] that answers "Done.", no secrets, default settings.
 ///
 /// ```
-/// use hookpoint_extensions::{Agent, AgentConfig, ScriptedModel, SecretStore};
+/// use hookpoint_extensions::{agent::Agent, config::AgentConfig, model::ScriptedModel, secrets::SecretStore};
 /// let agent = Agent::builder("ada")
 ///     .model(ScriptedModel::new("scripted"))
 ///     .settings(AgentConfig { max_iterations: 5, ..AgentConfig::default() })
@@ -127,10 +127,10 @@ impl AgentBuilder {
     /// layer winning, with the `settings.json` of the scope's project and profile layers —
     /// `<project>/agents/<profile>/`, `<project>/`, `<user>/agents/<profile>/`,
     /// `<plugin>/agents/<profile>/`, `<agents>/<profile>/`, not `<user>/` or `<plugin>/`
-    /// ([`settings_candidates`](crate::settings_candidates)). Build the scope with the same
+    /// ([`settings_candidates`](crate::settings::settings_candidates)). Build the scope with the same
     /// profile, or its profile layers do not exist. A file that cannot be read or parsed, or is
     /// not an object, is skipped and logged in the agent's log (an
-    /// [`LogKind::Error`](crate::LogKind::Error) entry headed `profile settings`, naming the
+    /// [`LogKind::Error`](crate::log::LogKind::Error) entry headed `profile settings`, naming the
     /// file); so are merged settings that do not fit [`AgentConfig`], which then leave the
     /// settings as they were.
     pub fn profile(mut self, profile: impl Into<String>) -> Self {
@@ -152,10 +152,10 @@ impl AgentBuilder {
         self
     }
 
-    /// The callback that answers [`Decision::Ask`](crate::Decision::Ask).
+    /// The callback that answers [`Decision::Ask`](crate::decision::Decision::Ask).
     ///
     /// ```
-    /// use hookpoint_extensions::{Agent, Answer};
+    /// use hookpoint_extensions::{agent::Agent, decision::Answer};
     /// let agent = Agent::builder("ada")
     ///     .on_ask(|req| async move {
     ///         if req.tool == "shell" { Answer::Deny("not today".into()) } else { Answer::Allow }

@@ -94,7 +94,7 @@ impl AgentCore {
 ///
 /// ```
 /// use hookpoint::extension;
-/// use hookpoint_extensions::{LogKind, MONOLOGUE_START, MonologueStart, current_agent};
+/// use hookpoint_extensions::{agent::current_agent, log::LogKind, payloads::MonologueStart, points::MONOLOGUE_START};
 ///
 /// #[extension(point = MONOLOGUE_START, order = 90)]
 /// fn note_start(start: &mut MonologueStart) {
@@ -139,11 +139,11 @@ impl AgentRef {
     /// True when the agent continues a saved context ([`AgentBuilder::restore`](super::AgentBuilder::restore)),
     /// whatever that context holds (an empty log or history too). Fixed when the agent is
     /// built: extensions cannot change it, so they decide on it rather than on
-    /// [`AgentInit::restored`](crate::AgentInit::restored), a copy any earlier extension may
+    /// [`AgentInit::restored`](crate::payloads::AgentInit::restored), a copy any earlier extension may
     /// rewrite.
     ///
     /// ```
-    /// use hookpoint_extensions::{Agent, SavedContext};
+    /// use hookpoint_extensions::agent::{Agent, SavedContext};
     /// let fresh = Agent::builder("ada").build().unwrap();
     /// assert!(!fresh.handle().is_restored());
     /// let again = Agent::builder("ada").restore(SavedContext::default()).build().unwrap();

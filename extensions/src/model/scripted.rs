@@ -49,7 +49,7 @@ impl ScriptedReply {
     /// `{"thoughts": [..], "headline": .., "tool_name": .., "tool_args": ..}`.
     ///
     /// ```
-    /// use hookpoint_extensions::ScriptedReply;
+    /// use hookpoint_extensions::model::ScriptedReply;
     /// let r = ScriptedReply::tool("I need arithmetic", "calculator", serde_json::json!({"expression": "6 * 7"}));
     /// assert!(r.content.concat().contains("\"tool_name\":\"calculator\""));
     /// ```
@@ -95,7 +95,7 @@ type ReplyFn = dyn Fn(&ModelRequest) -> ScriptedReply + Send + Sync;
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// use hookpoint_extensions::{ModelRequest, ScriptedModel, ScriptedReply, complete};
+/// use hookpoint_extensions::model::{ModelRequest, ScriptedModel, ScriptedReply, complete};
 /// let model = ScriptedModel::new("demo").reply(ScriptedReply::text("hi there"));
 /// let done = complete(&model, ModelRequest::default()).await.unwrap();
 /// assert_eq!(done.content, "hi there");

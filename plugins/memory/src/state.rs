@@ -59,7 +59,7 @@ impl OpenStore {
 /// or the database cannot be opened.
 ///
 /// ```
-/// use hookpoint_extensions::MemoryKind;
+/// use hookpoint_extensions::payloads::MemoryKind;
 /// let scope = hookpoint::ScopeBuilder::new("doc-store").watch(false).build().unwrap();
 /// # let dir = tempfile::tempdir().unwrap();
 /// hookpoint_plugin_memory::set_data_dir(&scope, dir.path());

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use hookpoint_extensions::MemoryKind;
+use hookpoint_extensions::payloads::MemoryKind;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::memory::{Memory, kind_from, row_to_memory};
@@ -77,7 +77,7 @@ ORDER BY f.rank LIMIT ?3";
 /// connection, so a recall never waits for a write.
 ///
 /// ```
-/// use hookpoint_extensions::MemoryKind;
+/// use hookpoint_extensions::payloads::MemoryKind;
 /// use hookpoint_plugin_memory::MemoryStore;
 /// # let dir = tempfile::tempdir().unwrap();
 /// let store = MemoryStore::open(dir.path().join("memory.sqlite"))?;

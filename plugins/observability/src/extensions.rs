@@ -6,8 +6,11 @@ use std::io::Write;
 
 use hookpoint::{Cx, Error, Scope, extension};
 use hookpoint_extensions::{
-    CHAT_MODEL_CALL_AFTER, ChatModelResult, LogKind, MonologueEnd, MonologueStart, TASK_END,
-    TASK_START, TOOL_AFTER_CALL, ToolResult, ToolStatus, UTIL_MODEL_CALL_AFTER, UtilModelResult,
+    log::LogKind,
+    payloads::{
+        ChatModelResult, MonologueEnd, MonologueStart, ToolResult, ToolStatus, UtilModelResult,
+    },
+    points::{CHAT_MODEL_CALL_AFTER, TASK_END, TASK_START, TOOL_AFTER_CALL, UTIL_MODEL_CALL_AFTER},
 };
 
 use crate::NAME;

@@ -6,7 +6,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use hookpoint::Scope;
-use hookpoint_extensions::{AgentRef, MonologueEnd, Usage, current_agent};
+use hookpoint_extensions::{
+    agent::{AgentRef, current_agent},
+    model::Usage,
+    payloads::MonologueEnd,
+};
 
 use crate::NAME;
 use crate::summary::{TaskSummary, Timing, ToolCount, sort_slowest_first};
