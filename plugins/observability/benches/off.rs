@@ -4,7 +4,7 @@
 //! - `dispatch/plugin_idle`: the plugin linked and enabled in the dispatching scope, and no task
 //!   observed — between tasks, or with the plugin disabled: no observer is attached;
 //! - `dispatch/other_scope_observed`: a task of another scope is observed (an observer is
-//!   attached there): this scope's dispatch takes the observed path but delivers to nothing;
+//!   attached there): this scope's dispatch pays one more check and keeps its fast path;
 //! - `dispatch/observed`: for scale, an observer attached to the dispatching scope (what every
 //!   dispatch costs while a task is observed: a clock and an event per extension).
 //!

@@ -21,8 +21,7 @@
 //! observed, so with the plugin disabled (its `task.start` extension does not run) or between
 //! tasks, dispatch stays on its fast path (`cargo bench -p hookpoint-plugin-observability`).
 //! While a task is observed, only its scope's dispatches are delivered to the plugin; other
-//! scopes' dispatches take hookpoint's observed path too (its switch is process-wide) but
-//! deliver to nothing. `task.start` and `task.end` themselves fall outside the window they open
+//! scopes' dispatches pay one more check and keep their fast path. `task.start` and `task.end` themselves fall outside the window they open
 //! and close.
 //!
 //! ```

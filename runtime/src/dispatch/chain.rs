@@ -20,8 +20,8 @@ pub(super) struct Chain<'a, 's> {
     sink: Option<ErrorSink<'s>>,
     scope: ScopeRef<'a>,
     depth: u32,
-    /// A tracing subscriber wants `debug` from hookpoint, or a switch is on (see `stats`):
-    /// events are made and delivered.
+    /// Something reads this dispatch's events (`tracing`, `EXTENSIONS_LOG`, an observer of the
+    /// scope, a threshold that applies here): they are made and delivered.
     pub(super) observing: bool,
     /// Who the events go to (collected when observing; no observer and no threshold else).
     watch: Watch,
@@ -44,7 +44,7 @@ impl<'a, 's> Chain<'a, 's> {
         scope: ScopeRef<'a>,
         depth: u32,
     ) -> Self {
-        let observing = stats::observing();
+        let observing = stats::observing() && scope.observation().wanted();
         let watch = if observing {
             scope.observation().watch()
         } else {

@@ -41,6 +41,19 @@ pub(crate) trait ScopeView: crate::registry::DispatchScope {
 /// The scope a dispatch runs in, erased.
 pub(crate) type ScopeRef<'a> = &'a dyn ScopeView;
 
+/// Whether a dispatch in `scope` may take a fast loop: one check while nothing is observed
+/// anywhere; when something is, whether anything reads this scope's events.
+#[inline(always)]
+pub(crate) fn unobserved(scope: ScopeRef<'_>) -> bool {
+    !crate::stats::observing() || !observed_here(scope)
+}
+
+#[cold]
+#[inline(never)]
+fn observed_here(scope: ScopeRef<'_>) -> bool {
+    scope.observation().wanted()
+}
+
 /// Where a dispatch that wants to know records which extension stopped the chain.
 pub(crate) type StopSlot = std::sync::OnceLock<std::sync::Arc<str>>;
 

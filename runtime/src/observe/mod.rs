@@ -20,7 +20,8 @@
 //!
 //! Nothing observed anywhere, no threshold set and `tracing` not asking for hookpoint's `debug`:
 //! dispatch pays one check, and [`did`] / [`doing`] / [`current_point`] report nothing (they are
-//! answered from the observed path).
+//! answered from the observed path). While some scope is observed, a dispatch of a scope that
+//! nothing reads pays one more check and keeps its fast path.
 //!
 //! ```
 //! use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! Lists of observers: the process default's and each scope's. Every list counts toward one
 //! process-wide switch, so a dispatch with nothing observing anywhere pays its one check only.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::Event;
@@ -27,19 +27,23 @@ fn live_changed(added: usize, removed: usize) {
     stats::switch(Switch::Observers, *live > 0);
 }
 
-/// One list of observers, in the order they were added.
+/// One list of observers, in the order they were added, and its length (read without the lock
+/// when a dispatch asks whether its scope is observed).
 #[derive(Default)]
-pub(crate) struct Observers(RwLock<Vec<(ObserverId, Observer)>>);
+pub(crate) struct Observers(RwLock<Vec<(ObserverId, Observer)>>, AtomicUsize);
 
 impl Observers {
     pub(crate) const fn new() -> Self {
-        Observers(RwLock::new(Vec::new()))
+        Observers(RwLock::new(Vec::new()), AtomicUsize::new(0))
     }
 
     /// Adds `f` at the end; it sees the dispatches that start from now on.
     pub(crate) fn add(&self, f: Observer) -> ObserverId {
         let id = ObserverId(NEXT_ID.fetch_add(1, Ordering::Relaxed));
-        locks::write(&self.0).push((id, f));
+        let mut list = locks::write(&self.0);
+        list.push((id, f));
+        self.1.store(list.len(), Ordering::Relaxed);
+        drop(list);
         live_changed(1, 0);
         id
     }
@@ -50,13 +54,14 @@ impl Observers {
         let before = list.len();
         list.retain(|(o, _)| *o != id);
         let removed = before - list.len();
+        self.1.store(list.len(), Ordering::Relaxed);
         drop(list);
         live_changed(0, removed);
         removed > 0
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        locks::read(&self.0).is_empty()
+        self.1.load(Ordering::Relaxed) == 0
     }
 
     /// Appends this list's observers to `out` (one dispatch delivers to what it collected).

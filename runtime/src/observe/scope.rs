@@ -91,6 +91,14 @@ impl ScopeObservation {
         !self.observers.is_empty() || (self.default_observers && !DEFAULT_OBSERVERS.is_empty())
     }
 
+    /// Whether a dispatch of this scope has anything to tell: `tracing` or `EXTENSIONS_LOG`
+    /// (every scope), an observer that sees this scope, or a threshold that applies here. Asked
+    /// only when the process-wide switch is on, so a scope nobody observes keeps its fast path
+    /// while another scope is observed.
+    pub(crate) fn wanted(&self) -> bool {
+        stats::observing_everywhere() || self.is_observed() || self.slow_threshold().is_some()
+    }
+
     /// The threshold that applies: the scope's own, else the process default.
     pub(crate) fn slow_threshold(&self) -> Option<Duration> {
         self.slow_threshold.unwrap_or_else(default_slow)

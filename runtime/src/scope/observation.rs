@@ -86,8 +86,11 @@ impl Scope {
     /// [`ScopeBuilder::observer`]).
     ///
     /// ```
-    /// let scope = hookpoint::ScopeBuilder::new("later").build().unwrap();
-    /// assert!(!scope.is_observed() || hookpoint::Scope::default_scope().is_observed());
+    /// let scope = hookpoint::ScopeBuilder::new("later")
+    ///     .default_observers(false)
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(!scope.is_observed());
     /// let id = scope.observe(|_| {});
     /// assert!(scope.is_observed());
     /// assert!(scope.unobserve(id));
