@@ -118,6 +118,7 @@
 //! | [`config`], [`settings`] | [`AgentConfig`](config::AgentConfig) and the profile settings files |
 //! | [`context`], [`decision`], [`glob`] | [`TaskContext`](context::TaskContext), tool-call decisions, tool-name patterns |
 //! | [`builtin`] | the built-in extensions (each an ordinary extension; listed in the README) |
+//! | [`layout`] | Agent Zero's folder layout (project, profiles, user, plugins) as a preset of a scope's layers ([`layout::AgentZeroLayout`]) |
 //! | [`trace`] | what an agent's points did, for tools like the demo's trace |
 //! | [`ui`] | [`banners`](ui::banners) and [`webui`](ui::webui): the interface's points that belong to no agent |
 //! | [`lock`] | poisoned-lock recovery, for this crate and its plugins |
@@ -133,6 +134,7 @@ pub mod context;
 pub mod decision;
 pub mod glob;
 pub mod history;
+pub mod layout;
 pub mod lock;
 pub mod log;
 pub mod model;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hookpoint::{PluginKind, Scope, ScopeBuilder, extension, point};
+use hookpoint_tests::user_layer;
 use hookpoint_tests::write;
 use serde::{Deserialize, Serialize};
 
@@ -29,9 +30,10 @@ fn compiled(doc: &mut Doc) {
 pub struct NoConfig {}
 
 hookpoint::plugin! {
-    name: "crate_twin",
-    description: "A crate plugin a folder plugin must not shadow.",
-    config: NoConfig,
+    static CRATE_TWIN: Plugin<NoConfig> = {
+        name: "crate_twin",
+        description: "A crate plugin a folder plugin must not shadow.",
+    };
 }
 
 /// Writes a folder plugin `name` into `root`: a `plugin.json` with `extra` keys, a command hook
@@ -464,7 +466,7 @@ fn lifecycle_commands_get_the_merged_config() {
         0o644,
     );
     let _scope = ScopeBuilder::new("merged-config")
-        .user(user.path())
+        .layer(user.path(), user_layer())
         .plugin_root(root.path())
         .watch(false)
         .build()

@@ -3,6 +3,7 @@
 //! why; a reload that passes the check brings it back.
 
 use hookpoint::{ScopeBuilder, extension, point};
+use hookpoint_tests::user_layer;
 use hookpoint_tests::write;
 use serde::{Deserialize, Serialize};
 
@@ -24,10 +25,11 @@ fn check(config: &CheckedConfig) -> Result<(), hookpoint::Error> {
 }
 
 hookpoint::plugin! {
-    name: "checked",
-    description: "A plugin whose config is checked.",
-    config: CheckedConfig,
-    check: check,
+    static CHECKED: Plugin<CheckedConfig> = {
+        name: "checked",
+        description: "A plugin whose config is checked.",
+        check: check,
+    };
 }
 
 point! {
@@ -45,7 +47,7 @@ fn a_failing_check_keeps_the_plugin_out_of_dispatch_until_a_reload_fixes_it() {
     let config = dir.path().join("plugins/checked/config.json");
     write(&config, r#"{"database": "notes.txt"}"#, 0o644);
     let scope = ScopeBuilder::new("health")
-        .user(dir.path())
+        .layer(dir.path(), user_layer())
         .watch(false)
         .build()
         .unwrap();
@@ -102,7 +104,7 @@ fn a_config_value_of_the_wrong_type_is_reported_at_the_value() {
     let config = dir.path().join("plugins/checked/config.json");
     write(&config, "{\n\n  \"database\": 42\n}", 0o644);
     let scope = ScopeBuilder::new("health-typed")
-        .user(dir.path())
+        .layer(dir.path(), user_layer())
         .watch(false)
         .build()
         .unwrap();

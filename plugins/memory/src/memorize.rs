@@ -3,6 +3,8 @@
 //! another extension may rewrite what is stored; `store_memory` (`memory.write`, order 100,
 //! after them) writes what they left.
 
+use std::sync::Arc;
+
 use hookpoint::{Cx, Error, extension};
 use hookpoint_extensions::{
     agent::current_agent,
@@ -10,7 +12,7 @@ use hookpoint_extensions::{
     points::{MEMORY_WRITE, MONOLOGUE_END},
 };
 
-use crate::NAME;
+use crate::MEMORY;
 use crate::config::MemoryConfig;
 use crate::notes::{blocking, warn};
 use crate::query::fragments_in;
@@ -18,8 +20,8 @@ use crate::recall::MemoryTask;
 use crate::state::OpenStore;
 
 /// Whether this scope memorizes now: memorize on and a store open.
-fn memorizing(cx: &Cx<'_>) -> Result<Option<MemoryConfig>, Error> {
-    let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
+fn memorizing(cx: &Cx<'_>) -> Result<Option<Arc<MemoryConfig>>, Error> {
+    let config = MEMORY.config()?;
     let open = OpenStore::of(cx.scope()).current().is_some();
     Ok((config.memorize && open).then_some(config))
 }
@@ -65,7 +67,7 @@ async fn memorize_solutions(cx: &Cx<'_>, end: &mut MonologueEnd) -> Result<(), E
 /// kept for the task's solution either way).
 #[extension(point = MEMORY_WRITE, order = 100)]
 async fn store_memory(cx: &Cx<'_>, write: &mut MemoryWrite) -> Result<(), Error> {
-    let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
+    let config = MEMORY.config()?;
     let agent = current_agent();
     if write.kind == MemoryKind::ToolResult {
         if let Some(task) = agent.as_ref().and_then(|a| a.task()) {
@@ -86,7 +88,7 @@ async fn store_memory(cx: &Cx<'_>, write: &mut MemoryWrite) -> Result<(), Error>
     let (kind, text, tool) = (write.kind, write.text().to_owned(), write.tool.clone());
     let name = agent.map(|a| a.name().to_owned()).unwrap_or_default();
     match blocking(move || store.add(kind, &text, &tool, &name)).await? {
-        Ok(Some(_)) => write.stored_by.push(NAME.to_owned()),
+        Ok(Some(_)) => write.stored_by.push(MEMORY.name().to_owned()),
         Ok(None) => {}
         Err(e) => warn("memory could not store", e.to_string()),
     }

@@ -54,12 +54,7 @@ fn bench(c: &mut Criterion) {
         let mut p = 0u64;
         b.iter(|| dispatch(black_box(&mut p)))
     });
-    assert!(
-        scope
-            .plugins()
-            .iter()
-            .any(|p| p.name == hookpoint_plugin_observability::NAME && p.enabled)
-    );
+    assert!(scope.enter(|| hookpoint_plugin_observability::OBSERVABILITY.enabled()));
     assert!(!hookpoint_plugin_observability::armed() && !scope.is_observed());
     g.bench_function("plugin_idle", |b| {
         let mut p = 0u64;

@@ -11,7 +11,7 @@ use hookpoint::Scope;
 use hookpoint::observe::{Event, ObserverId, What};
 use hookpoint_extensions::lock::lock;
 
-use crate::NAME;
+use crate::OBSERVABILITY;
 use crate::recorder::{Recorder, current_task};
 
 /// Observed tasks in flight, process-wide.
@@ -28,7 +28,7 @@ struct Armed(Mutex<(usize, Option<ObserverId>)>);
 
 /// One more task of `scope` observed: attaches the observer to the first.
 pub(crate) fn arm(scope: &Scope) {
-    let state = scope.plugin_state::<Armed>(NAME);
+    let state = scope.enter(|| OBSERVABILITY.state::<Armed>());
     let mut s = lock(&state.0);
     s.0 += 1;
     ARMED.fetch_add(1, Ordering::Relaxed);
@@ -39,7 +39,7 @@ pub(crate) fn arm(scope: &Scope) {
 
 /// One task of `scope` less: detaches the observer after the last.
 pub(crate) fn disarm(scope: &Scope) {
-    let state = scope.plugin_state::<Armed>(NAME);
+    let state = scope.enter(|| OBSERVABILITY.state::<Armed>());
     let mut s = lock(&state.0);
     if s.0 == 0 {
         return;

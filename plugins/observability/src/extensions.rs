@@ -13,9 +13,8 @@ use hookpoint_extensions::{
     points::{CHAT_MODEL_CALL_AFTER, TASK_END, TASK_START, TOOL_AFTER_CALL, UTIL_MODEL_CALL_AFTER},
 };
 
-use crate::NAME;
+use crate::OBSERVABILITY;
 use crate::arm::{arm, disarm};
-use crate::config::ObservabilityConfig;
 use crate::recorder::{Recorder, current_task};
 use crate::summary::TaskSummary;
 
@@ -84,7 +83,7 @@ fn summarize_task(cx: &Cx<'_>, end: &mut MonologueEnd) -> Result<(), Error> {
         return Ok(());
     };
     disarm(cx.scope());
-    let config: ObservabilityConfig = cx.scope().plugin_config(NAME)?;
+    let config = OBSERVABILITY.config()?;
     let json = serde_json::to_string(&summary)?;
     if config.log_summary {
         tracing::info!(

@@ -12,7 +12,7 @@ use hookpoint_extensions::{
     payloads::MonologueEnd,
 };
 
-use crate::NAME;
+use crate::OBSERVABILITY;
 use crate::summary::{TaskSummary, Timing, ToolCount, sort_slowest_first};
 use hookpoint_extensions::lock::lock;
 
@@ -47,7 +47,7 @@ pub(crate) struct Recorder {
 
 impl Recorder {
     pub(crate) fn of(scope: &Scope) -> Arc<Recorder> {
-        scope.plugin_state::<Recorder>(NAME)
+        scope.enter(|| OBSERVABILITY.state::<Recorder>())
     }
 
     /// Starts observing `key`; false if it already was.

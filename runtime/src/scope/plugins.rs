@@ -2,7 +2,7 @@
 //! values that live in the scope (not in module statics, so a reload keeps them consistent).
 
 use std::any::{Any, TypeId};
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 use std::collections::BTreeSet;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -127,7 +127,7 @@ impl Scope {
     }
 
     /// The names of every disabled plugin, crate or folder.
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) fn disabled_plugins(&self) -> BTreeSet<String> {
         locks::lock(&self.0.plugins.disabled)
             .iter()
@@ -171,7 +171,7 @@ impl Scope {
                 broken: None,
             })
             .collect();
-        #[cfg(feature = "fs")]
+        #[cfg(hookpoint_overrides)]
         out.extend(self.folder_plugin_infos());
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out
@@ -201,16 +201,19 @@ impl Scope {
     ///
     /// ```
     /// # #[derive(Default, serde::Serialize, serde::Deserialize)] struct NoConfig {}
-    /// hookpoint::plugin! { name: "doc_toggle", description: "demo", config: NoConfig }
+    /// hookpoint::plugin! {
+    ///     static TOGGLE: Plugin<NoConfig> = { name: "doc_toggle", description: "demo" };
+    /// }
     /// let scope = hookpoint::ScopeBuilder::new("doc").build().unwrap();
     /// scope.set_plugin_enabled("doc_toggle", false).unwrap();
     /// assert!(!scope.plugins().iter().find(|p| p.name == "doc_toggle").unwrap().enabled);
+    /// assert!(!scope.enter(|| TOGGLE.enabled()));
     /// ```
     pub fn set_plugin_enabled(&self, name: &str, enabled: bool) -> Result<(), Error> {
         let _turn = ToggleTurn::take(&self.0.plugins, name)?;
         let entry = match find_plugin(name) {
             Ok(entry) => entry,
-            #[cfg(feature = "fs")]
+            #[cfg(hookpoint_overrides)]
             Err(_) if self.folder_plugin_status(name).is_some() => {
                 return self.set_folder_plugin_enabled(name, enabled);
             }
@@ -278,7 +281,7 @@ impl Scope {
     /// # Errors
     /// [`ErrorKind::Plugin`]: it cannot be written (a read-only file or folder, a failed write).
     fn record_choice(&self, name: &str, enabled: bool) -> Result<(), Error> {
-        #[cfg(feature = "fs")]
+        #[cfg(hookpoint_overrides)]
         self.persist_toggle(name, enabled).map_err(|why| {
             let stays = if enabled { "disabled" } else { "enabled" };
             Error::kind_msg(
@@ -286,7 +289,7 @@ impl Scope {
                 format!("plugin `{name}` stays {stays}: the choice cannot be recorded in the plugin toggles file: {why}"),
             )
         })?;
-        #[cfg(not(feature = "fs"))]
+        #[cfg(not(hookpoint_overrides))]
         let _ = (name, enabled);
         Ok(())
     }
@@ -304,20 +307,24 @@ impl Scope {
     /// Writes the choice `enabled` back after a change failed: empty when it was written, else
     /// the words for the error that reports the failure.
     pub(crate) fn unsaved(&self, name: &str, enabled: bool) -> String {
-        #[cfg(feature = "fs")]
+        #[cfg(hookpoint_overrides)]
         if let Err(why) = self.persist_toggle(name, enabled) {
             let says = if enabled { "disabled" } else { "enabled" };
             return format!(
                 "; the plugin toggles file still says {says}, it cannot be written: {why}"
             );
         }
-        #[cfg(not(feature = "fs"))]
+        #[cfg(not(hookpoint_overrides))]
         let _ = (name, enabled);
         String::new()
     }
 
-    /// The plugin's config: its `Default`, overlaid key by key by each override layer's
-    /// `plugins/<name>/config.json` (higher layer wins), as of the current snapshot.
+    /// The config of the plugin named `name`, crate or folder: its `Default`, overlaid key by
+    /// key by each override layer's `plugins/<name>/config.json` (higher layer wins), as of the
+    /// current snapshot. This is the by-name form, for code that only has a plugin's name (a
+    /// command line, a folder plugin, a web UI); it deserializes on every call. Code that names
+    /// a crate plugin reads it through its handle, [`Plugin::config`](crate::Plugin::config),
+    /// deserialized once per snapshot.
     ///
     /// # Errors
     /// [`ErrorKind::Plugin`]: unknown plugin, or the merged JSON does not deserialize into `C`.
@@ -326,22 +333,13 @@ impl Scope {
         if !snap.plugin_configs.contains_key(name) {
             find_plugin(name)?;
         }
-        let value = snap
-            .plugin_configs
-            .get(name)
-            .cloned()
-            .unwrap_or(serde_json::Value::Null);
-        serde_json::from_value(value).map_err(|e| {
-            Error::kind_msg(
-                ErrorKind::Plugin,
-                format!("plugin `{name}`: config does not match its type"),
-            )
-            .with_source(e)
-        })
+        super::plugin_handle::deserialize(&snap, name)
     }
 
     /// Per-scope state of a plugin, namespaced by plugin name and type; created with `Default`
     /// on first use and kept across reloads (it lives in the scope, not in a module static).
+    /// This is the by-name form; code that names a crate plugin uses its handle,
+    /// [`Plugin::state`](crate::Plugin::state), which reaches the same value.
     ///
     /// ```
     /// use std::sync::Mutex;

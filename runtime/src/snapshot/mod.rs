@@ -7,6 +7,7 @@
 //!   [`overrides`] applied per (point, name).
 //! - [`layout`]: one point's winners sorted into a [`PointList`] whose [`Shape`] tells dispatch
 //!   which loop may run it.
+//! - [`plugin_values`]: the crate plugins' typed configs, deserialized once per snapshot.
 //!
 //! Comes after `registry`; next in the data's way: `dispatch` runs one list, `scope` owns and
 //! swaps snapshots.
@@ -15,8 +16,9 @@ mod compiled;
 mod layout;
 mod merge;
 pub(crate) mod ordering;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 mod overrides;
+mod plugin_values;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -24,10 +26,11 @@ use std::sync::Arc;
 
 pub(crate) use compiled::{Candidate, CandidateRun, CompiledTable};
 pub(crate) use merge::compiled_snapshot;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 pub(crate) use merge::{BuildInput, build};
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 pub(crate) use overrides::{LayerInput, OverrideDef};
+pub(crate) use plugin_values::{PluginValues, TypedConfig};
 
 use crate::error::{Error, ErrorKind, Origin};
 use crate::registry::{AsyncFn, BareFn, ErrorPolicy, SyncFn, WhenFn};
@@ -53,7 +56,7 @@ pub enum Layer {
 
 impl Layer {
     /// The rank used to order definitions of one extension: 1 is the highest, compiled-in lowest.
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) fn rank(&self) -> u8 {
         match self {
             Layer::Folder { rank, .. } => *rank,
@@ -77,10 +80,10 @@ pub(crate) enum Run {
     Sync(SyncFn),
     Async(AsyncFn),
     /// Index into [`Snapshot::commands`].
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     Command(u32),
     /// Index into [`Snapshot::wasm`].
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     Wasm(u32),
 }
 
@@ -115,7 +118,7 @@ pub(crate) enum Matcher {
     /// `#[extension(when = pred)]`: a predicate over the typed payload.
     Typed(WhenFn),
     /// A manifest's `"match"`: JSON pointers into the payload as JSON (feature `fs`).
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     Json(Arc<crate::matcher::JsonMatcher>),
 }
 
@@ -185,11 +188,11 @@ pub(crate) struct PointList {
     pub(crate) mixed_keys: bool,
     /// The declared point's payload type, for mismatch errors (points declared with `point!`).
     pub(crate) declared_type: Option<fn() -> &'static str>,
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) has_commands: bool,
     /// The declared point's JSON codec (points declared `#[serde]`), so a by-name dispatch of
     /// the declared payload type reaches command hooks too.
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) codec: Option<&'static crate::registry::JsonCodec>,
     pub(crate) first_async: Option<u32>,
     /// Set when the point must not run at all (duplicate definitions).
@@ -213,15 +216,17 @@ pub struct Snapshot {
     /// Bit `id` is set when point `id` has something to run (or a refusal).
     pub(crate) active_bits: Vec<u64>,
     /// Command hooks, indexed by [`Run::Command`].
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) commands: Vec<crate::command::CommandSpec>,
     /// Wasm extensions, indexed by [`Run::Wasm`].
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     pub(crate) wasm: Vec<crate::wasm::WasmHook>,
     /// Merged plugin configs by plugin name.
     pub(crate) plugin_configs: HashMap<String, serde_json::Value>,
     /// Enabled plugins whose self-check failed on these configs, with the reason.
     pub(crate) unhealthy_plugins: std::collections::BTreeMap<String, String>,
+    /// The crate plugins' configs as their types, filled on first read.
+    pub(crate) plugin_values: PluginValues,
 }
 
 impl Snapshot {
