@@ -3,8 +3,9 @@
 //!
 //! Compiled-in extensions are global to this test binary, so every point here is `ovr_*` and
 //! belongs to this file. Scopes are per test, so tests do not see each other's override files.
-//! The one global knob, `set_command_hooks_enabled`, rebuilds every live scope: the test that
-//! flips it takes `SWITCH` for writing, every other test holds it for reading.
+//! The process default for command hooks, `set_command_hooks_enabled`, rebuilds every live
+//! scope: the tests that flip it take `SWITCH` for writing, every other test holds it for
+//! reading.
 
 use std::collections::HashSet;
 use std::error::Error as _;
@@ -1308,6 +1309,60 @@ fn global_switch_disables_every_command_hook() {
         run!(OVR_TRUST, &scope).expect("dispatch"),
         parts(&["base", "proj", "user"])
     );
+}
+
+#[test]
+fn a_scope_setting_for_command_hooks_wins_over_the_process_default() {
+    let _exclusive = SWITCH.write().unwrap_or_else(|p| p.into_inner());
+    struct Restore;
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            hookpoint::set_command_hooks_enabled(true);
+        }
+    }
+    let _restore = Restore;
+    let base = tempfile::tempdir().expect("tempdir");
+    let user = base.path().join("user");
+    hook(&user, "ovr_trust", "_20_user.py", &append_script("user"));
+    let build = |name: &str, setting: Option<bool>| {
+        let b = ScopeBuilder::new(name)
+            .layer(&user, user_layer())
+            .watch(false);
+        match setting {
+            Some(on) => b.command_hooks(on),
+            None => b,
+        }
+        .build()
+        .expect("scope")
+    };
+    let (off, on, follows) = (
+        build("hooks-off", Some(false)),
+        build("hooks-on", Some(true)),
+        build("hooks-default", None),
+    );
+    assert_eq!(run!(OVR_TRUST, &off).expect("dispatch"), parts(&["base"]));
+    assert!(!off.command_hooks_enabled());
+    let why = inactive_why(&off, "ovr_trust", "user");
+    assert!(
+        why.len() == 1 && why[0].contains("for this scope"),
+        "{why:?}"
+    );
+    assert_eq!(
+        run!(OVR_TRUST, &follows).expect("dispatch"),
+        parts(&["base", "user"])
+    );
+
+    hookpoint::set_command_hooks_enabled(false);
+    assert!(on.command_hooks_enabled() && !follows.command_hooks_enabled());
+    assert_eq!(
+        run!(OVR_TRUST, &on).expect("dispatch"),
+        parts(&["base", "user"])
+    );
+    assert_eq!(
+        run!(OVR_TRUST, &follows).expect("dispatch"),
+        parts(&["base"])
+    );
+    assert_eq!(run!(OVR_TRUST, &off).expect("dispatch"), parts(&["base"]));
 }
 
 // =============================================================================================

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use hookpoint::{Cx, Error, extension};
 use hookpoint_extensions::{
-    MEMORY_WRITE, MONOLOGUE_END, MemoryKind, MemoryWrite, MonologueEnd, StopReason, current_agent,
+    agent::current_agent,
+    payloads::{MemoryKind, MemoryWrite, MonologueEnd, StopReason},
+    points::{MEMORY_WRITE, MONOLOGUE_END},
 };
 
 use crate::MEMORY;

@@ -94,12 +94,7 @@ struct CancelNotice<'a> {
 impl Drop for CancelNotice<'_> {
     fn drop(&mut self) {
         if !self.done {
-            tracing::debug!(
-                point = self.point,
-                ran = self.next,
-                total = self.total,
-                "async dispatch dropped before it finished; the remaining extensions did not run"
-            );
+            observe::tracing_out::dropped_early(self.point, self.next, self.total);
         }
     }
 }

@@ -33,8 +33,28 @@ use crate::snapshot::PointList;
 /// before [`ErrorKind::DepthLimit`] is returned instead of overflowing the stack.
 pub const MAX_DEPTH: u32 = 64;
 
-/// The scope a dispatch runs in, as [`Cx`](crate::Cx) carries it (the scope layer sits above).
-pub(crate) type ScopeRef<'a> = &'a dyn crate::registry::DispatchScope;
+/// The scope a dispatch runs in, as dispatch sees it: what [`Cx`](crate::Cx) carries, and who
+/// observes it (the scope layer sits above and implements it).
+pub(crate) trait ScopeView: crate::registry::DispatchScope {
+    /// Who observes the scope's dispatches, and its observation settings.
+    fn observation(&self) -> &crate::observe::ScopeObservation;
+}
+
+/// The scope a dispatch runs in, erased.
+pub(crate) type ScopeRef<'a> = &'a dyn ScopeView;
+
+/// Whether a dispatch in `scope` may take a fast loop: one check while nothing is observed
+/// anywhere; when something is, whether anything reads this scope's events.
+#[inline(always)]
+pub(crate) fn unobserved(scope: ScopeRef<'_>) -> bool {
+    !crate::stats::observing() || !observed_here(scope)
+}
+
+#[cold]
+#[inline(never)]
+fn observed_here(scope: ScopeRef<'_>) -> bool {
+    scope.observation().wanted()
+}
 
 /// What a payload looks like to the erased dispatch core.
 #[derive(Clone, Copy)]

@@ -3,7 +3,7 @@
 //! goes through [`run_general`], which checks the whole list before anything runs.
 
 use super::chain::Chain;
-use super::{Call, DepthGuard, ErrorSink, Outcome, ScopeRef, precheck};
+use super::{Call, DepthGuard, ErrorSink, Outcome, ScopeRef, precheck, unobserved};
 use crate::error::Error;
 use crate::registry::{Cx, Flow, SyncFn};
 use crate::snapshot::{PointList, Run, Shape, Snapshot};
@@ -26,7 +26,7 @@ pub(crate) fn run_sync(
     };
     match &list.shape {
         Shape::Empty => Ok(Outcome::RAN_ALL),
-        Shape::Bare { key, fns } if *key == call.want.key && !stats::observing() => {
+        Shape::Bare { key, fns } if *key == call.want.key && unobserved(scope) => {
             let (_depth, _) = DepthGuard::next(&tl.depth, call.point)?;
             for f in fns.iter() {
                 // SAFETY: the shape's key equals the dispatcher's payload key, so `payload`
@@ -36,7 +36,7 @@ pub(crate) fn run_sync(
             }
             Ok(Outcome::RAN_ALL)
         }
-        Shape::Plain { key, fns } if *key == call.want.key && !stats::observing() => {
+        Shape::Plain { key, fns } if *key == call.want.key && unobserved(scope) => {
             run_plain(tl, list, fns, scope, call, sink)
         }
         _ => run_general(tl, snap, list, scope, call, sink),

@@ -19,6 +19,7 @@ mod builder;
 pub(crate) mod current;
 #[cfg(hookpoint_overrides)]
 mod folder_plugins;
+mod observation;
 mod plugin_handle;
 mod plugins;
 #[cfg(hookpoint_overrides)]
@@ -61,6 +62,7 @@ pub(crate) struct ScopeInner {
     #[cfg(hookpoint_overrides)]
     pub(crate) fs: crate::fs::ScopeFs,
     pub(crate) plugins: plugins::PluginStates,
+    pub(crate) observation: crate::observe::ScopeObservation,
 }
 
 /// The set of layers that apply to one dispatch, and their merged [`Snapshot`].
@@ -89,6 +91,7 @@ static DEFAULT: LazyLock<Scope> = LazyLock::new(|| {
         #[cfg(hookpoint_overrides)]
         crate::fs::ScopeFs::default(),
         Default::default(),
+        Default::default(),
     )
 });
 
@@ -102,6 +105,7 @@ impl Scope {
         name: String,
         #[cfg(hookpoint_overrides)] fs: crate::fs::ScopeFs,
         plugins: plugins::PluginStates,
+        observation: crate::observe::ObservationConfig,
     ) -> Scope {
         crate::stats::init();
         let first = snapshot::compiled_snapshot(&COMPILED, &Default::default(), 1);
@@ -113,6 +117,7 @@ impl Scope {
             #[cfg(hookpoint_overrides)]
             fs,
             plugins,
+            observation: crate::observe::ScopeObservation::new(observation),
         });
         locks::lock(&SCOPES).push(Arc::downgrade(&inner));
         let scope = Scope(inner);
@@ -228,7 +233,7 @@ impl Scope {
     }
 
     /// This scope as dispatch and [`Cx`] carry it.
-    pub(crate) fn as_dispatch(&self) -> &dyn DispatchScope {
+    pub(crate) fn as_dispatch(&self) -> &dyn crate::dispatch::ScopeView {
         self
     }
 }
@@ -253,6 +258,12 @@ pub fn scope_of(any: &(dyn Any + Send + Sync)) -> &Scope {
 impl DispatchScope for Scope {
     fn name(&self) -> &str {
         &self.0.name
+    }
+}
+
+impl crate::dispatch::ScopeView for Scope {
+    fn observation(&self) -> &crate::observe::ScopeObservation {
+        &self.0.observation
     }
 }
 
