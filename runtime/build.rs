@@ -9,11 +9,20 @@
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     let unix = std::env::var_os("CARGO_CFG_UNIX").is_some();
-    for feature in ["overrides", "watch", "wasm", "cli"] {
-        println!("cargo::rustc-check-cfg=cfg(hookpoint_{feature})");
-        let var = format!("CARGO_FEATURE_{}", feature.to_uppercase());
+    for feature in [
+        "overrides",
+        "watch",
+        "command-hooks",
+        "folder-plugins",
+        "webui",
+        "wasm",
+        "cli",
+    ] {
+        let cfg = feature.replace('-', "_");
+        println!("cargo::rustc-check-cfg=cfg(hookpoint_{cfg})");
+        let var = format!("CARGO_FEATURE_{}", cfg.to_uppercase());
         if unix && std::env::var_os(var).is_some() {
-            println!("cargo::rustc-cfg=hookpoint_{feature}");
+            println!("cargo::rustc-cfg=hookpoint_{cfg}");
         }
     }
 }

@@ -151,14 +151,17 @@ impl Scope {
 
 /// An extension's time limit: a command hook's or wasm extension's own, else an async
 /// extension's budget.
-#[cfg_attr(not(hookpoint_overrides), allow(unused_variables))]
+#[cfg_attr(
+    not(any(hookpoint_command_hooks, hookpoint_wasm)),
+    allow(unused_variables)
+)]
 fn time_limit(
     snap: &Snapshot,
     run: &Run,
     budget: Option<std::time::Duration>,
 ) -> Option<std::time::Duration> {
     match run {
-        #[cfg(hookpoint_overrides)]
+        #[cfg(hookpoint_command_hooks)]
         Run::Command(i) => snap.commands.get(*i as usize).map(|c| c.timeout),
         #[cfg(hookpoint_wasm)]
         Run::Wasm(i) => snap.wasm.get(*i as usize).map(|w| w.timeout()),
@@ -180,7 +183,7 @@ fn describe(snap: &Snapshot, l: &PointList) -> (Vec<ExtensionInfo>, Vec<Inactive
             runs_as: match run {
                 Run::Sync(_) => "sync",
                 Run::Async(_) => "async",
-                #[cfg(hookpoint_overrides)]
+                #[cfg(hookpoint_command_hooks)]
                 Run::Command(_) => "command",
                 #[cfg(hookpoint_wasm)]
                 Run::Wasm(_) => "wasm",

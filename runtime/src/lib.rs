@@ -115,7 +115,7 @@ pub mod __bench;
 mod call;
 #[cfg(hookpoint_cli)]
 pub mod cli;
-#[cfg(hookpoint_overrides)]
+#[cfg(hookpoint_command_hooks)]
 pub mod command;
 mod dispatch;
 mod error;
@@ -128,9 +128,9 @@ mod locks;
 #[cfg(hookpoint_overrides)]
 mod matcher;
 pub mod observe;
-#[cfg(hookpoint_overrides)]
+#[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
 mod outgoing;
-#[cfg(all(test, hookpoint_overrides))]
+#[cfg(all(test, hookpoint_command_hooks))]
 mod outside_input;
 mod point;
 mod registry;
@@ -148,7 +148,7 @@ pub use call::{call_async, call_sync};
 pub use dispatch::{MAX_DEPTH, Outcome};
 pub use error::{Error, ErrorKind, Origin};
 pub use extensible::{CallEnd, CallStart};
-#[cfg(hookpoint_overrides)]
+#[cfg(hookpoint_webui)]
 pub use fs::webui;
 #[cfg(hookpoint_overrides)]
 pub use fs::{
@@ -156,12 +156,12 @@ pub use fs::{
 };
 pub use introspect::introspect;
 pub use link::{assert_crates_linked, assert_linked, linked_crates};
-#[cfg(hookpoint_overrides)]
+#[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
 pub use outgoing::{OutgoingFilter, add_outgoing_filter};
 pub use point::{AsyncKind, AsyncPoint, FnPoint, PointSpec, SyncKind, SyncPoint};
 pub use registry::{Cx, ErrorPolicy, Flow, PointKind};
 pub use scope::{Bound, Plugin, PluginInfo, PluginKind, Scope, ScopeBuilder};
-#[cfg(hookpoint_overrides)]
+#[cfg(hookpoint_command_hooks)]
 pub use scope::{command_hooks_enabled, set_command_hooks_enabled};
 pub use snapshot::{Layer, Snapshot};
 pub use stats::dispatch_counts;

@@ -146,7 +146,7 @@ pub(crate) async fn run_async(
                 Run::Async(f) => {
                     within(unsafe { f(call.payload.0, &cx) }, chain.budget(&turn)).await
                 }
-                #[cfg(hookpoint_overrides)]
+                #[cfg(hookpoint_command_hooks)]
                 Run::Command(ix) => {
                     super::hook::run_async(&snap.commands[ix as usize], chain.name(&turn), call)
                         .await

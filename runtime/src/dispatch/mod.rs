@@ -11,7 +11,7 @@
 
 mod asynchronous;
 mod chain;
-#[cfg(hookpoint_overrides)]
+#[cfg(hookpoint_command_hooks)]
 mod hook;
 mod outcome;
 mod sync;

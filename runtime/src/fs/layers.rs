@@ -182,6 +182,7 @@ pub(crate) struct FsConfig {
     /// as a [`LayerKind::PLUGIN`] layer at precedence 0.
     pub(crate) folder_plugin_layers: Vec<FolderPluginLayer>,
     /// Folders whose subfolders with a `plugin.json` are folder plugins.
+    #[cfg(hookpoint_folder_plugins)]
     pub(crate) plugin_roots: Vec<PathBuf>,
     /// The plugin toggles file, if any.
     pub(crate) toggles: Option<PathBuf>,
@@ -190,6 +191,7 @@ pub(crate) struct FsConfig {
     /// Command hooks run only from managed layers.
     pub(crate) managed_hooks_only: bool,
     /// Whether command hooks may run here; `None`: the process default.
+    #[cfg(hookpoint_command_hooks)]
     pub(crate) command_hooks: Option<bool>,
     #[cfg(hookpoint_watch)]
     pub(crate) watch: bool,
@@ -208,10 +210,12 @@ impl Default for FsConfig {
         FsConfig {
             layers: Vec::new(),
             folder_plugin_layers: Vec::new(),
+            #[cfg(hookpoint_folder_plugins)]
             plugin_roots: Vec::new(),
             toggles: None,
             managed: Vec::new(),
             managed_hooks_only: false,
+            #[cfg(hookpoint_command_hooks)]
             command_hooks: None,
             #[cfg(hookpoint_watch)]
             watch: true,
@@ -289,18 +293,19 @@ impl FsConfig {
     /// Whether the scope has any folder: a layer or a plugin root.
     #[cfg(hookpoint_watch)]
     pub(crate) fn has_folders(&self) -> bool {
-        !self.layers.is_empty() || !self.plugin_roots.is_empty()
+        #[cfg(hookpoint_folder_plugins)]
+        if !self.plugin_roots.is_empty() {
+            return true;
+        }
+        !self.layers.is_empty()
     }
 
     /// Every folder that may become a layer (all plugins), for the watcher.
     #[cfg(hookpoint_watch)]
     pub(crate) fn all_roots(&self) -> Vec<PathBuf> {
-        let mut roots: Vec<PathBuf> = self
-            .layers
-            .iter()
-            .map(|l| l.dir.clone())
-            .chain(self.plugin_roots.iter().cloned())
-            .collect();
+        let mut roots: Vec<PathBuf> = self.layers.iter().map(|l| l.dir.clone()).collect();
+        #[cfg(hookpoint_folder_plugins)]
+        roots.extend(self.plugin_roots.iter().cloned());
         roots.dedup();
         roots
     }

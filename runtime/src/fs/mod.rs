@@ -27,9 +27,11 @@ pub(crate) mod read;
 pub(crate) mod scan;
 pub(crate) mod state;
 pub(crate) mod stem;
+#[cfg(hookpoint_command_hooks)]
 pub(crate) mod switch;
 #[cfg(hookpoint_watch)]
 pub(crate) mod watch;
+#[cfg(hookpoint_webui)]
 pub mod webui;
 
 pub use event::ReloadEvent;

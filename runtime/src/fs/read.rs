@@ -168,6 +168,7 @@ impl Expect {
     }
 
     /// Also refuses a symlink in the path's last component (the file must be the one there).
+    #[cfg(hookpoint_folder_plugins)]
     pub(crate) fn no_symlink(self) -> Expect {
         Expect {
             no_symlink: true,

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use super::event::ReloadEvent;
 use super::layers::FsConfig;
-use super::load::{FolderPluginStatus, LoadInput, LoadState};
+#[cfg(hookpoint_folder_plugins)]
+use super::load::FolderPluginStatus;
+use super::load::{LoadInput, LoadState};
 use super::read::FileReader;
 #[cfg(hookpoint_watch)]
 use super::watch::LayerWatcher;
@@ -27,10 +29,12 @@ pub(crate) struct ScopeFs {
     pub(crate) subscribers: Mutex<Vec<Subscriber>>,
     pub(crate) status: Mutex<ReloadEvent>,
     /// The folder plugins of the latest reload.
+    #[cfg(hookpoint_folder_plugins)]
     pub(crate) folder_plugins: Mutex<Vec<FolderPluginStatus>>,
     /// Roots to rescan at the next rebuild; `None` means all.
     pub(crate) dirty: Mutex<Option<HashSet<PathBuf>>>,
-    /// The web UI manifest, rebuilt with each snapshot.
+    /// The web UI manifest, rebuilt with each snapshot (feature `webui`).
+    #[cfg(hookpoint_webui)]
     pub(crate) webui: super::webui::cache::WebuiCache,
     /// Reloads the scope (set once it exists): when a wasm module compiled off the reload path
     /// is ready.
@@ -64,6 +68,7 @@ impl ScopeFs {
         reader: FileReader,
     ) -> (Snapshot, ReloadEvent) {
         let dirty = locks::lock(&self.dirty).replace(Default::default());
+        #[cfg(hookpoint_webui)]
         let webui_dirty = dirty.clone();
         let loaded = locks::lock(&self.state).load(LoadInput {
             config: &self.config,
@@ -76,23 +81,39 @@ impl ScopeFs {
             #[cfg(hookpoint_wasm)]
             wake: self.on_compiled.get().cloned(),
         });
-        let active: Vec<(String, PathBuf)> = loaded
-            .folder_plugins
+        #[cfg(hookpoint_folder_plugins)]
+        {
+            *locks::lock(&self.folder_plugins) = loaded.folder_plugins;
+        }
+        #[cfg_attr(not(hookpoint_webui), allow(unused_mut))]
+        let mut event = loaded.event;
+        #[cfg(hookpoint_webui)]
+        {
+            #[cfg(hookpoint_folder_plugins)]
+            let active = self.active_folder_plugins();
+            #[cfg(not(hookpoint_folder_plugins))]
+            let active = Vec::new();
+            self.webui.rebuild(
+                &self.config,
+                disabled,
+                &active,
+                webui_dirty.as_ref(),
+                reader,
+                &mut event,
+            );
+        }
+        (loaded.snapshot, event)
+    }
+
+    /// (name, folder) of the folder plugins of the latest reload that are enabled, installed
+    /// and healthy: those whose folders join the layers.
+    #[cfg(hookpoint_folder_plugins)]
+    pub(crate) fn active_folder_plugins(&self) -> Vec<(String, PathBuf)> {
+        locks::lock(&self.folder_plugins)
             .iter()
             .filter(|p| p.enabled && p.installed && p.unhealthy.is_none())
             .map(|p| (p.name.clone(), p.dir.clone()))
-            .collect();
-        *locks::lock(&self.folder_plugins) = loaded.folder_plugins;
-        let mut event = loaded.event;
-        self.webui.rebuild(
-            &self.config,
-            disabled,
-            &active,
-            webui_dirty.as_ref(),
-            reader,
-            &mut event,
-        );
-        (loaded.snapshot, event)
+            .collect()
     }
 
     /// Runs what waits for the snapshot [`build_snapshot`](Self::build_snapshot) made to be

@@ -6,8 +6,10 @@ use std::path::PathBuf;
 
 #[cfg(hookpoint_overrides)]
 use crate::fs::LayerSpec;
+#[cfg(hookpoint_folder_plugins)]
+use crate::fs::layers::FolderPluginLayer;
 #[cfg(hookpoint_overrides)]
-use crate::fs::layers::{FolderPluginLayer, LayerEntry};
+use crate::fs::layers::LayerEntry;
 #[cfg(hookpoint_watch)]
 use std::time::Duration;
 
@@ -55,9 +57,9 @@ impl ScopeBuilder {
     }
 
     fn has_plugin_roots(&self) -> bool {
-        #[cfg(hookpoint_overrides)]
+        #[cfg(hookpoint_folder_plugins)]
         return !self.fs.plugin_roots.is_empty();
-        #[cfg(not(hookpoint_overrides))]
+        #[cfg(not(hookpoint_folder_plugins))]
         false
     }
 
@@ -174,6 +176,7 @@ impl ScopeBuilder {
     /// a layer with `spec`, named after the plugin. Called once per layer a plugin brings, in any
     /// order; without a call each folder plugin brings its folder itself, a
     /// [`LayerKind::PLUGIN`](crate::LayerKind::PLUGIN) layer at precedence 0.
+    #[cfg(hookpoint_folder_plugins)]
     pub fn folder_plugin_layer(mut self, subdir: impl Into<PathBuf>, spec: LayerSpec) -> Self {
         self.fs.folder_plugin_layers.push(FolderPluginLayer {
             subdir: subdir.into(),
@@ -187,7 +190,9 @@ impl ScopeBuilder {
     /// present at [`build`](Self::build) are installed before it returns — and `uninstall` when
     /// it goes (the root is watched); a folder replaced by another of the same name is a new
     /// version (the old one is uninstalled, then the new one installed). Several roots may be
-    /// given; the first wins a name. See the crate docs' "Folder plugins".
+    /// given; the first wins a name. See the crate docs' "Folder plugins" (feature
+    /// `folder-plugins`).
+    #[cfg(hookpoint_folder_plugins)]
     pub fn plugin_root(mut self, dir: impl Into<PathBuf>) -> Self {
         self.fs.plugin_roots.push(dir.into());
         self

@@ -1,11 +1,10 @@
-//! Folder plugins in a scope's API (feature `fs`): listing them, switching them on and off, and
-//! remembering the user's choice in the toggles file.
+//! Folder plugins in a scope's API (feature `folder-plugins`): listing them and switching them
+//! on and off.
 
 use super::Scope;
 use super::plugins::{PluginInfo, PluginKind};
 use crate::error::{Error, ErrorKind};
 use crate::fs::load::FolderPluginStatus;
-use crate::fs::plugins::toggles;
 use crate::locks;
 
 impl Scope {
@@ -93,29 +92,5 @@ impl Scope {
             "plugin toggled"
         );
         Ok(())
-    }
-
-    /// Writes a plugin's new state into the toggles file, if the scope has one.
-    ///
-    /// # Errors
-    /// Why the choice cannot be written (a read-only file or folder, a failed write): the caller
-    /// changes nothing then. A bad toggles file is no error here: every reload reports it, it is
-    /// kept as it is, and the choice lasts as long as the scope.
-    pub(crate) fn persist_toggle(&self, name: &str, enabled: bool) -> Result<(), String> {
-        let Some(path) = &self.0.fs.config.toggles else {
-            return Ok(());
-        };
-        match toggles::record(path, name, enabled) {
-            Ok(()) => Ok(()),
-            Err(toggles::NotRecorded::BadFile(why)) => {
-                tracing::warn!(
-                    scope = self.name(),
-                    plugin = name,
-                    "the choice is not saved in the plugin toggles file: {why}"
-                );
-                Ok(())
-            }
-            Err(toggles::NotRecorded::Refused(why)) => Err(why),
-        }
     }
 }

@@ -8,27 +8,35 @@
 //! - [`plugins`]: per-scope plugin enablement, config and state, by name;
 //! - [`plugin_handle`]: [`Plugin`], a crate plugin's typed handle to the same;
 //! - `reload` (feature `overrides`): status, reload events, the scope's layers;
+//! - `command_hooks` (feature `command-hooks`): the scope's and the process's command-hook
+//!   setting;
 //! - `watching` (feature `watch`): the watcher of a scope's folders;
-//! - `webui` (feature `overrides`): the scope's web UI manifest and assets.
+//! - `webui` (feature `webui`): the scope's web UI manifest and assets.
+//! - `folder_plugins` (feature `folder-plugins`): listing and toggling folder plugins;
+//! - `toggles` (feature `overrides`): the plugin toggles file;
 //! - `wasm` (feature `wasm`): the compiled-module cache folder and compile statistics.
 //!
 //! Comes after `dispatch` (it hands a snapshot and itself to the dispatch loops) and after `fs`
 //! (whose loader produces the override inputs of a rebuild).
 
 mod builder;
+#[cfg(hookpoint_command_hooks)]
+mod command_hooks;
 pub(crate) mod current;
-#[cfg(hookpoint_overrides)]
+#[cfg(hookpoint_folder_plugins)]
 mod folder_plugins;
 mod observation;
 mod plugin_handle;
 mod plugins;
 #[cfg(hookpoint_overrides)]
 mod reload;
+#[cfg(hookpoint_overrides)]
+mod toggles;
 #[cfg(hookpoint_wasm)]
 mod wasm;
 #[cfg(hookpoint_watch)]
 mod watching;
-#[cfg(hookpoint_overrides)]
+#[cfg(hookpoint_webui)]
 mod webui;
 
 use std::any::Any;
@@ -38,11 +46,11 @@ use std::sync::{Arc, LazyLock, Mutex, Weak};
 use arc_swap::ArcSwap;
 
 pub use builder::ScopeBuilder;
+#[cfg(hookpoint_command_hooks)]
+pub use command_hooks::{command_hooks_enabled, set_command_hooks_enabled};
 pub use current::Bound;
 pub use plugin_handle::Plugin;
 pub use plugins::{PluginInfo, PluginKind};
-#[cfg(hookpoint_overrides)]
-pub use reload::{command_hooks_enabled, set_command_hooks_enabled};
 
 use crate::locks;
 use crate::registry::{Cx, DispatchScope};
@@ -239,7 +247,7 @@ impl Scope {
 }
 
 /// Every scope still alive.
-#[cfg_attr(not(hookpoint_overrides), allow(dead_code))]
+#[cfg_attr(not(hookpoint_command_hooks), allow(dead_code))]
 pub(crate) fn live_scopes() -> Vec<Scope> {
     let live: Vec<Arc<ScopeInner>> = locks::lock(&SCOPES)
         .iter()

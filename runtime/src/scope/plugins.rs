@@ -171,7 +171,7 @@ impl Scope {
                 broken: None,
             })
             .collect();
-        #[cfg(hookpoint_overrides)]
+        #[cfg(hookpoint_folder_plugins)]
         out.extend(self.folder_plugin_infos());
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out
@@ -213,7 +213,7 @@ impl Scope {
         let _turn = ToggleTurn::take(&self.0.plugins, name)?;
         let entry = match find_plugin(name) {
             Ok(entry) => entry,
-            #[cfg(hookpoint_overrides)]
+            #[cfg(hookpoint_folder_plugins)]
             Err(_) if self.folder_plugin_status(name).is_some() => {
                 return self.set_folder_plugin_enabled(name, enabled);
             }

@@ -22,7 +22,7 @@ pub(crate) struct Candidate {
 pub(crate) enum CandidateRun {
     Handler(Handler),
     /// Index into the snapshot's command hooks.
-    #[cfg(hookpoint_overrides)]
+    #[cfg(hookpoint_command_hooks)]
     Command(u32),
     /// Index into the snapshot's wasm extensions.
     #[cfg(hookpoint_wasm)]

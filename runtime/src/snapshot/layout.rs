@@ -44,7 +44,7 @@ pub(crate) fn build_list(
                 list.first_async.get_or_insert(i as u32);
                 Run::Async(f)
             }
-            #[cfg(hookpoint_overrides)]
+            #[cfg(hookpoint_command_hooks)]
             CandidateRun::Command(ix) => {
                 list.has_commands = true;
                 Run::Command(ix)
@@ -120,7 +120,7 @@ fn shape(list: &PointList, runs: &[Run], meta: &[ExtMeta], bares: Vec<Option<Bar
 pub(crate) fn assemble(
     generation: u64,
     lists_by_name: Vec<(String, PointList)>,
-    #[cfg(hookpoint_overrides)] commands: Vec<crate::command::CommandSpec>,
+    #[cfg(hookpoint_command_hooks)] commands: Vec<crate::command::CommandSpec>,
     plugin_configs: HashMap<String, serde_json::Value>,
 ) -> Snapshot {
     let indexed: Vec<(u32, PointList)> = lists_by_name
@@ -141,7 +141,7 @@ pub(crate) fn assemble(
         generation,
         lists: lists.into(),
         active_bits,
-        #[cfg(hookpoint_overrides)]
+        #[cfg(hookpoint_command_hooks)]
         commands,
         #[cfg(hookpoint_wasm)]
         wasm: Vec::new(),

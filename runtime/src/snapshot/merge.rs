@@ -26,7 +26,7 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
     let table = input.table;
     let points = compiled_candidates(table, &excluded_crates(&input));
     #[cfg(hookpoint_overrides)]
-    let (points, warnings, commands) = input.layers.apply(table, points);
+    let (points, warnings) = input.layers.apply(table, points);
     #[cfg(not(hookpoint_overrides))]
     let mut warnings = Vec::new();
     #[cfg(hookpoint_overrides)]
@@ -50,8 +50,8 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
     let mut snap = assemble(
         generation,
         lists,
-        #[cfg(hookpoint_overrides)]
-        commands,
+        #[cfg(hookpoint_command_hooks)]
+        input.layers.commands,
         input.plugin_configs,
     );
     snap.unhealthy_plugins = input

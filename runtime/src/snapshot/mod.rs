@@ -80,7 +80,7 @@ pub(crate) enum Run {
     Sync(SyncFn),
     Async(AsyncFn),
     /// Index into [`Snapshot::commands`].
-    #[cfg(hookpoint_overrides)]
+    #[cfg(hookpoint_command_hooks)]
     Command(u32),
     /// Index into [`Snapshot::wasm`].
     #[cfg(hookpoint_wasm)]
@@ -216,7 +216,7 @@ pub struct Snapshot {
     /// Bit `id` is set when point `id` has something to run (or a refusal).
     pub(crate) active_bits: Vec<u64>,
     /// Command hooks, indexed by [`Run::Command`].
-    #[cfg(hookpoint_overrides)]
+    #[cfg(hookpoint_command_hooks)]
     pub(crate) commands: Vec<crate::command::CommandSpec>,
     /// Wasm extensions, indexed by [`Run::Wasm`].
     #[cfg(hookpoint_wasm)]

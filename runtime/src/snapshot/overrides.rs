@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::{
     Candidate, CandidateRun, CompiledTable, ExtMeta, Inactive, Layer, Matcher, PointCandidates,
 };
+#[cfg(hookpoint_command_hooks)]
 use crate::command::CommandSpec;
 use crate::error::Origin;
 use crate::registry::ErrorPolicy;
@@ -24,7 +25,9 @@ pub(crate) struct OverrideDef {
     pub(crate) order: Option<i32>,
     pub(crate) enabled: Option<bool>,
     pub(crate) policy: Option<ErrorPolicy>,
-    /// Index into the snapshot's command hooks when this file is a command hook.
+    /// Index into the snapshot's command hooks when this file is a command hook (feature
+    /// `command-hooks`).
+    #[cfg(hookpoint_command_hooks)]
     pub(crate) command: Option<u32>,
     /// Index into the snapshot's wasm extensions when this file is one (feature `wasm`).
     #[cfg(hookpoint_wasm)]
@@ -41,14 +44,23 @@ pub(crate) struct OverrideDef {
 }
 
 impl OverrideDef {
-    /// True when this file runs something itself (a command hook or a wasm extension) rather
-    /// than changing the definition below it.
-    fn runs(&self) -> bool {
+    /// What this file runs itself (a command hook or a wasm extension), or `None` when it
+    /// changes the definition below it.
+    fn run(&self) -> Option<CandidateRun> {
         #[cfg(hookpoint_wasm)]
-        if self.wasm.is_some() {
-            return true;
+        if let Some(ix) = self.wasm {
+            return Some(CandidateRun::Wasm(ix));
         }
-        self.command.is_some()
+        #[cfg(hookpoint_command_hooks)]
+        if let Some(ix) = self.command {
+            return Some(CandidateRun::Command(ix));
+        }
+        None
+    }
+
+    /// True when this file runs something itself rather than changing the definition below it.
+    fn runs(&self) -> bool {
+        self.run().is_some()
     }
 
     /// What this file runs, for messages.
@@ -67,22 +79,19 @@ pub(crate) struct LayerInput<'a> {
     pub(crate) overrides: &'a [OverrideDef],
     /// Extensions refused while loading (untrusted, switched off), shown as inactive.
     pub(crate) refused: &'a [(String, Inactive)],
-    /// The command hooks [`OverrideDef::command`] indexes.
+    /// The command hooks [`OverrideDef::command`] indexes (feature `command-hooks`).
+    #[cfg(hookpoint_command_hooks)]
     pub(crate) commands: Vec<CommandSpec>,
 }
 
 impl LayerInput<'_> {
     /// Applies the refused files and every extension's override files to the candidates.
-    /// Returns the warnings (overrides with no effect) and the command hooks.
+    /// Returns the warnings (overrides with no effect).
     pub(super) fn apply(
-        self,
+        &self,
         table: &CompiledTable,
         mut points: BTreeMap<String, PointCandidates>,
-    ) -> (
-        BTreeMap<String, PointCandidates>,
-        Vec<String>,
-        Vec<CommandSpec>,
-    ) {
+    ) -> (BTreeMap<String, PointCandidates>, Vec<String>) {
         for (point, inactive) in self.refused {
             points
                 .entry(point.clone())
@@ -95,7 +104,7 @@ impl LayerInput<'_> {
             let slot = points.entry(point.to_owned()).or_default();
             apply_overrides(table, slot, point, name, &defs, &mut warnings);
         }
-        (points, warnings, self.commands)
+        (points, warnings)
     }
 }
 
@@ -205,19 +214,10 @@ fn base_definition(
             timeout: None,
             content: h.content.clone(),
         },
-        run: handler_run(h),
+        run: h.run()?,
         bare: None,
         replace: false,
     })
-}
-
-/// What a file that runs something runs.
-fn handler_run(h: &OverrideDef) -> CandidateRun {
-    #[cfg(hookpoint_wasm)]
-    if let Some(ix) = h.wasm {
-        return CandidateRun::Wasm(ix);
-    }
-    CandidateRun::Command(h.command.unwrap_or_default())
 }
 
 /// Applies a winning manifest without a command to the definition below it. Returns what

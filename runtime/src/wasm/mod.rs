@@ -123,7 +123,7 @@ pub const DEFAULT_MAX_MEMORY_MB: u32 = 32;
 pub const MAX_MEMORY_MB: u32 = 1024;
 
 /// The largest output a guest may return, in bytes (1 MiB, as for command hooks' stdout).
-pub const MAX_OUTPUT_BYTES: usize = crate::command::MAX_STDOUT_BYTES;
+pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
 
 /// How long a reload waits for a module to compile before it goes on without it (1 second; see
 /// [`ScopeBuilder::wasm_compile_wait`](crate::ScopeBuilder::wasm_compile_wait)).

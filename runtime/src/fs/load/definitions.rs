@@ -3,6 +3,7 @@
 //! overrides for points nobody knows (reported with the nearest known point).
 
 use std::collections::BTreeSet;
+#[cfg(hookpoint_command_hooks)]
 use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,12 +11,19 @@ use std::time::Duration;
 use super::last_good::{FileInEffect, LastGood};
 #[cfg(hookpoint_wasm)]
 use super::wasm::{Outcome, WasmFiles};
+#[cfg(hookpoint_command_hooks)]
 use crate::command::{CommandSpec, DEFAULT_TIMEOUT};
+#[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
 use crate::error::Origin;
 use crate::fs::layers::FsConfig;
-use crate::fs::read::{Expect, FileReader};
-use crate::fs::scan::{FileProblem, MAX_PROGRAM_COPY, Manifest, OverrideKind};
-use crate::fs::switch;
+#[cfg(hookpoint_command_hooks)]
+use crate::fs::read::Expect;
+use crate::fs::read::FileReader;
+#[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
+use crate::fs::scan::Manifest;
+use crate::fs::scan::{FileProblem, OverrideKind};
+#[cfg(hookpoint_command_hooks)]
+use crate::fs::{scan::MAX_PROGRAM_COPY, switch};
 use crate::matcher::JsonMatcher;
 use crate::snapshot::{CompiledTable, Inactive, Layer, OverrideDef};
 
@@ -23,6 +31,8 @@ use crate::snapshot::{CompiledTable, Inactive, Layer, OverrideDef};
 #[derive(Default)]
 pub(super) struct Definitions {
     pub(super) defs: Vec<OverrideDef>,
+    /// Command hooks, indexed by [`OverrideDef::command`] (feature `command-hooks`).
+    #[cfg(hookpoint_command_hooks)]
     pub(super) commands: Vec<CommandSpec>,
     /// Wasm extensions, indexed by [`OverrideDef::wasm`] (feature `wasm`).
     #[cfg(hookpoint_wasm)]
@@ -34,6 +44,7 @@ pub(super) struct Definitions {
 }
 
 /// What a command hook runs: its argv, and the SHA-256 of what it runs, when known.
+#[cfg(hookpoint_command_hooks)]
 struct Argv {
     argv: Vec<OsString>,
     content: Option<String>,
@@ -44,6 +55,7 @@ struct Argv {
 pub(super) struct Context<'a> {
     pub(super) config: &'a FsConfig,
     pub(super) table: &'a CompiledTable,
+    #[cfg_attr(not(any(hookpoint_command_hooks, hookpoint_wasm)), allow(dead_code))]
     pub(super) reader: FileReader,
 }
 
@@ -81,6 +93,7 @@ pub(super) fn definitions(
 
 impl Definitions {
     /// What one file defines, or `None` when it is refused (recorded as a problem or refusal).
+    #[cfg_attr(not(hookpoint_command_hooks), allow(unused_variables))]
     fn definition(
         &mut self,
         f: &FileInEffect<'_>,
@@ -104,6 +117,11 @@ impl Definitions {
             self.problem(f, "`wasm` runs a wasm extension, which needs hookpoint's `wasm` feature; this build has none".into());
             return None;
         }
+        #[cfg(not(hookpoint_command_hooks))]
+        if let Some(why) = no_command_hooks(&f.file.kind) {
+            self.problem(f, why);
+            return None;
+        }
         #[cfg(hookpoint_wasm)]
         let (wasm, wasm_content) = match self.wasm_hook(f, &layer, manifest, wasm_files, cx)? {
             Some((ix, content)) => (Some(ix), Some(content)),
@@ -115,6 +133,7 @@ impl Definitions {
             Some(v) => Some(self.matcher(f, v, table)?),
             None => None,
         };
+        #[cfg(hookpoint_command_hooks)]
         let (command, command_content) = match self.argv(f, last_good, cx.reader)? {
             Some(Argv { argv, content }) => (
                 Some(self.command_hook(f, &layer, manifest, argv, config, table)?),
@@ -122,6 +141,8 @@ impl Definitions {
             ),
             None => (None, None),
         };
+        #[cfg(not(hookpoint_command_hooks))]
+        let command_content: Option<String> = None;
         let names = |list: Option<&Vec<String>>| {
             list.map(|l| l.iter().map(|n| Arc::from(n.as_str())).collect())
         };
@@ -133,6 +154,7 @@ impl Definitions {
             order: manifest.and_then(|m| m.order).or(f.file.stem_order),
             enabled: manifest.and_then(|m| m.enabled),
             policy: manifest.and_then(|m| m.on_error),
+            #[cfg(hookpoint_command_hooks)]
             command,
             #[cfg(hookpoint_wasm)]
             wasm,
@@ -151,6 +173,7 @@ impl Definitions {
     /// one, `None` when refused. An executable runs its content as loaded (a bad one its last good
     /// content) and a pinned program its verified content, from private copies, never from the
     /// file itself.
+    #[cfg(hookpoint_command_hooks)]
     fn argv(
         &mut self,
         f: &FileInEffect<'_>,
@@ -307,6 +330,21 @@ fn unknown_point(f: &FileInEffect<'_>, known: &BTreeSet<&str>) -> String {
     )
 }
 
+/// Why a file is refused in a build without command hooks, if it is one: an executable, or a
+/// manifest with a `command`.
+#[cfg(not(hookpoint_command_hooks))]
+fn no_command_hooks(kind: &OverrideKind) -> Option<String> {
+    let what = match kind {
+        OverrideKind::Command { .. } => "an executable file runs as a command hook",
+        OverrideKind::Manifest(m) if m.command.is_some() => "`command` runs a command hook",
+        _ => return None,
+    };
+    Some(format!(
+        "{what}, and this build has no command hooks; enable hookpoint's `command-hooks` feature"
+    ))
+}
+
+#[cfg(hookpoint_command_hooks)]
 impl Definitions {
     /// Registers a command hook and returns its index, or `None` when it may not run (recorded
     /// as refused or as a problem).
@@ -362,6 +400,7 @@ impl Definitions {
 /// script given to an interpreter) names a file that a symlink in the layer leads outside it:
 /// the same rule as for extension files, so code from outside the layer never runs as its.
 /// Absolute words and words that name no file are the application's own choice.
+#[cfg(hookpoint_command_hooks)]
 fn word_leaving_the_layer(root: &std::path::Path, command: &[String]) -> Option<String> {
     let canon_root = std::fs::canonicalize(root).ok()?;
     command.iter().find_map(|word| {
@@ -385,6 +424,7 @@ fn word_leaving_the_layer(root: &std::path::Path, command: &[String]) -> Option<
 /// command's do), e.g. the script of `["python3", "hooks/x.py"]`. A file being written counts by
 /// its identity and times. (The command runs these files as they are when it starts; this only
 /// tells a change of them.)
+#[cfg(hookpoint_command_hooks)]
 fn command_content(root: &std::path::Path, command: &[String]) -> String {
     use sha2::Digest;
     let reader = FileReader::now();
@@ -412,7 +452,8 @@ fn command_content(root: &std::path::Path, command: &[String]) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A command hook's file, shown as inactive with why.
+/// A command hook's or wasm extension's file, shown as inactive with why.
+#[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
 fn inactive(f: &FileInEffect<'_>, layer: &Layer, why: String) -> Inactive {
     Inactive {
         name: Arc::from(f.file.name.as_str()),
@@ -439,6 +480,7 @@ fn no_codec(point: &str, table: &CompiledTable) -> Option<String> {
 }
 
 /// Why a command hook may not run here, if it may not.
+#[cfg(hookpoint_command_hooks)]
 fn refusal(f: &FileInEffect<'_>, config: &FsConfig) -> Option<String> {
     let place = format!("{} layer", f.layer.kind);
     command_refusal(
@@ -453,6 +495,7 @@ fn refusal(f: &FileInEffect<'_>, config: &FsConfig) -> Option<String> {
 /// Why a command (a hook, or a folder plugin's install/uninstall/check) from folder `place` may
 /// not run, if it may not: the scope's switch (or the process default), managed-only, an
 /// untrusted layer. `what` names the place in the message ("project layer", "plugin folder").
+#[cfg(hookpoint_command_hooks)]
 pub(crate) fn command_refusal(
     config: &FsConfig,
     trusted: bool,

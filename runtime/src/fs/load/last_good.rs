@@ -7,8 +7,11 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::fs::layers::LayerRoot;
+#[cfg(hookpoint_command_hooks)]
 use crate::fs::read::{Expect, FileReadError, FileReader};
-use crate::fs::scan::{Content, FileProblem, LayerScan, MAX_PROGRAM_COPY, OverrideFile};
+#[cfg(hookpoint_command_hooks)]
+use crate::fs::scan::MAX_PROGRAM_COPY;
+use crate::fs::scan::{Content, FileProblem, LayerScan, OverrideFile};
 
 /// One override file in effect: the fresh version when good, else its last good version.
 #[derive(Clone)]
@@ -16,6 +19,7 @@ pub(super) struct FileInEffect<'l> {
     pub(super) layer: &'l LayerRoot,
     pub(super) file: OverrideFile,
     /// True when this is the last good version standing in for a bad file.
+    #[cfg_attr(not(any(hookpoint_command_hooks, hookpoint_wasm)), allow(dead_code))]
     pub(super) from_last_good: bool,
 }
 
@@ -28,13 +32,16 @@ pub(crate) struct LastGood {
     /// over [`MAX_PROGRAM_COPY`] keep none).
     exec: HashMap<PathBuf, Content>,
     /// The last verified content of each pinned program (`sha256` in a manifest), by manifest.
+    #[cfg_attr(not(hookpoint_command_hooks), allow(dead_code))]
     pinned: HashMap<PathBuf, Content>,
     /// Private copies of last good executables (created on demand, removed with the scope),
     /// named by their content's hash.
+    #[cfg(hookpoint_command_hooks)]
     exec_copies: Option<tempfile::TempDir>,
 }
 
 /// The largest pinned program read, in bytes.
+#[cfg(hookpoint_command_hooks)]
 const MAX_PINNED: u64 = MAX_PROGRAM_COPY;
 
 impl LastGood {
@@ -102,12 +109,14 @@ impl LastGood {
     }
 
     /// The SHA-256 of the last good content of executable `path`, if one is kept.
+    #[cfg(hookpoint_command_hooks)]
     pub(super) fn last_good_sha256(&self, path: &Path) -> Option<&str> {
         self.exec.get(path).map(|c| c.sha256.as_str())
     }
 
     /// Writes the last good content of executable `path` to a private 0700 file and returns its
     /// path (`None` when there is no last good content or it cannot be written).
+    #[cfg(hookpoint_command_hooks)]
     pub(super) fn materialize(&mut self, path: &Path) -> Option<PathBuf> {
         let content = self.exec.get(path)?.clone();
         self.private_copy(path.file_name()?, &content.bytes)
@@ -116,6 +125,7 @@ impl LastGood {
     /// The program a pinned manifest runs: a private copy of `program` when its SHA-256 is
     /// `want`, else of the last content that was (with why the file itself is refused), and the
     /// SHA-256 of what runs.
+    #[cfg(hookpoint_command_hooks)]
     pub(super) fn pinned_program(
         &mut self,
         manifest: &Path,
@@ -143,6 +153,7 @@ impl LastGood {
 
     /// A private 0700 file holding `content`, named after its hash and `name` (written once,
     /// reused by later reloads).
+    #[cfg(hookpoint_command_hooks)]
     fn private_copy(&mut self, name: &std::ffi::OsStr, content: &[u8]) -> Option<PathBuf> {
         use std::os::unix::fs::OpenOptionsExt;
         if self.exec_copies.is_none() {
@@ -172,6 +183,7 @@ impl LastGood {
 
 /// The content of a pinned program (`sha256` in a manifest) when its SHA-256 is `want` (hex, any
 /// case), else why not (unreadable, larger than 8 MiB, being written, another hash).
+#[cfg(hookpoint_command_hooks)]
 pub(crate) fn verify_pin(
     program: &Path,
     want: &str,

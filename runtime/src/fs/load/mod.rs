@@ -9,12 +9,15 @@
 
 pub(crate) mod configs;
 mod definitions;
+#[cfg(hookpoint_folder_plugins)]
 mod folder_plugins;
 mod last_good;
 #[cfg(test)]
 mod tests;
 #[cfg(hookpoint_wasm)]
 mod wasm;
+#[cfg(all(test, not(hookpoint_command_hooks)))]
+mod without_command_hooks;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
@@ -24,6 +27,7 @@ use super::layers::{FsConfig, LayerRoot};
 use super::read::FileReader;
 use super::scan::{self, LayerScan};
 use crate::snapshot::{self, BuildInput, CompiledTable, LayerInput, Snapshot};
+#[cfg(hookpoint_folder_plugins)]
 pub(crate) use folder_plugins::FolderPluginStatus;
 #[cfg(hookpoint_cli)]
 pub(crate) use last_good::verify_pin;
@@ -37,6 +41,7 @@ pub(crate) struct LoadState {
     scans: HashMap<PathBuf, LayerScan>,
     files: last_good::LastGood,
     configs: configs::ConfigsLastGood,
+    #[cfg(hookpoint_folder_plugins)]
     plugins: folder_plugins::FolderPlugins,
     /// Wasm extensions' last good modules and the scope's module cache.
     #[cfg(hookpoint_wasm)]
@@ -48,6 +53,7 @@ pub(crate) struct Loaded {
     pub(crate) snapshot: Snapshot,
     pub(crate) event: ReloadEvent,
     /// Every folder plugin found (or refused), with its state.
+    #[cfg(hookpoint_folder_plugins)]
     pub(crate) folder_plugins: Vec<FolderPluginStatus>,
 }
 
@@ -58,6 +64,7 @@ pub(crate) struct LoadInput<'a> {
     /// Package name -> plugin name, for disabled crate plugins.
     pub(crate) disabled: &'a HashMap<&'static str, &'static str>,
     /// The names of every disabled plugin, crate or folder.
+    #[cfg_attr(not(hookpoint_folder_plugins), allow(dead_code))]
     pub(crate) disabled_plugins: &'a BTreeSet<String>,
     /// Roots to rescan; `None` means all.
     pub(crate) dirty: Option<HashSet<PathBuf>>,
@@ -72,16 +79,33 @@ pub(crate) struct LoadInput<'a> {
 impl LoadState {
     /// Runs what waits for the latest load's snapshot to be published: the `uninstall` of the
     /// folder plugins that left, recorded in `event` (names, warnings). Returns whether the load
-    /// asks for another pass (see [`folder_plugins::FolderPlugins::finish_leaving`]).
+    /// asks for another pass (see `FolderPlugins::finish_leaving`; never without the
+    /// `folder-plugins` feature).
+    #[cfg_attr(
+        not(hookpoint_folder_plugins),
+        allow(clippy::unused_self, unused_variables)
+    )]
     pub(crate) fn after_publish(&mut self, event: &mut ReloadEvent) -> bool {
-        self.plugins
-            .finish_leaving(&mut event.warnings, &mut event.plugins_uninstalled)
+        #[cfg(hookpoint_folder_plugins)]
+        return self
+            .plugins
+            .finish_leaving(&mut event.warnings, &mut event.plugins_uninstalled);
+        #[cfg(not(hookpoint_folder_plugins))]
+        false
+    }
+
+    /// Rescans what is dirty, applies the last-good rule and merges everything into a snapshot
+    /// (a build without folder plugins).
+    #[cfg(not(hookpoint_folder_plugins))]
+    pub(crate) fn load(&mut self, input: LoadInput<'_>) -> Loaded {
+        self.load_layers(&input, Vec::new(), Vec::new())
     }
 
     /// Runs the folder-plugin phase, then rescans what is dirty, applies the last-good rule and
     /// merges everything into a snapshot. A folder plugin whose folder changed while its layer
     /// was read is left out and the layers are read again (each time one plugin fewer, so this
     /// ends), and another pass is asked for.
+    #[cfg(hookpoint_folder_plugins)]
     pub(crate) fn load(&mut self, mut input: LoadInput<'_>) -> Loaded {
         let mut problems = Vec::new();
         let mut warnings = Vec::new();
@@ -110,7 +134,7 @@ impl LoadState {
     fn load_layers(
         &mut self,
         input: &LoadInput<'_>,
-        folder: &folder_plugins::FolderPhase,
+        #[cfg(hookpoint_folder_plugins)] folder: &folder_plugins::FolderPhase,
         mut problems: Vec<crate::fs::problem::FileProblem>,
         mut warnings: Vec<String>,
     ) -> Loaded {
@@ -120,16 +144,18 @@ impl LoadState {
         {
             problems.push(p);
         }
-        let layers = input
-            .config
-            .layers(|n| !disabled.contains(n), &folder.layers);
+        #[cfg(hookpoint_folder_plugins)]
+        let (joining, defaults) = (&folder.layers, &folder.defaults);
+        #[cfg(not(hookpoint_folder_plugins))]
+        let (joining, defaults) = (&[], &[]);
+        let layers = input.config.layers(|n| !disabled.contains(n), joining);
         self.rescan(&layers, input.dirty.as_ref(), input.reader);
         #[cfg(hookpoint_wasm)]
         self.wasm.begin(input.config, input.wake.clone());
         let files = self
             .files
             .files_in_effect(&layers, &self.scans, &mut problems);
-        let mut defs = definitions::definitions(
+        let defs = definitions::definitions(
             &files,
             &mut self.files,
             #[cfg(hookpoint_wasm)]
@@ -140,7 +166,13 @@ impl LoadState {
                 reader: input.reader,
             },
         );
-        folder.hold_commands(&mut defs.commands);
+        // A folder plugin's command hooks run from its pinned folder.
+        #[cfg(hookpoint_folder_plugins)]
+        let defs = {
+            let mut defs = defs;
+            folder.hold_commands(&mut defs.commands);
+            defs
+        };
         problems.extend(defs.problems);
         warnings.extend(defs.warnings);
         #[cfg(hookpoint_wasm)]
@@ -149,21 +181,26 @@ impl LoadState {
         warnings.extend(self.wasm.sweep());
         let plugin_configs = self.configs.merge_all(
             &layers,
-            &folder.defaults,
+            defaults,
             input.reader,
             &mut problems,
             &mut warnings,
         );
         let unhealthy = crate::registry::unhealthy(&plugin_configs, |p| !disabled.contains(p));
+        #[cfg(hookpoint_folder_plugins)]
+        let folder_unhealthy = folder.unhealthy.iter().map(|(p, w)| (p.as_str(), w));
+        #[cfg(not(hookpoint_folder_plugins))]
+        let folder_unhealthy = std::iter::empty();
         for (plugin, why) in unhealthy
             .iter()
             .map(|(p, w)| (*p, w))
-            .chain(folder.unhealthy.iter().map(|(p, w)| (p.as_str(), w)))
+            .chain(folder_unhealthy)
         {
             warnings.push(format!(
                 "plugin `{plugin}` is unhealthy (its extensions do not run): {why}"
             ));
         }
+        #[cfg_attr(not(any(hookpoint_folder_plugins, hookpoint_wasm)), allow(unused_mut))]
         let (mut snap, merge_warnings) = snapshot::build(
             BuildInput {
                 table: input.table,
@@ -173,12 +210,14 @@ impl LoadState {
                 layers: LayerInput {
                     overrides: &defs.defs,
                     refused: &defs.refused,
+                    #[cfg(hookpoint_command_hooks)]
                     commands: defs.commands,
                 },
             },
             input.generation,
         );
         warnings.extend(merge_warnings);
+        #[cfg(hookpoint_folder_plugins)]
         snap.unhealthy_plugins.extend(folder.unhealthy.clone());
         #[cfg(hookpoint_wasm)]
         {
@@ -195,6 +234,7 @@ impl LoadState {
         Loaded {
             snapshot: snap,
             event,
+            #[cfg(hookpoint_folder_plugins)]
             folder_plugins: folder.statuses.clone(),
         }
     }
