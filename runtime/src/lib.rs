@@ -67,25 +67,35 @@
 //!
 //! - `overrides`: layer folders ([`ScopeBuilder::layer`], [`LayerSpec`]) with override files and
 //!   manifests, their loader (a bad file keeps its last good version, [`Scope::status`]), plugin
-//!   configs and the toggles file, command hooks ([`command`]), folder plugins and the
-//!   [web UI manifest](webui). Pulls in tempfile, globset, regex, sha2, libc and tokio (process,
-//!   io-util).
+//!   configs and the toggles file. Pulls in tempfile, globset, regex, sha2 and libc.
 //! - `watch` (implies `overrides`): hot reload, a debounced watcher over the layer folders
 //!   (`ScopeBuilder::watch`, `ScopeBuilder::debounce`, `Scope::is_watched`). Pulls in notify and
 //!   notify-debouncer-full. Without it a scope reloads only on [`Scope::reload`].
+//! - `command-hooks` (implies `overrides`): an executable or a manifest's `command` in a layer
+//!   runs as an extension (module `command`, `ScopeBuilder::command_hooks`,
+//!   `set_command_hooks_enabled`), and payloads leaving the process pass the outgoing filters
+//!   (`add_outgoing_filter`, also with `wasm`). Pulls in tokio (process, io-util). Without it
+//!   such a file is refused: a problem in [`Scope::status`] that names the feature.
+//! - `folder-plugins` (implies `overrides` and `command-hooks`): plugins that are folders under
+//!   a plugin root (`ScopeBuilder::plugin_root`, `ScopeBuilder::folder_plugin_layer`), with
+//!   their `install`, `uninstall` and `check` commands. Pulls in nothing more.
+//! - `webui` (implies `overrides`): the web UI manifest, front-end assets under
+//!   `extensions/webui/` in the layers (module `webui`, `Scope::webui_manifest`). Pulls in
+//!   nothing more.
 //! - `wasm` (implies `overrides`): WebAssembly extensions, `.wasm` files in layer folders run
 //!   in-process and sandboxed (module `wasm`). Pulls in wasmtime, wat and wast.
-//! - `cli` (implies `overrides` and `watch`): `hookpoint::cli`, the `hookpoint` subcommands
-//!   (`list`, `explain`, `validate`, `watch`, `points`, `export`) an application mounts in its
-//!   own binary. Pulls in clap.
-//! - `full`: all of the above.
-//! - `default` = `overrides` + `watch`: what the former `fs` feature gave.
+//! - `cli` (implies `overrides`, `watch`, `command-hooks`, `folder-plugins` and `webui`, which
+//!   it checks): `hookpoint::cli`, the `hookpoint` subcommands (`list`, `explain`, `validate`,
+//!   `watch`, `points`, `export`) an application mounts in its own binary. Pulls in clap.
+//! - `default` = `overrides`, `watch`, `command-hooks`, `folder-plugins`, `webui`: what the
+//!   former `fs` feature gave.
+//! - `full`: `default` plus `wasm` and `cli`.
 //!
-//! **Unix only:** `overrides` and every feature that implies it (`watch`, `wasm`, `cli`, `full`,
-//! and so `default`). Their files are read with `O_NOFOLLOW`, owners and modes are checked,
-//! command hooks run in their own process group, wasm extensions get folders by descriptor. Off
-//! Unix these features build and their items are absent; build with `default-features = false`
-//! there and the engine works the same.
+//! **Unix only:** every feature above (each implies `overrides`, and so does `default`). Files
+//! are read with `O_NOFOLLOW`, owners and modes are checked, command hooks run in their own
+//! process group, wasm extensions get folders by descriptor. Off Unix these features build and
+//! their items are absent; build with `default-features = false` there and the engine works the
+//! same.
 
 #![warn(missing_docs)]
 
@@ -93,13 +103,13 @@
 // (README "Architecture" names the route data takes):
 //
 //   error, locks, suggest, stats   leaves
-//   command        (overrides) the command-hook runner: spawn, timeout, process group, bounded pipes
+//   command        (command-hooks) the command-hook runner: spawn, timeout, process group, bounded pipes
 //   wasm           (wasm) the WebAssembly host: engine, module cache, sandbox, one call
 //   registry       what the binary carries: extension, point and plugin records, `Cx`
 //   site           point ids and "empty everywhere" caches per call site
 //   snapshot       pure data: the compiled-in table and overrides merged into per-point lists
 //   thread_state   hot per-thread cells: dispatch depth, cached snapshot pointer
-//   outgoing       (overrides) filters a payload's JSON form passes through on its way out
+//   outgoing       (command-hooks or wasm) filters a payload's JSON form passes through on its way out
 //   dispatch       runs one point's list, sync or async
 //   fs             (overrides) layer folders -> snapshot inputs: scan, load with last good, watch
 //   scope          owns and swaps snapshots; current scope; plugins; reload

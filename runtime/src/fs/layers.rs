@@ -205,6 +205,13 @@ pub(crate) struct FsConfig {
     pub(crate) wasm_compile_wait: std::time::Duration,
 }
 
+#[cfg_attr(
+    not(any(hookpoint_watch, hookpoint_wasm)),
+    expect(
+        clippy::derivable_impls,
+        reason = "the watch and wasm fields have defaults of their own"
+    )
+)]
 impl Default for FsConfig {
     fn default() -> Self {
         FsConfig {

@@ -1,4 +1,4 @@
-//! Filesystem layers (feature `fs`, Unix only): from override folders to snapshot inputs. Knows
+//! Filesystem layers (feature `overrides`, Unix only): from override folders to snapshot inputs. Knows
 //! nothing of scopes; the scope layer owns a [`ScopeFs`] per scope and calls the loader on
 //! rebuild.
 //!
@@ -9,10 +9,10 @@
 //!   configs, keeping each bad file's last good version;
 //! - [`read`]: reading a file whole or not at all (a file being written is never taken half-way);
 //! - `watch` (feature `watch`): a self-contained debounced watcher over the layer roots;
-//! - [`switch`]: the process-wide command-hook switch;
-//! - [`webui`]: the web UI manifest (front-end assets under `extensions/webui/`).
+//! - `switch` (feature `command-hooks`): the process-wide command-hook switch;
+//! - `webui` (feature `webui`): the web UI manifest (front-end assets under `extensions/webui/`).
 //!
-//! Command hooks themselves run in [`command`](crate::command) (the runner) through
+//! Command hooks themselves run in `command` (the runner, feature `command-hooks`) through
 //! `dispatch`'s hook bridge.
 
 pub(crate) mod event;

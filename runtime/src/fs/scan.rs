@@ -37,7 +37,8 @@
 //!   non-regular files (FIFOs, sockets, devices) that are not `.json`.
 //!
 //! Folders are descended into; they form nested point paths. The folder `extensions/webui/`
-//! is skipped: it holds front-end assets, which [`webui`](super::webui) reads.
+//! is skipped: it holds front-end assets, which `webui` reads (feature `webui`; without it the
+//! folder is still not a point).
 //!
 //! # Refused files (reported as problems)
 //!

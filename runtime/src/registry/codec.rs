@@ -5,7 +5,7 @@
 /// type the codec was made for (dispatch checks the payload key first).
 #[doc(hidden)]
 #[cfg_attr(
-    not(any(hookpoint_command_hooks, hookpoint_wasm)),
+    not(hookpoint_command_hooks),
     allow(
         dead_code,
         reason = "points keep their codec; only command hooks and wasm extensions read all of it"

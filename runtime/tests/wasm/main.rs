@@ -5,6 +5,7 @@
 #![cfg(hookpoint_wasm)]
 
 mod examples;
+#[cfg(hookpoint_folder_plugins)]
 mod folder_plugin;
 mod guests;
 mod protocol;

@@ -19,7 +19,7 @@ mod wasm;
 #[cfg(all(test, not(hookpoint_command_hooks)))]
 mod without_command_hooks;
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 
 use super::event::ReloadEvent;
@@ -188,18 +188,10 @@ impl LoadState {
         );
         let unhealthy = crate::registry::unhealthy(&plugin_configs, |p| !disabled.contains(p));
         #[cfg(hookpoint_folder_plugins)]
-        let folder_unhealthy = folder.unhealthy.iter().map(|(p, w)| (p.as_str(), w));
+        let folder_unhealthy = &folder.unhealthy;
         #[cfg(not(hookpoint_folder_plugins))]
-        let folder_unhealthy = std::iter::empty();
-        for (plugin, why) in unhealthy
-            .iter()
-            .map(|(p, w)| (*p, w))
-            .chain(folder_unhealthy)
-        {
-            warnings.push(format!(
-                "plugin `{plugin}` is unhealthy (its extensions do not run): {why}"
-            ));
-        }
+        let folder_unhealthy = &BTreeMap::new();
+        warn_unhealthy(&unhealthy, folder_unhealthy, &mut warnings);
         #[cfg_attr(not(any(hookpoint_folder_plugins, hookpoint_wasm)), allow(unused_mut))]
         let (mut snap, merge_warnings) = snapshot::build(
             BuildInput {
@@ -265,5 +257,23 @@ impl LoadState {
                 );
             }
         }
+    }
+}
+
+/// One warning per unhealthy plugin, crate (`crates`) or folder (`folders`): its extensions do
+/// not run.
+fn warn_unhealthy(
+    crates: &BTreeMap<&'static str, String>,
+    folders: &BTreeMap<String, String>,
+    warnings: &mut Vec<String>,
+) {
+    let all = crates
+        .iter()
+        .map(|(p, w)| (*p, w))
+        .chain(folders.iter().map(|(p, w)| (p.as_str(), w)));
+    for (plugin, why) in all {
+        warnings.push(format!(
+            "plugin `{plugin}` is unhealthy (its extensions do not run): {why}"
+        ));
     }
 }

@@ -78,7 +78,7 @@ fn scope(layer: &Path) -> Scope {
         .expect("scope")
 }
 
-#[cfg(hookpoint_command_hooks)]
+#[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
 fn run(scope: &Scope) -> Vec<String> {
     let mut doc = Doc::default();
     scope.enter(|| TORN.call(&mut doc)).expect("dispatch");
