@@ -17,8 +17,8 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, mpsc};
 use std::time::{Duration, Instant};
 
 use hookpoint::command::CommandError;
-use hookpoint::introspect::PointInfo;
-use hookpoint::{Error, ErrorKind, Scope, ScopeBuilder, extension, point};
+use hookpoint::introspect::{PointInfo, RunsAs};
+use hookpoint::{Error, ErrorKind, Layer, Origin, Scope, ScopeBuilder, extension, point};
 use serde::{Deserialize, Serialize};
 
 hookpoint::link!(hookpoint_plugin_memory);
@@ -321,7 +321,11 @@ fn manifest_without_number_keeps_the_compiled_order() {
         .find(|e| e.name == "a")
         .expect("a active");
     assert_eq!(a.order, 10, "kept the compiled order");
-    assert_eq!(a.on_error, "log", "the manifest did apply");
+    assert_eq!(
+        a.on_error,
+        hookpoint::ErrorPolicy::Log,
+        "the manifest did apply"
+    );
     assert!(a.note.is_some_and(|n| n.contains("changed by")));
 }
 
@@ -345,8 +349,8 @@ fn executable_file_is_a_command_hook_that_rewrites_the_payload() {
         .into_iter()
         .find(|e| e.name == "shout")
         .expect("listed");
-    assert_eq!((shout.order, shout.runs_as), (25, "command"));
-    assert_eq!(shout.origin, file.display().to_string());
+    assert_eq!((shout.order, shout.runs_as), (25, RunsAs::Command));
+    assert_eq!(shout.origin, Origin::File { path: file.clone() });
 }
 
 #[test]
@@ -379,8 +383,8 @@ fn manifest_with_command_replaces_the_extension_and_keeps_its_order() {
     );
     let list = info(&scope, "ovr_basic");
     let eb = list.extensions.iter().find(|e| e.name == "b").expect("b");
-    assert_eq!((eb.order, eb.runs_as), (20, "command"));
-    assert_eq!(eb.origin, b.display().to_string());
+    assert_eq!((eb.order, eb.runs_as), (20, RunsAs::Command));
+    assert_eq!(eb.origin, Origin::File { path: b.clone() });
     assert!(
         list.inactive
             .iter()
@@ -761,7 +765,7 @@ fn highest_of_seven_folder_layers_wins_and_deleting_falls_back_to_the_next() {
         .iter()
         .find(|e| e.name == "target")
         .expect("target");
-    assert_eq!((target.order, target.layer.as_str()), (0, "compiled-in"));
+    assert_eq!((target.order, &target.layer), (0, &Layer::Compiled));
     assert!(list.inactive.is_empty(), "{:?}", list.inactive);
     assert_eq!(
         run!(OVR_LAYERS, &scope).expect("dispatch"),
@@ -783,7 +787,16 @@ fn introspection_names_the_layer_whose_manifest_won() {
         .expect("target");
     assert_eq!(target.order, 50, "the manifest applied");
     // `ExtensionInfo::layer` is documented as "which layer won for it".
-    assert!(target.layer.starts_with("layer 1 ("), "{}", target.layer);
+    assert!(
+        matches!(&target.layer, Layer::Folder { rank: 1, .. }),
+        "{:?}",
+        target.layer
+    );
+    assert!(
+        target.layer.to_string().starts_with("layer 1 ("),
+        "{}",
+        target.layer
+    );
 }
 
 // =============================================================================================

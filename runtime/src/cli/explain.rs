@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{Exit, write_json};
+use crate::error::Origin;
 use crate::fs::FileProblem;
-use crate::introspect::PointInfo;
-use crate::registry::PointKind;
+use crate::introspect::{PointInfo, RunsAs};
+use crate::registry::{ErrorPolicy, PointKind};
 use crate::scope::Scope;
+use crate::snapshot::Layer;
 
 /// What `explain` found about one point (its JSON form).
 #[derive(Debug, Clone, Serialize)]
@@ -53,10 +55,11 @@ pub struct ExtensionVerdict {
     pub position: Option<usize>,
     /// Its order, when it runs.
     pub order: Option<i32>,
-    /// The layer whose definition is in effect (`compiled-in` or `layer N (root)`).
-    pub layer: String,
-    /// Where it is defined: `crate, file:line` or the override file.
-    pub origin: String,
+    /// The layer whose definition is in effect (displays as `compiled-in` or `layer N (root)`).
+    pub layer: Layer,
+    /// Where it is defined: the compiled-in fn (displays as `crate, file:line`) or the override
+    /// file.
+    pub origin: Origin,
     /// Each fact that decides it, most important first.
     pub reasons: Vec<String>,
 }
@@ -211,9 +214,9 @@ fn verdicts<'p>(
         reasons.extend(plugin_of(&e.origin, plugins));
         reasons.extend(e.note.clone());
         reasons.extend(super::list::rules(e));
-        if e.runs_as == "command" {
+        if e.runs_as == RunsAs::Command {
             reasons.push(format!("a command hook; on_error {}", e.on_error));
-        } else if e.on_error != "propagate" {
+        } else if e.on_error != ErrorPolicy::Propagate {
             reasons.push(format!(
                 "on_error {}: its errors are logged and the chain goes on",
                 e.on_error
@@ -284,22 +287,19 @@ fn registry_problems(point: &str) -> (Vec<String>, Vec<String>) {
 }
 
 /// Whether an extension's origin or note names `path`.
-fn mentions(origin: &str, note: Option<&str>, path: &Path) -> bool {
+fn mentions(origin: &Origin, note: Option<&str>, path: &Path) -> bool {
     let p = path.to_string_lossy();
-    origin == p || note.is_some_and(|n| n.contains(&*p))
+    matches!(origin, Origin::File { path: o } if o == path) || note.is_some_and(|n| n.contains(&*p))
 }
 
 /// "from plugin `x` (enabled|disabled in this scope)" for an origin in a plugin's crate or a
 /// file in a folder plugin.
-fn plugin_of(origin: &str, plugins: &[crate::PluginInfo]) -> Option<String> {
+fn plugin_of(origin: &Origin, plugins: &[crate::PluginInfo]) -> Option<String> {
     plugins
         .iter()
-        .find(|p| {
-            p.crate_name
-                .is_some_and(|c| origin.starts_with(&format!("{c}, ")))
-                || p.folder
-                    .as_deref()
-                    .is_some_and(|f| Path::new(origin).starts_with(f))
+        .find(|p| match origin {
+            Origin::Compiled { crate_name, .. } => p.crate_name == Some(*crate_name),
+            Origin::File { path } => p.folder.as_deref().is_some_and(|f| path.starts_with(f)),
         })
         .map(|p| {
             format!(
