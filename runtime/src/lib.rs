@@ -124,7 +124,7 @@ pub use link::{assert_crates_linked, assert_linked, linked_crates};
 pub use outgoing::{OutgoingFilter, add_outgoing_filter};
 pub use point::{AsyncKind, AsyncPoint, FnPoint, Outcome, PointSpec, SyncKind, SyncPoint};
 pub use registry::{Cx, ErrorPolicy, Flow, PointKind};
-pub use scope::{Bound, PluginInfo, PluginKind, Scope, ScopeBuilder};
+pub use scope::{Bound, PluginInfo, PluginSource, PluginState, Scope, ScopeBuilder};
 #[cfg(feature = "fs")]
 pub use scope::{command_hooks_enabled, set_command_hooks_enabled};
 pub use snapshot::{Layer, Snapshot};

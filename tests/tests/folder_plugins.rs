@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use hookpoint::{PluginKind, Scope, ScopeBuilder, extension, point};
+use hookpoint::{PluginSource, Scope, ScopeBuilder, extension, point};
 use hookpoint_tests::write;
 use serde::{Deserialize, Serialize};
 
@@ -120,8 +120,12 @@ fn a_dropped_folder_installs_once_and_a_deleted_one_uninstalls_from_its_copy() {
         .find(|p| p.name == "hello")
         .unwrap();
     assert_eq!(
-        (info.kind, info.installed, info.enabled),
-        (PluginKind::Folder, true, true)
+        (
+            matches!(info.source, PluginSource::Folder { .. }),
+            info.state.is_installed(),
+            info.state.is_enabled()
+        ),
+        (true, true, true)
     );
     scope.reload();
     assert_eq!(
@@ -171,7 +175,8 @@ fn disabling_uninstalls_and_the_choice_survives_a_restart() {
             .iter()
             .find(|p| p.name == "togglable")
             .unwrap()
-            .enabled
+            .state
+            .is_enabled()
     );
     second.set_plugin_enabled("togglable", true).unwrap();
     assert_eq!(greet(&second), ["togglable", "compiled"]);
@@ -197,8 +202,8 @@ fn a_failing_check_makes_a_folder_plugin_unhealthy_until_fixed() {
         .find(|p| p.name == "checked")
         .unwrap();
     assert!(
-        info.unhealthy
-            .as_deref()
+        info.state
+            .unhealthy()
             .is_some_and(|u| u.contains("database missing")),
         "{info:?}"
     );
@@ -312,14 +317,18 @@ fn every_bad_input_is_reported_and_loads_nothing() {
             .iter()
             .find(|p| p.name == name)
             .unwrap_or_else(|| panic!("{name} listed"));
-        assert!(p.broken.is_some(), "{name} is reported broken: {p:?}");
+        assert!(
+            p.state.broken().is_some(),
+            "{name} is reported broken: {p:?}"
+        );
     }
     assert!(
         !plugins
             .iter()
             .find(|p| p.name == "fails")
             .unwrap()
-            .installed
+            .state
+            .is_installed()
     );
 }
 
@@ -500,7 +509,10 @@ fn enabling_a_plugin_whose_install_fails_leaves_it_disabled() {
         .into_iter()
         .find(|p| p.name == "failing")
         .unwrap();
-    assert!(!info.enabled && !info.installed, "{info:?}");
+    assert!(
+        !info.state.is_enabled() && !info.state.is_installed(),
+        "{info:?}"
+    );
     assert_eq!(greet(&scope), ["compiled"]);
     let saved: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(&toggles).unwrap()).unwrap();
@@ -525,11 +537,11 @@ fn a_plugin_whose_requirement_is_disabled_is_not_loaded() {
         .into_iter()
         .find(|p| p.name == "needy")
         .unwrap();
-    assert!(!needy.installed, "{needy:?}");
+    assert!(!needy.state.is_installed(), "{needy:?}");
     assert!(
         needy
-            .unhealthy
-            .as_deref()
+            .state
+            .unhealthy()
             .is_some_and(|w| w.contains("requires `base`, which is disabled")),
         "{needy:?}"
     );
@@ -551,14 +563,20 @@ fn a_plugin_whose_requirement_is_disabled_is_not_loaded() {
         .into_iter()
         .find(|p| p.name == "needy")
         .unwrap();
-    assert!(needy.enabled && !needy.installed, "{needy:?}");
+    assert!(
+        needy.state.is_enabled() && !needy.state.is_installed(),
+        "{needy:?}"
+    );
     scope.set_plugin_enabled("base", true).unwrap();
     let needy = scope
         .plugins()
         .into_iter()
         .find(|p| p.name == "needy")
         .unwrap();
-    assert!(needy.installed && needy.unhealthy.is_none(), "{needy:?}");
+    assert!(
+        needy.state.is_installed() && needy.state.unhealthy().is_none(),
+        "{needy:?}"
+    );
 }
 
 #[test]

@@ -1435,7 +1435,8 @@ fn disabling_a_plugin_removes_its_extensions_and_repeating_is_a_no_op() {
             .iter()
             .find(|p| p.name == "memory")
             .expect("listed")
-            .enabled
+            .state
+            .is_enabled()
     );
 
     // Again: nothing happens (no uninstall, no new snapshot, nothing listed twice).
@@ -1863,7 +1864,8 @@ fn a_panicking_reload_subscriber_does_not_skip_the_uninstall_hook_or_other_subsc
             .iter()
             .find(|p| p.name == "memory")
             .unwrap()
-            .enabled
+            .state
+            .is_enabled()
     );
     scope.set_plugin_enabled("memory", true).unwrap();
     assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 2);

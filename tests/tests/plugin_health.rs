@@ -58,7 +58,7 @@ fn a_failing_check_keeps_the_plugin_out_of_dispatch_until_a_reload_fixes_it() {
         .into_iter()
         .find(|p| p.name == "checked")
         .unwrap();
-    let why = info.unhealthy.expect("reported unhealthy");
+    let why = info.state.unhealthy().expect("reported unhealthy");
     assert!(why.contains("must name a .db file"), "{why}");
     assert!(
         scope
@@ -86,7 +86,7 @@ fn a_failing_check_keeps_the_plugin_out_of_dispatch_until_a_reload_fixes_it() {
         .into_iter()
         .find(|p| p.name == "checked")
         .unwrap();
-    assert!(info.unhealthy.is_none());
+    assert!(info.state.unhealthy().is_none());
 }
 
 #[test]

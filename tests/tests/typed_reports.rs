@@ -2,7 +2,7 @@
 //! policies, how an extension runs.
 
 use hookpoint::introspect::RunsAs;
-use hookpoint::{ErrorPolicy, Layer, Origin, extension};
+use hookpoint::{ErrorPolicy, Layer, Origin, PluginInfo, PluginSource, PluginState, extension};
 use serde_json::json;
 
 #[extension(point = "typed_reports_probe", order = 4, on_error = "log")]
@@ -98,4 +98,122 @@ fn introspection_keeps_origin_layer_policy_and_runs_as_typed() {
     assert_eq!(v["layer"], json!({"kind": "compiled"}));
     assert_eq!(v["origin"]["kind"], "compiled");
     assert_eq!(v["origin"]["line"], LISTED_LINE);
+}
+
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ReportsConfig {
+    pub broken: bool,
+}
+
+fn reports_check(config: &ReportsConfig) -> Result<(), hookpoint::Error> {
+    if config.broken {
+        Err(hookpoint::Error::msg("configured broken"))
+    } else {
+        Ok(())
+    }
+}
+
+hookpoint::plugin! {
+    name: "typed_reports_plugin",
+    description: "A plugin whose state the reports test reads.",
+    config: ReportsConfig,
+    check: reports_check,
+}
+
+fn plugin_info(scope: &hookpoint::Scope) -> PluginInfo {
+    scope
+        .plugins()
+        .into_iter()
+        .find(|p| p.name == "typed_reports_plugin")
+        .expect("listed")
+}
+
+#[test]
+fn a_crate_plugin_says_where_it_comes_from_and_its_state_as_enums() {
+    let scope = hookpoint::ScopeBuilder::new("typed-reports-plugin")
+        .watch(false)
+        .build()
+        .unwrap();
+    let p = plugin_info(&scope);
+    assert_eq!(
+        p.source,
+        PluginSource::Crate {
+            crate_name: "hookpoint-tests",
+            extensions: 1,
+        }
+    );
+    assert_eq!(p.state, PluginState::Active);
+    let v = serde_json::to_value(&p).unwrap();
+    assert_eq!(
+        v["source"],
+        json!({"kind": "crate", "crate_name": "hookpoint-tests", "extensions": 1})
+    );
+    assert_eq!(v["state"], json!({"kind": "active"}));
+
+    scope
+        .set_plugin_enabled("typed_reports_plugin", false)
+        .unwrap();
+    let p = plugin_info(&scope);
+    assert_eq!(p.state, PluginState::Disabled);
+    assert!(!p.state.is_enabled() && !p.state.is_installed());
+    assert_eq!(
+        serde_json::to_value(&p.state).unwrap(),
+        json!({"kind": "disabled"})
+    );
+}
+
+#[test]
+fn a_plugin_whose_check_fails_is_unhealthy_with_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("plugins/typed_reports_plugin/config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, r#"{"broken": true}"#).unwrap();
+    let scope = hookpoint::ScopeBuilder::new("typed-reports-unhealthy")
+        .user(dir.path())
+        .watch(false)
+        .build()
+        .unwrap();
+    let p = plugin_info(&scope);
+    let PluginState::Unhealthy { why } = &p.state else {
+        panic!("unhealthy: {p:?}");
+    };
+    assert!(why.contains("configured broken"), "{why}");
+    assert!(p.state.is_enabled() && p.state.is_installed() && !p.state.runs());
+    assert_eq!(p.state.unhealthy(), Some(why.as_str()));
+    assert_eq!(serde_json::to_value(&p.state).unwrap()["kind"], "unhealthy");
+}
+
+#[test]
+fn plugin_states_serialize_with_stable_names() {
+    let all = [
+        (PluginState::Active, json!({"kind": "active"})),
+        (
+            PluginState::Unhealthy { why: "w".into() },
+            json!({"kind": "unhealthy", "why": "w"}),
+        ),
+        (
+            PluginState::NotInstalled { why: None },
+            json!({"kind": "not_installed", "why": null}),
+        ),
+        (PluginState::Disabled, json!({"kind": "disabled"})),
+        (
+            PluginState::Broken { why: "b".into() },
+            json!({"kind": "broken", "why": "b"}),
+        ),
+    ];
+    for (state, want) in all {
+        assert_eq!(serde_json::to_value(&state).unwrap(), want);
+    }
+    let folder = PluginSource::Folder {
+        path: "/p/x".into(),
+        version: Some("1.2".into()),
+        always_enabled: true,
+    };
+    assert_eq!(
+        serde_json::to_value(&folder).unwrap(),
+        json!({"kind": "folder", "path": "/p/x", "version": "1.2", "always_enabled": true})
+    );
+    assert_eq!(folder.folder(), Some(std::path::Path::new("/p/x")));
+    assert_eq!(folder.crate_name(), None);
 }

@@ -298,14 +298,18 @@ fn plugin_of(origin: &Origin, plugins: &[crate::PluginInfo]) -> Option<String> {
     plugins
         .iter()
         .find(|p| match origin {
-            Origin::Compiled { crate_name, .. } => p.crate_name == Some(*crate_name),
-            Origin::File { path } => p.folder.as_deref().is_some_and(|f| path.starts_with(f)),
+            Origin::Compiled { crate_name, .. } => p.source.crate_name() == Some(*crate_name),
+            Origin::File { path } => p.source.folder().is_some_and(|f| path.starts_with(f)),
         })
         .map(|p| {
             format!(
                 "from plugin `{}`, {} in this scope",
                 p.name,
-                if p.enabled { "enabled" } else { "disabled" }
+                if p.state.is_enabled() {
+                    "enabled"
+                } else {
+                    "disabled"
+                }
             )
         })
 }

@@ -2,7 +2,7 @@
 //! remembering the user's choice in the toggles file.
 
 use super::Scope;
-use super::plugins::{PluginInfo, PluginKind};
+use super::plugin_info::{PluginInfo, PluginSource, PluginState};
 use crate::error::{Error, ErrorKind};
 use crate::fs::load::FolderPluginStatus;
 use crate::fs::plugins::toggles;
@@ -17,19 +17,19 @@ impl Scope {
             .map(|s| PluginInfo {
                 name: s.name.clone(),
                 description: s.description.clone(),
-                kind: PluginKind::Folder,
-                crate_name: None,
-                folder: Some(s.dir.clone()),
-                version: s.version.clone(),
-                enabled: s.enabled,
-                always_enabled: s.always_enabled,
-                installed: s.installed,
-                extensions: 0,
-                unhealthy: s
-                    .unhealthy
-                    .clone()
-                    .or_else(|| snap.unhealthy_plugins.get(&s.name).cloned()),
-                broken: s.broken.clone(),
+                source: PluginSource::Folder {
+                    path: s.dir.clone(),
+                    version: s.version.clone(),
+                    always_enabled: s.always_enabled,
+                },
+                state: PluginState::of(
+                    s.enabled,
+                    s.installed,
+                    s.unhealthy
+                        .clone()
+                        .or_else(|| snap.unhealthy_plugins.get(&s.name).cloned()),
+                    s.broken.clone(),
+                ),
             })
             .collect()
     }

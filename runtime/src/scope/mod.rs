@@ -17,6 +17,7 @@ mod builder;
 pub(crate) mod current;
 #[cfg(feature = "fs")]
 mod folder_plugins;
+mod plugin_info;
 mod plugins;
 #[cfg(feature = "fs")]
 mod reload;
@@ -33,7 +34,7 @@ use arc_swap::ArcSwap;
 
 pub use builder::ScopeBuilder;
 pub use current::Bound;
-pub use plugins::{PluginInfo, PluginKind};
+pub use plugin_info::{PluginInfo, PluginSource, PluginState};
 #[cfg(feature = "fs")]
 pub use reload::{command_hooks_enabled, set_command_hooks_enabled};
 
