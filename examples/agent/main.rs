@@ -163,7 +163,7 @@ fn print_scope(out: &Renderer, scope: &Scope) {
         out.say("warn", &format!("override problem: {p}"));
     }
     for w in &status.warnings {
-        out.say("warn", w);
+        out.say("warn", &w.to_string());
     }
 }
 

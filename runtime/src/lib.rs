@@ -83,6 +83,7 @@ mod call;
 pub mod cli;
 #[cfg(feature = "fs")]
 pub mod command;
+pub mod diagnostic;
 mod dispatch;
 mod error;
 mod extensible;
@@ -106,7 +107,7 @@ mod snapshot;
 mod stats;
 mod suggest;
 mod thread_state;
-pub mod validate;
+mod validate;
 #[cfg(feature = "wasm")]
 pub mod wasm;
 
@@ -117,7 +118,7 @@ pub use extensible::{CallEnd, CallStart};
 #[cfg(feature = "fs")]
 pub use fs::webui;
 #[cfg(feature = "fs")]
-pub use fs::{FileProblem, FileReadError, LayerKind, LayerRoot, ReloadEvent, read_whole_file};
+pub use fs::{FileReadError, LayerKind, LayerRoot, ReloadEvent, read_whole_file};
 pub use introspect::introspect;
 pub use link::{assert_crates_linked, assert_linked, linked_crates};
 #[cfg(feature = "fs")]

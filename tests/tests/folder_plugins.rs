@@ -227,7 +227,7 @@ fn a_bad_plugin_json_keeps_its_last_good_version() {
             .status()
             .problems
             .iter()
-            .any(|p| p.path == dir.join("plugin.json"))
+            .any(|p| p.path() == dir.join("plugin.json"))
     );
     let config: serde_json::Value = scope.plugin_config("edited").unwrap();
     assert_eq!(config["level"], 1);
@@ -307,7 +307,7 @@ fn every_bad_input_is_reported_and_loads_nothing() {
         assert!(
             problems
                 .iter()
-                .any(|p| p.path.starts_with(r.join(folder)) && p.message.contains(why)),
+                .any(|p| p.path().starts_with(r.join(folder)) && p.message.contains(why)),
             "{folder}: no problem saying {why:?} in {problems:#?}"
         );
     }
@@ -542,7 +542,7 @@ fn a_plugin_whose_requirement_is_disabled_is_not_loaded() {
         needy
             .state
             .unhealthy()
-            .is_some_and(|w| w.contains("requires `base`, which is disabled")),
+            .is_some_and(|w| w.to_string().contains("requires `base`, which is disabled")),
         "{needy:?}"
     );
     assert!(
@@ -550,7 +550,7 @@ fn a_plugin_whose_requirement_is_disabled_is_not_loaded() {
             .status()
             .warnings
             .iter()
-            .any(|w| w.contains("plugin `needy` is not loaded")),
+            .any(|w| w.to_string().contains("plugin `needy` is not loaded")),
         "{:?}",
         scope.status().warnings
     );
@@ -620,7 +620,7 @@ fn a_bad_toggles_file_is_reported_and_not_overwritten() {
     let problem = status
         .problems
         .iter()
-        .find(|p| p.path == toggles)
+        .find(|p| p.path() == toggles)
         .unwrap_or_else(|| panic!("the toggles file is a problem: {status:?}"));
     assert_eq!(
         (problem.line, problem.column),

@@ -225,12 +225,12 @@ fn inactive_why(scope: &Scope, point: &str, name: &str) -> Vec<String> {
         .collect()
 }
 
-fn problems_of(scope: &Scope, path: &Path) -> Vec<hookpoint::FileProblem> {
+fn problems_of(scope: &Scope, path: &Path) -> Vec<hookpoint::diagnostic::Diagnostic> {
     scope
         .status()
         .problems
         .into_iter()
-        .filter(|p| p.path == path)
+        .filter(|p| p.path() == path)
         .collect()
 }
 
@@ -559,7 +559,8 @@ fn manifest_for_an_unknown_extension_name_warns_and_has_no_effect() {
     assert!(
         warnings
             .iter()
-            .any(|w| w.contains(&file.display().to_string()) && w.contains("`nosuch`")),
+            .any(|w| w.to_string().contains(&file.display().to_string())
+                && w.to_string().contains("`nosuch`")),
         "{warnings:?}"
     );
 }
@@ -744,7 +745,7 @@ fn highest_of_seven_folder_layers_wins_and_deleting_falls_back_to_the_next() {
         assert!(
             shadowed
                 .iter()
-                .all(|w| w.contains("overridden by") && w.contains(&winner)),
+                .all(|w| w.to_string().contains("overridden by") && w.to_string().contains(&winner)),
             "{shadowed:?}"
         );
         let expected = if rank <= 3 {
@@ -808,7 +809,7 @@ fn introspection_names_the_layer_whose_manifest_won() {
 fn bad_manifest_case(
     name: &str,
     make_bad: impl FnOnce(&Path, &Path),
-    check: impl FnOnce(&hookpoint::FileProblem),
+    check: impl FnOnce(&hookpoint::diagnostic::Diagnostic),
 ) {
     let _g = shared();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -829,7 +830,7 @@ fn bad_manifest_case(
         "last good b, new c"
     );
     assert_eq!(active(&scope, "ovr_bad")[1], ("b".to_owned(), 40));
-    let found: Vec<_> = event.problems.iter().filter(|p| p.path == b).collect();
+    let found: Vec<_> = event.problems.iter().filter(|p| p.path() == b).collect();
     assert_eq!(found.len(), 1, "{:?}", event.problems);
     check(found[0]);
     assert_eq!(problems_of(&scope, &b).len(), 1, "status() holds it too");
@@ -924,7 +925,7 @@ fn bad_file_without_a_good_version_is_reported_and_changes_nothing() {
     );
     let event = scope.reload();
     assert_eq!(event.problems.len(), 1, "{:?}", event.problems);
-    assert_eq!(event.problems[0].path, b);
+    assert_eq!(event.problems[0].path(), b);
     assert_eq!(
         run!(OVR_BAD, &scope).expect("dispatch"),
         parts(&["a", "b", "c"])
@@ -945,7 +946,7 @@ fn refused_command_hook_does_not_run_content_written_after_it_was_refused() {
     write(&cmd, append_script("EVIL"), 0o775);
     let event = scope.reload();
     assert!(
-        event.problems.iter().any(|p| p.path == cmd),
+        event.problems.iter().any(|p| p.path() == cmd),
         "{:?}",
         event.problems
     );
@@ -970,7 +971,7 @@ fn empty_command_hook_mid_save_keeps_last_good() {
     let event = scope.reload();
     let got = run!(OVR_BAD, &scope);
     assert!(
-        event.problems.iter().any(|p| p.path == cmd),
+        event.problems.iter().any(|p| p.path() == cmd),
         "not reported: {:?}; dispatch: {got:?}",
         event.problems
     );
@@ -992,7 +993,7 @@ fn shared_writable_command_case(name: &str, mode: u32) {
     fs::set_permissions(&cmd, fs::Permissions::from_mode(mode)).expect("chmod");
     manifest(dir.path(), "ovr_bad", "c.json", r#"{"enabled": false}"#);
     let event = scope.reload();
-    let found: Vec<_> = event.problems.iter().filter(|p| p.path == cmd).collect();
+    let found: Vec<_> = event.problems.iter().filter(|p| p.path() == cmd).collect();
     assert_eq!(found.len(), 1, "{:?}", event.problems);
     assert!(
         found[0].message.contains("writable by group or others"),
@@ -1043,8 +1044,8 @@ fn non_utf8_file_name_is_reported_and_skipped() {
     assert_eq!(event.problems.len(), 1, "{:?}", event.problems);
     let p = &event.problems[0];
     assert!(p.message.contains("not valid UTF-8"), "{p}");
-    assert!(p.path.starts_with(&folder), "{p}");
-    assert!(p.path.to_string_lossy().contains('\u{FFFD}'), "{p}");
+    assert!(p.path().starts_with(&folder), "{p}");
+    assert!(p.path().to_string_lossy().contains('\u{FFFD}'), "{p}");
     assert_eq!(
         run!(OVR_BAD, &scope).expect("dispatch"),
         parts(&["c", "a", "b"])
@@ -1236,7 +1237,8 @@ fn untrusted_project_command_hooks_do_not_run_but_user_hooks_do() {
         assert!(
             warnings
                 .iter()
-                .any(|w| w.contains(&file.display().to_string()) && w.contains("untrusted")),
+                .any(|w| w.to_string().contains(&file.display().to_string())
+                    && w.to_string().contains("untrusted")),
             "{warnings:?}"
         );
     }
@@ -1324,17 +1326,19 @@ fn override_for_unknown_point_warns_with_the_nearest_known_point() {
         r#"{"enabled": false}"#,
     );
     let scope = project_scope("unknown-point", dir.path());
-    let check = |warnings: &[String]| {
-        let w: Vec<&String> = warnings
+    let check = |warnings: &[hookpoint::diagnostic::Diagnostic]| {
+        let w: Vec<&hookpoint::diagnostic::Diagnostic> = warnings
             .iter()
             .filter(|w| {
-                w.contains(&file.display().to_string()) && w.contains("`ovr_nearest_knwon`")
+                w.to_string().contains(&file.display().to_string())
+                    && w.to_string().contains("`ovr_nearest_knwon`")
             })
             .collect();
         assert!(!w.is_empty(), "{warnings:?}");
         assert!(
-            w.iter()
-                .any(|w| w.contains("nearest known point: `ovr_nearest_known`")),
+            w.iter().any(|w| w
+                .to_string()
+                .contains("nearest known point: `ovr_nearest_known`")),
             "{w:?}"
         );
     };
@@ -1500,7 +1504,7 @@ fn plugin_config_overlays_defaults_key_by_key_and_bad_config_keeps_last_good() {
     let found: Vec<_> = event
         .problems
         .iter()
-        .filter(|p| p.path == project_config)
+        .filter(|p| p.path() == project_config)
         .collect();
     assert_eq!(found.len(), 1, "{:?}", event.problems);
     assert!(found[0].line.is_some(), "{}", found[0]);
@@ -1546,7 +1550,7 @@ fn plugin_config_of_the_wrong_type_keeps_last_good() {
     let event = scope.reload();
     let config = scope.plugin_config::<MemoryConfig>("memory");
     assert!(
-        event.problems.iter().any(|p| p.path == file),
+        event.problems.iter().any(|p| p.path() == file),
         "not reported: {:?}; plugin_config: {config:?}",
         event.problems
     );

@@ -65,7 +65,7 @@ fn a_failing_check_keeps_the_plugin_out_of_dispatch_until_a_reload_fixes_it() {
             .status()
             .warnings
             .iter()
-            .any(|w| w.contains("`checked` is unhealthy")),
+            .any(|w| w.to_string().contains("`checked` is unhealthy")),
         "{:?}",
         scope.status().warnings
     );
@@ -110,7 +110,7 @@ fn a_config_value_of_the_wrong_type_is_reported_at_the_value() {
         .status()
         .problems
         .into_iter()
-        .find(|p| p.path == config)
+        .find(|p| p.path() == config)
         .expect("the config is reported");
     assert_eq!(
         (problem.line, problem.column),

@@ -1,14 +1,15 @@
 //! Reports keep their enums typed, and their JSON forms are stable: origins, layers, error
 //! policies, how an extension runs.
 
+use hookpoint::diagnostic::{Code, Severity};
 use hookpoint::introspect::RunsAs;
 use hookpoint::{ErrorPolicy, Layer, Origin, PluginInfo, PluginSource, PluginState, extension};
 use serde_json::json;
 
+/// The line of `typed_reports_listed`.
+const LISTED_LINE: u32 = line!() + 2;
 #[extension(point = "typed_reports_probe", order = 4, on_error = "log")]
 fn typed_reports_listed(_: &mut u8) {}
-
-const LISTED_LINE: u32 = 9;
 
 #[test]
 fn runs_as_serializes_as_stable_names() {
@@ -216,4 +217,83 @@ fn plugin_states_serialize_with_stable_names() {
     );
     assert_eq!(folder.folder(), Some(std::path::Path::new("/p/x")));
     assert_eq!(folder.crate_name(), None);
+}
+
+#[test]
+fn reload_problems_are_diagnostics_with_code_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir
+        .path()
+        .join("extensions/typed_reports_probe/typed_reports_listed.json");
+    std::fs::create_dir_all(bad.parent().unwrap()).unwrap();
+    std::fs::write(&bad, "{\n  \"oder\": 3\n}").unwrap();
+    let scope = hookpoint::ScopeBuilder::new("typed-reports-reload")
+        .user(dir.path())
+        .watch(false)
+        .build()
+        .unwrap();
+    let event = scope.reload();
+    let p = event
+        .problems
+        .iter()
+        .find(|p| p.path() == bad)
+        .expect("the bad manifest is reported");
+    assert_eq!(
+        (p.severity, p.code, p.line, p.column),
+        (Severity::Error, Code::ManifestUnknownKey, Some(2), Some(3)),
+        "{p}"
+    );
+    assert_eq!(p.code.as_str(), "manifest.unknown_key");
+    assert_eq!(
+        p.to_string(),
+        format!("{}:2:3: {}", bad.display(), p.message)
+    );
+    assert_eq!(scope.status().problems, event.problems);
+}
+
+#[test]
+fn reload_warnings_are_diagnostics_naming_their_file_and_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("extensions/typed_reports_nowhere/x.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "{}").unwrap();
+    let scope = hookpoint::ScopeBuilder::new("typed-reports-warnings")
+        .user(dir.path())
+        .watch(false)
+        .build()
+        .unwrap();
+    let w = scope
+        .status()
+        .warnings
+        .into_iter()
+        .find(|w| w.point.as_deref() == Some("typed_reports_nowhere"))
+        .expect("the unknown point is a warning");
+    assert_eq!(
+        (w.severity, w.code, w.file.as_deref()),
+        (
+            Severity::Warning,
+            Code::OverrideUnknownPoint,
+            Some(file.as_path())
+        )
+    );
+    assert_eq!((w.line, w.column), (None, None));
+    assert!(
+        w.to_string()
+            .starts_with(&format!("{}: override for point", file.display())),
+        "{w}"
+    );
+}
+
+#[test]
+fn every_code_has_a_distinct_stable_text_that_is_its_json() {
+    let mut seen = std::collections::HashSet::new();
+    for code in Code::ALL {
+        let text = code.as_str();
+        assert!(seen.insert(text), "{text} twice");
+        let (area, kind) = text.split_once('.').expect("area.kind");
+        assert!(!area.is_empty() && !kind.is_empty(), "{text}");
+        assert_eq!(serde_json::to_value(code).unwrap(), json!(text));
+    }
+    assert_eq!(serde_json::to_value(Severity::Error).unwrap(), "error");
+    assert_eq!(serde_json::to_value(Severity::Warning).unwrap(), "warning");
 }

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{Exit, write_json};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::error::Origin;
-use crate::fs::FileProblem;
 use crate::introspect::{PointInfo, RunsAs};
 use crate::registry::{ErrorPolicy, PointKind};
 use crate::scope::Scope;
@@ -136,10 +136,10 @@ pub(super) fn explain(scope: &Scope, point: &str) -> Option<Explanation> {
     let warnings: Vec<String> = status
         .warnings
         .iter()
+        .map(Diagnostic::to_string)
         .filter(|w| {
             w.contains(&mention) || folders.iter().any(|f| w.contains(&*f.to_string_lossy()))
         })
-        .cloned()
         .collect();
     let webui: Vec<String> = scope
         .webui_manifest()
@@ -153,23 +153,23 @@ pub(super) fn explain(scope: &Scope, point: &str) -> Option<Explanation> {
             ),
         })
         .collect();
-    let bad: Vec<&FileProblem> = status
+    let bad: Vec<&Diagnostic> = status
         .problems
         .iter()
-        .filter(|p| in_folder(&p.path))
+        .filter(|p| in_folder(p.path()))
         .collect();
     if info.is_none() && warnings.is_empty() && bad.is_empty() && webui.is_empty() {
         return None;
     }
     let plugins = scope.plugins();
     let mut extensions = Vec::new();
-    let mut explained: Vec<&FileProblem> = Vec::new();
+    let mut explained: Vec<&Diagnostic> = Vec::new();
     if let Some(info) = &info {
         extensions = verdicts(info, &bad, &mut explained, &plugins);
     }
     let refused_files = bad
         .iter()
-        .filter(|p| !explained.iter().any(|e| e.path == p.path))
+        .filter(|p| !explained.iter().any(|e| e.file == p.file))
         .map(|p| format!("{p}; nothing from this file is in effect"))
         .collect();
     let (point_refused, registry_warnings) = registry_problems(point);
@@ -203,8 +203,8 @@ fn point_folders(scope: &Scope, point: &str, under: &str) -> Vec<PathBuf> {
 /// A verdict per extension; the bad files that explain one (last good in use) go to `explained`.
 fn verdicts<'p>(
     info: &PointInfo,
-    bad: &[&'p FileProblem],
-    explained: &mut Vec<&'p FileProblem>,
+    bad: &[&'p Diagnostic],
+    explained: &mut Vec<&'p Diagnostic>,
     plugins: &[crate::PluginInfo],
 ) -> Vec<ExtensionVerdict> {
     let total = info.extensions.len();
@@ -224,7 +224,7 @@ fn verdicts<'p>(
         }
         for p in bad
             .iter()
-            .filter(|p| mentions(&e.origin, e.note.as_deref(), &p.path))
+            .filter(|p| mentions(&e.origin, e.note.as_deref(), p.path()))
         {
             reasons.push(format!("{p}; its last good version is in use"));
             explained.push(p);
@@ -246,7 +246,7 @@ fn verdicts<'p>(
             format!("origin {}; layer: {}", x.origin, x.layer),
         ];
         reasons.extend(plugin_of(&x.origin, plugins));
-        for p in bad.iter().filter(|p| mentions(&x.origin, None, &p.path)) {
+        for p in bad.iter().filter(|p| mentions(&x.origin, None, p.path())) {
             reasons.push(format!("{p}; its last good version is in use"));
             explained.push(p);
         }
@@ -268,21 +268,20 @@ fn verdicts<'p>(
 /// a sync point), and the others (ordering constraints naming nobody or forming a cycle), which
 /// refuse nothing and are warnings.
 fn registry_problems(point: &str) -> (Vec<String>, Vec<String>) {
-    use crate::error::ErrorKind;
     let Err(report) = crate::validate() else {
         return (Vec::new(), Vec::new());
     };
     let (refusing, other): (Vec<_>, Vec<_>) = report
-        .problems
+        .diagnostics
         .iter()
-        .filter(|p| p.point == point)
+        .filter(|p| p.point.as_deref() == Some(point))
         .partition(|p| {
             matches!(
-                p.kind,
-                ErrorKind::Duplicate | ErrorKind::PayloadMismatch | ErrorKind::AsyncOnSync
+                p.code,
+                Code::RegistryDuplicate | Code::RegistryPayloadMismatch | Code::RegistryAsyncOnSync
             )
         });
-    let text = |v: Vec<&crate::validate::Problem>| v.iter().map(|p| p.to_string()).collect();
+    let text = |v: Vec<&Diagnostic>| v.iter().map(|p| p.to_string()).collect();
     (text(refusing), text(other))
 }
 

@@ -119,7 +119,7 @@ pub static HOOKPOINT_PLG_V0: [PluginEntry];
 ///
 /// let plugins = hookpoint::Scope::default_scope().plugins();
 /// let greeter = plugins.iter().find(|p| p.name == "greeter").unwrap();
-/// assert!(greeter.enabled && greeter.unhealthy.is_none());
+/// assert_eq!(greeter.state, hookpoint::PluginState::Active);
 /// ```
 #[macro_export]
 macro_rules! plugin {

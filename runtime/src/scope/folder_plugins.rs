@@ -72,7 +72,7 @@ impl Scope {
                 .status()
                 .problems
                 .into_iter()
-                .find(|p| p.path.starts_with(&status.dir))
+                .find(|p| p.path().starts_with(&status.dir))
                 .map_or_else(|| "its install did not run".to_owned(), |p| p.message);
             // As for crate plugins: a failing install leaves the plugin disabled (and says so
             // in the toggles file), not retried at every reload.

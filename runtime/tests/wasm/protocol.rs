@@ -239,7 +239,7 @@ fn a_project_layer_runs_wasm_only_when_trusted() {
     assert!(
         warnings
             .iter()
-            .any(|w| w.contains("untrusted project folder")),
+            .any(|w| w.to_string().contains("untrusted project folder")),
         "{warnings:?}"
     );
     assert_eq!(run(&build(true)).expect("dispatch").n, 1);

@@ -79,7 +79,7 @@ fn problem_of(scope: &Scope, path: &Path) -> String {
     status
         .problems
         .iter()
-        .find(|p| p.path == path)
+        .find(|p| p.path() == path)
         .map(|p| p.message.clone())
         .unwrap_or_else(|| panic!("a problem for {}: {status:?}", path.display()))
 }

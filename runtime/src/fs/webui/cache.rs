@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use super::manifest::WebuiManifest;
 use super::scan::{LayerAssets, scan_layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::fs::event::ReloadEvent;
 use crate::fs::layers::{FsConfig, LayerRoot};
 use crate::fs::read::FileReader;
@@ -64,11 +65,15 @@ impl WebuiCache {
             event.problems.extend(scan.problems.iter().cloned());
             if layer.project && !config.trust_project {
                 event.warnings.extend(scan.assets.iter().map(|a| {
-                    format!(
-                        "{}: web UI asset in the untrusted project layer {}: not served (it is code the browser runs); trust it with ScopeBuilder::trust_project(true)",
-                        a.file.display(),
-                        layer.root.display()
+                    Diagnostic::warning(
+                        Code::WebuiUntrusted,
+                        format!(
+                            "web UI asset in the untrusted project layer {}: not served (it is code the browser runs); trust it with ScopeBuilder::trust_project(true)",
+                            layer.root.display()
+                        ),
                     )
+                    .in_file(&a.file)
+                    .for_point(&a.point)
                 }));
                 continue;
             }
@@ -79,7 +84,7 @@ impl WebuiCache {
         drop(scans);
         event
             .problems
-            .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+            .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
         *locks::lock(&self.current) = Arc::new(manifest);
     }
 }
