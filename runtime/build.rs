@@ -1,6 +1,19 @@
-// Exists only so that the `links` key in Cargo.toml is accepted: cargo then
-// refuses to build a graph holding two copies of hookpoint, which would each
-// keep their own extension registry.
+// The `links` key in Cargo.toml needs a build script: cargo then refuses to build a graph holding
+// two copies of hookpoint, which would each keep their own extension registry.
+//
+// It also turns each filesystem feature into a `hookpoint_<feature>` cfg that is set only on
+// Unix: the override folders read files with `O_NOFOLLOW`, check owners and modes, run command
+// hooks in process groups and give wasm extensions directories by descriptor, none of which has a
+// portable equivalent here. Off Unix those features build and their items are absent (the crate
+// docs' "Features" say so); the engine itself is the same everywhere.
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
+    let unix = std::env::var_os("CARGO_CFG_UNIX").is_some();
+    for feature in ["overrides", "watch", "wasm", "cli"] {
+        println!("cargo::rustc-check-cfg=cfg(hookpoint_{feature})");
+        let var = format!("CARGO_FEATURE_{}", feature.to_uppercase());
+        if unix && std::env::var_os(var).is_some() {
+            println!("cargo::rustc-cfg=hookpoint_{feature}");
+        }
+    }
 }

@@ -4,7 +4,23 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use hookpoint::{Scope, ScopeBuilder};
+use hookpoint::{LayerKind, LayerSpec, Scope, ScopeBuilder};
+
+/// The layers the behaviour tests use, highest first: a project's folder (whose code runs only
+/// when `trusted`), a user's folder, and a plugin's folder (present while the plugin is enabled).
+pub fn project_layer(trusted: bool) -> LayerSpec {
+    LayerSpec::new(LayerKind::new("project"), 20).trusted(trusted)
+}
+
+/// A user's folder (below the project's).
+pub fn user_layer() -> LayerSpec {
+    LayerSpec::new(LayerKind::new("user"), 10)
+}
+
+/// The folder of the linked plugin `name` (below the user's).
+pub fn plugin_layer(name: &str) -> LayerSpec {
+    LayerSpec::new(LayerKind::PLUGIN, 0).plugin(name)
+}
 
 /// Writes `path` with `content` and permissions `mode`, creating folders.
 pub fn write(path: &Path, content: impl AsRef<[u8]>, mode: u32) -> PathBuf {
@@ -37,8 +53,7 @@ pub fn sh_replacing(payload_json: &str) -> String {
 /// A project-only scope, trusted, not watched.
 pub fn project_scope(name: &str, project: &Path) -> Scope {
     ScopeBuilder::new(name)
-        .project(project)
-        .trust_project(true)
+        .layer(project, project_layer(true))
         .watch(false)
         .build()
         .expect("scope builds")

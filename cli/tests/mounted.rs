@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use hookpoint::cli::{Exit, PointsFile, run_from};
-use hookpoint::{Scope, ScopeBuilder, extension};
+use hookpoint::{LayerKind, LayerSpec, Scope, ScopeBuilder, extension};
 use serde::{Deserialize, Serialize};
 use tempfile::TempDir;
 
@@ -103,8 +103,8 @@ impl Fixture {
             0o644,
         );
         let scope = ScopeBuilder::new("cli-fixture")
-            .project(&project)
-            .user(&user)
+            .layer(&project, project_layer(false))
+            .layer(&user, user_layer())
             .watch(false)
             .build()
             .expect("scope");
@@ -243,7 +243,7 @@ fn validate_of_clean_folders_exits_0_unless_warnings_are_denied() {
     put(dir.path(), "extensions/prompt/_1_intro.json", "{}", 0o644);
     put(dir.path(), "extensions/nowhere/x.json", "{}", 0o644);
     let scope = ScopeBuilder::new("cli-clean")
-        .user(dir.path())
+        .layer(dir.path(), user_layer())
         .watch(false)
         .build()
         .expect("scope");
@@ -384,7 +384,7 @@ fn watch_tells_a_change_of_what_runs_where_it_comes_from_stays_the_same() {
     let wasm = user.join("extensions/prompt/_50_guest.wat");
     put(&user, "extensions/prompt/_50_guest.wat", &module(0), 0o644);
     let scope = ScopeBuilder::new("cli-watch-content")
-        .user(&user)
+        .layer(&user, user_layer())
         .watch(false)
         .wasm_cache(None)
         .build()
@@ -413,4 +413,14 @@ fn watch_tells_a_change_of_what_runs_where_it_comes_from_stays_the_same() {
         fs::write(&manifest, format!(r#"{{"on_error": "{policy}"}}"#)).expect("write");
     });
     assert!(line.contains("~prompt:intro on_error "), "{line}");
+}
+
+/// A project's folder, above the user's (its code runs only when `trusted`).
+fn project_layer(trusted: bool) -> LayerSpec {
+    LayerSpec::new(LayerKind::new("project"), 20).trusted(trusted)
+}
+
+/// A user's folder.
+fn user_layer() -> LayerSpec {
+    LayerSpec::new(LayerKind::new("user"), 10)
 }

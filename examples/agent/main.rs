@@ -35,6 +35,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use hookpoint::{Scope, ScopeBuilder};
+use hookpoint_extensions::layout::{self, AgentZeroLayout};
 use hookpoint_extensions::*;
 use render::{Renderer, TraceMode};
 use stage::Staged;
@@ -140,7 +141,12 @@ fn build_agent(
 fn print_scope(out: &Renderer, scope: &Scope) {
     out.say("title", "hookpoint agent demo");
     for l in scope.layers() {
-        let trust = if l.project { " (project, trusted)" } else { "" };
+        let project = [layout::PROJECT, layout::PROJECT_PROFILE].contains(&l.kind);
+        let trust = if project && l.trusted {
+            " (project, trusted)"
+        } else {
+            ""
+        };
         out.say("layer", &format!("{} {}{trust}", l.rank, l.root.display()));
     }
     for p in scope.introspect() {
@@ -398,10 +404,11 @@ fn hookpoint_cli(args: &[std::ffi::OsString]) -> Result<i32, Box<dyn std::error:
             staged.plugins.display()
         );
     }
-    let scope = ScopeBuilder::new("demo")
+    let scope = AgentZeroLayout::new()
         .profile("developer")
         .project(&staged.project)
         .trust_project(true)
+        .apply(ScopeBuilder::new("demo"))
         .plugin_root(&staged.plugins)
         .watch(watch)
         .build()?;
@@ -453,16 +460,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         shop::configure(&staged.project, &shop::create(&staged.project)?)?;
         Some(staged)
     };
-    let mut builder = ScopeBuilder::new("demo")
-        .profile("developer")
-        .watch(args.watch);
+    let mut layout = AgentZeroLayout::new().profile("developer");
+    let mut builder = ScopeBuilder::new("demo").watch(args.watch);
     if let Some(staged) = &staged {
-        builder = builder
-            .project(&staged.project)
-            .trust_project(true)
-            .plugin_root(&staged.plugins);
+        layout = layout.project(&staged.project).trust_project(true);
+        builder = builder.plugin_root(&staged.plugins);
     }
-    let scope = builder.build()?;
+    let scope = layout.apply(builder).build()?;
     hookpoint_plugin_memory::set_data_dir(&scope, memory_dir(&args));
     if args.forget {
         hookpoint_plugin_memory::purge(&scope)?;

@@ -114,6 +114,8 @@
 //!   [`AgentConfig`] and its profile [`settings`](read_settings), [`TaskContext`], decisions
 //!   ([`Decision`], [`Answer`]), tool-name patterns ([`glob_match`]);
 //! - the built-ins (`builtin/`, each an ordinary extension; listed in the README);
+//! - [`layout`]: Agent Zero's folder layout (project, profiles, user, plugins) as a preset of
+//!   a scope's layers ([`layout::AgentZeroLayout`]);
 //! - [`trace`]: what an agent's points did, for tools like the demo's trace;
 //! - [`banners`] and [`webui`]: the interface's points that belong to no agent.
 
@@ -128,6 +130,7 @@ mod context;
 mod decision;
 mod glob;
 mod history;
+pub mod layout;
 mod log;
 mod model;
 mod payloads;

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hookpoint::{LayerKind, LayerRoot};
+use hookpoint::LayerRoot;
 use serde_json::{Map, Value};
 
 use crate::config::AgentConfig;
@@ -35,7 +35,8 @@ pub enum SettingsError {
 /// The candidate `settings.json` paths of `profile` along a scope's layers, **highest priority
 /// first**: Agent Zero's list — `<project>/agents/<profile>/`, `<project>/`,
 /// `<user>/agents/<profile>/`, `<plugin>/agents/<profile>/`, `<agents>/<profile>/` — that is,
-/// the layers whose [`LayerKind`] is a profile layer or the project; the user and plugin root
+/// the layers of [`AgentZeroLayout`](crate::layout::AgentZeroLayout) whose kind is a profile
+/// layer ([`layout::is_profile`](crate::layout::is_profile)) or the project; the user and plugin root
 /// layers are excluded. `profile` only says whether there is one: the scope's layers already
 /// name its folders. Empty for an empty profile.
 pub fn settings_candidates(layers: &[LayerRoot], profile: &str) -> Vec<PathBuf> {
@@ -44,7 +45,7 @@ pub fn settings_candidates(layers: &[LayerRoot], profile: &str) -> Vec<PathBuf> 
     }
     layers
         .iter()
-        .filter(|l| l.kind.is_profile() || l.kind == LayerKind::Project)
+        .filter(|l| crate::layout::is_profile(&l.kind) || l.kind == crate::layout::PROJECT)
         .map(|l| l.root.join("settings.json"))
         .collect()
 }

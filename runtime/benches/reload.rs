@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use hookpoint::__bench::SyntheticRegistry;
-use hookpoint::{ScopeBuilder, extension, point};
+use hookpoint::{LayerKind, LayerSpec, ScopeBuilder, extension, point};
 
 point! {
     /// Ten extensions, for dispatch under reload.
@@ -65,7 +65,7 @@ fn rebuild(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     write_overrides(dir.path(), 1_000, 1_000);
     let scope = ScopeBuilder::new("bench")
-        .project(dir.path())
+        .layer(dir.path(), LayerSpec::new(LayerKind::new("app"), 0))
         .watch(false)
         .build()
         .unwrap();
@@ -81,7 +81,7 @@ fn dispatch_under_reload(c: &mut Criterion) {
     std::fs::create_dir_all(&ext).unwrap();
     std::fs::write(ext.join("e5.json"), "{\"order\": 50}").unwrap();
     let scope = ScopeBuilder::new("bench-reload")
-        .project(dir.path())
+        .layer(dir.path(), LayerSpec::new(LayerKind::new("app"), 0))
         .watch(false)
         .build()
         .unwrap();
@@ -128,7 +128,7 @@ fn change_to_visible(c: &mut Criterion) {
     let file = ext.join("e3.json");
     std::fs::write(&file, "{\"order\": 3}").unwrap();
     let scope = ScopeBuilder::new("bench-watch")
-        .project(dir.path())
+        .layer(dir.path(), LayerSpec::new(LayerKind::new("app"), 0))
         .build()
         .unwrap();
     let mut g = c.benchmark_group("watch");

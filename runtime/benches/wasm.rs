@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use hookpoint::{Scope, ScopeBuilder, extension, point};
+use hookpoint::{LayerKind, LayerSpec, Scope, ScopeBuilder, extension, point};
 use serde::{Deserialize, Serialize};
 
 /// A tool call, ~200 bytes as JSON.
@@ -76,7 +76,7 @@ fn scope_with(root: &Path, files: &[(&str, &str)]) -> Scope {
         std::fs::write(&path, content).unwrap();
     }
     ScopeBuilder::new("bench-wasm")
-        .user(root)
+        .layer(root, LayerSpec::new(LayerKind::new("app"), 0))
         .watch(false)
         .wasm_cache(Some(root.join("cache")))
         .build()

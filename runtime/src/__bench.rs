@@ -67,7 +67,7 @@ impl SyntheticRegistry {
 
     /// Scans `layer` (as a trusted project layer) and merges it over the synthetic table, as a
     /// full reload does; returns the number of active extensions.
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub fn build_with_layer(&self, scope: &crate::Scope) -> usize {
         scope.0.fs.mark_dirty(None);
         let (snap, _) = scope.0.fs.build_snapshot(

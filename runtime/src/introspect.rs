@@ -58,9 +58,9 @@ impl RunsAs {
         match run {
             Run::Sync(_) => RunsAs::Sync,
             Run::Async(_) => RunsAs::Async,
-            #[cfg(feature = "fs")]
+            #[cfg(hookpoint_overrides)]
             Run::Command(_) => RunsAs::Command,
-            #[cfg(feature = "wasm")]
+            #[cfg(hookpoint_wasm)]
             Run::Wasm(_) => RunsAs::Wasm,
         }
     }
@@ -205,16 +205,16 @@ impl Scope {
 
 /// An extension's time limit: a command hook's or wasm extension's own, else an async
 /// extension's budget.
-#[cfg_attr(not(feature = "fs"), allow(unused_variables))]
+#[cfg_attr(not(hookpoint_overrides), allow(unused_variables))]
 fn time_limit(
     snap: &Snapshot,
     run: &Run,
     budget: Option<std::time::Duration>,
 ) -> Option<std::time::Duration> {
     match run {
-        #[cfg(feature = "fs")]
+        #[cfg(hookpoint_overrides)]
         Run::Command(i) => snap.commands.get(*i as usize).map(|c| c.timeout),
-        #[cfg(feature = "wasm")]
+        #[cfg(hookpoint_wasm)]
         Run::Wasm(i) => snap.wasm.get(*i as usize).map(|w| w.timeout()),
         _ => budget,
     }
@@ -238,7 +238,7 @@ fn describe(snap: &Snapshot, l: &PointList) -> (Vec<ExtensionInfo>, Vec<Inactive
             before: m.before.iter().map(|n| n.to_string()).collect(),
             condition: m.matcher.as_ref().map(|c| match c {
                 Matcher::Typed(_) => "when: a predicate over the payload".to_owned(),
-                #[cfg(feature = "fs")]
+                #[cfg(hookpoint_overrides)]
                 Matcher::Json(j) => format!("match: {}", j.source()),
             }),
             timeout_ms: time_limit(snap, run, m.timeout)

@@ -44,14 +44,32 @@
 //! ```
 //!
 //! ## Features
-//! - `fs` (default): filesystem override layers, command hooks, hot reload, the
-//!   [web UI manifest](webui). Without it hookpoint reads no files and depends on neither notify
-//!   nor tokio.
-//! - `cli`: `hookpoint::cli`, the `hookpoint` subcommands (`list`, `explain`, `validate`, `watch`,
-//!   `points`, `export`) an application mounts in its own binary (clap). Implies `fs`.
-//! - `wasm` (implies `fs`): WebAssembly extensions, `.wasm` files in override folders run
-//!   in-process and sandboxed on Wasmtime (module `wasm`). Without it there is no wasm runtime in the
-//!   dependency tree.
+//!
+//! The engine — points, extensions, `#[extensible]`, scopes, snapshots, dispatch,
+//! introspection, validation, observation, linking — needs no feature and builds everywhere.
+//! The rest is behind features named after what they give:
+//!
+//! - `overrides`: layer folders ([`ScopeBuilder::layer`], [`LayerSpec`]) with override files and
+//!   manifests, their loader (a bad file keeps its last good version, [`Scope::status`]), plugin
+//!   configs and the toggles file, command hooks ([`command`]), folder plugins and the
+//!   [web UI manifest](webui). Pulls in tempfile, globset, regex, sha2, libc and tokio (process,
+//!   io-util).
+//! - `watch` (implies `overrides`): hot reload, a debounced watcher over the layer folders
+//!   (`ScopeBuilder::watch`, `ScopeBuilder::debounce`, `Scope::is_watched`). Pulls in notify and
+//!   notify-debouncer-full. Without it a scope reloads only on [`Scope::reload`].
+//! - `wasm` (implies `overrides`): WebAssembly extensions, `.wasm` files in layer folders run
+//!   in-process and sandboxed (module `wasm`). Pulls in wasmtime, wat and wast.
+//! - `cli` (implies `overrides` and `watch`): `hookpoint::cli`, the `hookpoint` subcommands
+//!   (`list`, `explain`, `validate`, `watch`, `points`, `export`) an application mounts in its
+//!   own binary. Pulls in clap.
+//! - `full`: all of the above.
+//! - `default` = `overrides` + `watch`: what the former `fs` feature gave.
+//!
+//! **Unix only:** `overrides` and every feature that implies it (`watch`, `wasm`, `cli`, `full`,
+//! and so `default`). Their files are read with `O_NOFOLLOW`, owners and modes are checked,
+//! command hooks run in their own process group, wasm extensions get folders by descriptor. Off
+//! Unix these features build and their items are absent; build with `default-features = false`
+//! there and the engine works the same.
 
 #![warn(missing_docs)]
 
@@ -59,15 +77,15 @@
 // (README "Architecture" names the route data takes):
 //
 //   error, locks, suggest, stats   leaves
-//   command        (fs) the command-hook runner: spawn, timeout, process group, bounded pipes
+//   command        (overrides) the command-hook runner: spawn, timeout, process group, bounded pipes
 //   wasm           (wasm) the WebAssembly host: engine, module cache, sandbox, one call
 //   registry       what the binary carries: extension, point and plugin records, `Cx`
 //   site           point ids and "empty everywhere" caches per call site
 //   snapshot       pure data: the compiled-in table and overrides merged into per-point lists
 //   thread_state   hot per-thread cells: dispatch depth, cached snapshot pointer
-//   outgoing       (fs) filters a payload's JSON form passes through on its way out
+//   outgoing       (overrides) filters a payload's JSON form passes through on its way out
 //   dispatch       runs one point's list, sync or async
-//   fs             (fs) layer folders -> snapshot inputs: scan, load with last good, watch
+//   fs             (overrides) layer folders -> snapshot inputs: scan, load with last good, watch
 //   scope          owns and swaps snapshots; current scope; plugins; reload
 //   point, call, extensible, introspect, validate, link   the API on top
 //   cli            (cli) the `hookpoint` subcommands, on top of the API
@@ -79,25 +97,25 @@ extern crate self as hookpoint;
 #[doc(hidden)]
 pub mod __bench;
 mod call;
-#[cfg(feature = "cli")]
+#[cfg(hookpoint_cli)]
 pub mod cli;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 pub mod command;
 pub mod diagnostic;
 mod dispatch;
 mod error;
 mod extensible;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 mod fs;
 pub mod introspect;
 mod link;
 mod locks;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 mod matcher;
 pub mod observe;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 mod outgoing;
-#[cfg(all(test, feature = "fs"))]
+#[cfg(all(test, hookpoint_overrides))]
 mod outside_input;
 mod point;
 mod registry;
@@ -108,25 +126,25 @@ mod stats;
 mod suggest;
 mod thread_state;
 mod validate;
-#[cfg(feature = "wasm")]
+#[cfg(hookpoint_wasm)]
 pub mod wasm;
 
 pub use call::{call_async, call_sync};
 pub use dispatch::MAX_DEPTH;
 pub use error::{Error, ErrorKind, Origin};
 pub use extensible::{CallEnd, CallStart};
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 pub use fs::webui;
-#[cfg(feature = "fs")]
-pub use fs::{FileReadError, LayerKind, LayerRoot, ReloadEvent, read_whole_file};
+#[cfg(hookpoint_overrides)]
+pub use fs::{FileReadError, LayerKind, LayerRoot, LayerSpec, ReloadEvent, read_whole_file};
 pub use introspect::introspect;
 pub use link::{assert_crates_linked, assert_linked, linked_crates};
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 pub use outgoing::{OutgoingFilter, add_outgoing_filter};
 pub use point::{AsyncKind, AsyncPoint, FnPoint, Outcome, PointSpec, SyncKind, SyncPoint};
 pub use registry::{Cx, ErrorPolicy, Flow, PointKind};
 pub use scope::{Bound, PluginInfo, PluginSource, PluginState, Scope, ScopeBuilder};
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 pub use scope::{command_hooks_enabled, set_command_hooks_enabled};
 pub use snapshot::{Layer, Snapshot};
 pub use stats::dispatch_counts;

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use hookpoint::{CallEnd, CallStart, ScopeBuilder, extension};
+use hookpoint_extensions::layout::AgentZeroLayout;
 use hookpoint_extensions::*;
 use serde_json::json;
 
@@ -264,8 +265,9 @@ fn greeting_template_comes_from_the_highest_layer_and_falls_back_to_a_fixed_text
     let dir = tempfile::tempdir().expect("tempdir");
     let template = dir.path().join("prompts/fw.initial_message.md");
     let scope = || {
-        ScopeBuilder::new("lc-template")
+        AgentZeroLayout::new()
             .project(dir.path())
+            .apply(ScopeBuilder::new("lc-template"))
             .watch(false)
             .build()
             .expect("scope")

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use hookpoint::{Scope, ScopeBuilder, extension};
+use hookpoint_extensions::layout::AgentZeroLayout;
 use hookpoint_extensions::*;
 use serde_json::json;
 
@@ -75,8 +76,9 @@ fn stamp_once(agent: &mut Agent, model: &ScriptedModel) -> String {
 #[test]
 fn toggling_the_plugin_and_reloading_never_duplicates_or_keeps_a_stale_tool() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let scope = ScopeBuilder::new("toolbox-scope")
+    let scope = AgentZeroLayout::new()
         .project(dir.path())
+        .apply(ScopeBuilder::new("toolbox-scope"))
         .watch(false)
         .build()
         .expect("scope");
@@ -130,8 +132,9 @@ fn an_override_that_disables_the_executing_extension_is_a_clear_error() {
     let off = dir.path().join("extensions/tool.execute/run_stamp.json");
     std::fs::create_dir_all(off.parent().expect("parent")).expect("mkdir");
     std::fs::write(&off, r#"{"enabled": false}"#).expect("write");
-    let scope = ScopeBuilder::new("toolbox-override")
+    let scope = AgentZeroLayout::new()
         .project(dir.path())
+        .apply(ScopeBuilder::new("toolbox-override"))
         .watch(false)
         .build()
         .expect("scope");

@@ -7,6 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use hookpoint::extension;
+use hookpoint_extensions::layout::AgentZeroLayout;
 use hookpoint_extensions::*;
 use serde_json::json;
 
@@ -390,8 +391,9 @@ fn spied_layer() -> tempfile::TempDir {
 #[test]
 fn a_secret_value_from_the_model_or_a_tool_reaches_no_extension_or_hook_but_the_tool() {
     let layer = spied_layer();
-    let scope = hookpoint::ScopeBuilder::new("sec-spy")
+    let scope = AgentZeroLayout::new()
         .user(layer.path())
+        .apply(hookpoint::ScopeBuilder::new("sec-spy"))
         .watch(false)
         .build()
         .expect("scope");
@@ -505,8 +507,9 @@ fn a_secret_value_from_the_model_or_a_tool_reaches_no_extension_or_hook_but_the_
 /// Runs the agent `name`, with `layer` as its user layer, through one call of `sec_key` with the
 /// placeholder and a final response.
 fn call_the_key_tool(name: &str, layer: &std::path::Path) {
-    let scope = hookpoint::ScopeBuilder::new(name)
+    let scope = AgentZeroLayout::new()
         .user(layer)
+        .apply(hookpoint::ScopeBuilder::new(name))
         .watch(false)
         .build()
         .expect("scope");
@@ -601,8 +604,9 @@ fn spells_word(text: &str) -> bool {
 #[test]
 fn a_value_the_model_spells_with_json_escapes_reaches_only_the_tool() {
     let layer = spied_layer();
-    let scope = hookpoint::ScopeBuilder::new("sec-escaped")
+    let scope = AgentZeroLayout::new()
         .user(layer.path())
+        .apply(hookpoint::ScopeBuilder::new("sec-escaped"))
         .watch(false)
         .build()
         .expect("scope");

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use hookpoint::ScopeBuilder;
+use hookpoint_extensions::layout::AgentZeroLayout;
 use hookpoint_extensions::*;
 use serde_json::json;
 
@@ -34,11 +35,12 @@ impl Layers {
     }
 
     fn agent(&self, name: &str, global: AgentConfig) -> Agent {
-        let scope = ScopeBuilder::new(name)
+        let scope = AgentZeroLayout::new()
             .project(&self.project)
             .user(&self.user)
             .agents(&self.agents)
             .profile("researcher")
+            .apply(ScopeBuilder::new(name))
             .watch(false)
             .build()
             .expect("scope");
@@ -199,8 +201,9 @@ fn a_file_that_names_profile_or_mcp_servers_replaces_them() {
 fn an_agent_without_a_profile_reads_no_settings() {
     let l = Layers::new();
     write(&l.project.join("settings.json"), r#"{"max_iterations": 1}"#);
-    let scope = ScopeBuilder::new("set-none")
+    let scope = AgentZeroLayout::new()
         .project(&l.project)
+        .apply(ScopeBuilder::new("set-none"))
         .watch(false)
         .build()
         .expect("scope");

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hookpoint::{PluginSource, Scope, ScopeBuilder, extension, point};
+use hookpoint_tests::user_layer;
 use hookpoint_tests::write;
 use serde::{Deserialize, Serialize};
 
@@ -473,7 +474,7 @@ fn lifecycle_commands_get_the_merged_config() {
         0o644,
     );
     let _scope = ScopeBuilder::new("merged-config")
-        .user(user.path())
+        .layer(user.path(), user_layer())
         .plugin_root(root.path())
         .watch(false)
         .build()

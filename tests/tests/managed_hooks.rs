@@ -2,7 +2,8 @@
 //! commands (Extism's hash pinning): a changed pinned program is refused, its last verified
 //! content keeps running, and the status says why.
 
-use hookpoint::{ScopeBuilder, point};
+use hookpoint::{LayerKind, LayerSpec, ScopeBuilder, point};
+use hookpoint_tests::user_layer;
 use hookpoint_tests::{hook, manifest, write};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
@@ -44,9 +45,11 @@ fn only_managed_layers_run_command_hooks_when_asked() {
         &appending("user"),
     );
     let scope = ScopeBuilder::new("managed-only")
-        .user(user.path())
-        .agents(managed.path())
-        .profile("ops")
+        .layer(user.path(), user_layer())
+        .layer(
+            managed.path().join("ops"),
+            LayerSpec::new(LayerKind::new("ops"), 15),
+        )
         .managed(managed.path())
         .managed_hooks_only(true)
         .watch(false)
@@ -78,7 +81,7 @@ fn a_pinned_program_runs_and_a_changed_one_is_refused_with_the_last_verified_kep
         &format!(r#"{{"command": ["./hooks/pinned.sh"], "sha256": "{hash}"}}"#),
     );
     let scope = ScopeBuilder::new("pinned")
-        .user(dir.path())
+        .layer(dir.path(), user_layer())
         .watch(false)
         .build()
         .unwrap();
@@ -113,7 +116,7 @@ fn a_pin_that_never_matched_runs_nothing() {
         ),
     );
     let scope = ScopeBuilder::new("pinned-never")
-        .user(dir.path())
+        .layer(dir.path(), user_layer())
         .watch(false)
         .build()
         .unwrap();

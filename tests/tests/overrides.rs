@@ -18,7 +18,10 @@ use std::time::{Duration, Instant};
 
 use hookpoint::command::CommandError;
 use hookpoint::introspect::{PointInfo, RunsAs};
-use hookpoint::{Error, ErrorKind, Layer, Origin, Scope, ScopeBuilder, extension, point};
+use hookpoint::{
+    Error, ErrorKind, Layer, LayerKind, LayerSpec, Origin, Scope, ScopeBuilder, extension, point,
+};
+use hookpoint_tests::{plugin_layer, project_layer, user_layer};
 use serde::{Deserialize, Serialize};
 
 hookpoint::link!(hookpoint_plugin_memory);
@@ -188,8 +191,7 @@ fn append_script(marker: &str) -> String {
 /// A project-only scope, trusted, not watched.
 fn project_scope(name: &str, project: &Path) -> Scope {
     ScopeBuilder::new(name)
-        .project(project)
-        .trust_project(true)
+        .layer(project, project_layer(true))
         .watch(false)
         .build()
         .expect("scope builds")
@@ -679,33 +681,45 @@ fn highest_of_seven_folder_layers_wins_and_deleting_falls_back_to_the_next() {
         base.path().join("agents"),
         base.path().join("plugin-memory"),
     );
+    // Seven layers added out of order: precedence, not the order of the calls, ranks them.
+    let spec = |kind: &'static str, precedence| LayerSpec::new(LayerKind::new(kind), precedence);
     let scope = ScopeBuilder::new("layers")
-        .project(&project)
-        .profile("researcher")
-        .user(&user)
-        .agents(&agents)
-        .plugin_folder("memory", &plugin)
-        .trust_project(true)
+        .layer(&user, spec("user", 40))
+        .layer(&project, spec("project", 90))
+        .layer(
+            plugin.join("agents/researcher"),
+            spec("plugin_profile", 60).plugin("memory"),
+        )
+        .layer(
+            project.join("agents/researcher"),
+            spec("project_profile", 95),
+        )
+        .layer(agents.join("researcher"), spec("agents_profile", 50))
+        .layer(user.join("agents/researcher"), spec("user_profile", 70))
+        .layer(&plugin, spec("plugin", 30).plugin("memory"))
         .watch(false)
         .build()
         .expect("scope");
     let expected_roots = [
-        (project.join("agents/researcher"), true, None),
-        (project.clone(), true, None),
-        (user.join("agents/researcher"), false, None),
-        (plugin.join("agents/researcher"), false, Some("memory")),
-        (agents.join("researcher"), false, None),
-        (user.clone(), false, None),
-        (plugin.clone(), false, Some("memory")),
+        (project.join("agents/researcher"), "project_profile", None),
+        (project.clone(), "project", None),
+        (user.join("agents/researcher"), "user_profile", None),
+        (
+            plugin.join("agents/researcher"),
+            "plugin_profile",
+            Some("memory"),
+        ),
+        (agents.join("researcher"), "agents_profile", None),
+        (user.clone(), "user", None),
+        (plugin.clone(), "plugin", Some("memory")),
     ];
     let layers = scope.layers();
     assert_eq!(layers.len(), 7, "{layers:?}");
-    for (i, (l, (root, project_layer, plugin_name))) in
-        layers.iter().zip(&expected_roots).enumerate()
-    {
+    for (i, (l, (root, kind, plugin_name))) in layers.iter().zip(&expected_roots).enumerate() {
         assert_eq!(usize::from(l.rank), i + 1);
         assert_eq!(&l.root, root);
-        assert_eq!(l.project, *project_layer, "{l:?}");
+        assert_eq!(l.kind.as_str(), *kind, "{l:?}");
+        assert!(l.trusted, "{l:?}");
         assert_eq!(l.plugin.as_deref(), *plugin_name, "{l:?}");
     }
     // target.json in every layer, order = 10 * rank.
@@ -1221,10 +1235,13 @@ fn untrusted_project_command_hooks_do_not_run_but_user_hooks_do() {
     hook(&user, "ovr_trust", "_20_user.py", &append_script("user"));
     // A manifest is not code: it applies in an untrusted project.
     manifest(&project, "ovr_trust", "base.json", r#"{"order": 50}"#);
+    // The profile folder inside the project is trusted by its own spec, but lies inside the
+    // untrusted project layer's folder: it is untrusted too.
+    let profile = LayerSpec::new(LayerKind::new("project_profile"), 25);
     let scope = ScopeBuilder::new("untrusted")
-        .project(&project)
-        .profile("dev")
-        .user(&user)
+        .layer(project.join("agents/dev"), profile.clone())
+        .layer(&project, project_layer(false))
+        .layer(&user, user_layer())
         .watch(false)
         .build()
         .expect("scope");
@@ -1244,16 +1261,15 @@ fn untrusted_project_command_hooks_do_not_run_but_user_hooks_do() {
     }
     let why = inactive_why(&scope, "ovr_trust", "proj");
     assert_eq!(why.len(), 1, "{why:?}");
-    assert!(why[0].contains("trust_project"), "{why:?}");
+    assert!(why[0].contains("LayerSpec::trusted"), "{why:?}");
     assert_eq!(inactive_why(&scope, "ovr_trust", "projcmd").len(), 1);
     assert_eq!(inactive_why(&scope, "ovr_trust", "prof").len(), 1);
 
     // The same folders, trusted.
     let trusted = ScopeBuilder::new("trusted")
-        .project(&project)
-        .profile("dev")
-        .user(&user)
-        .trust_project(true)
+        .layer(project.join("agents/dev"), profile)
+        .layer(&project, project_layer(true))
+        .layer(&user, user_layer())
         .watch(false)
         .build()
         .expect("scope");
@@ -1280,9 +1296,8 @@ fn global_switch_disables_every_command_hook() {
     hook(&project, "ovr_trust", "_10_proj.py", &append_script("proj"));
     hook(&user, "ovr_trust", "_20_user.py", &append_script("user"));
     let scope = ScopeBuilder::new("switch")
-        .project(&project)
-        .user(&user)
-        .trust_project(true)
+        .layer(&project, project_layer(true))
+        .layer(&user, user_layer())
         .watch(false)
         .build()
         .expect("scope");
@@ -1410,8 +1425,8 @@ fn disabling_a_plugin_removes_its_extensions_and_repeating_is_a_no_op() {
     let base = tempfile::tempdir().expect("tempdir");
     let plugin = base.path().join("plugin-memory");
     let scope = ScopeBuilder::new("plugin-toggle")
-        .user(base.path().join("user"))
-        .plugin_folder("memory", &plugin)
+        .layer(base.path().join("user"), user_layer())
+        .layer(&plugin, plugin_layer("memory"))
         .watch(false)
         .build()
         .expect("scope");
@@ -1483,9 +1498,9 @@ fn plugin_config_overlays_defaults_key_by_key_and_bad_config_keeps_last_good() {
     write(&config(&user), r#"{"triggers": ["note"]}"#, 0o644); // rank 2
     let project_config = write(&config(&project), r#"{"recall_limit": 7}"#, 0o644); // rank 1
     let scope = ScopeBuilder::new("plugin-config")
-        .project(&project)
-        .user(&user)
-        .plugin_folder("memory", &plugin)
+        .layer(&project, project_layer(false))
+        .layer(&user, user_layer())
+        .layer(&plugin, plugin_layer("memory"))
         .watch(false)
         .build()
         .expect("scope");
@@ -1627,11 +1642,7 @@ fn watcher_picks_up_an_atomic_rename_save() {
     let _g = shared();
     let dir = tempfile::tempdir().expect("tempdir");
     let b = manifest(dir.path(), "ovr_watch", "b.json", r#"{"order": 40}"#);
-    let w = Watched::new(
-        ScopeBuilder::new("watch-rename")
-            .project(dir.path())
-            .trust_project(true),
-    );
+    let w = Watched::new(ScopeBuilder::new("watch-rename").layer(dir.path(), project_layer(true)));
     assert_eq!(w.order_of("b"), Some(40));
     // An editor's save: write a temporary file next to it, then rename over it.
     let tmp = manifest(dir.path(), "ovr_watch", "b.json.tmp", r#"{"order": 5}"#);
@@ -1648,11 +1659,8 @@ fn watcher_picks_up_a_point_folder_created_after_start() {
     let _g = shared();
     let dir = tempfile::tempdir().expect("tempdir");
     fs::create_dir_all(dir.path().join("extensions")).expect("mkdir");
-    let w = Watched::new(
-        ScopeBuilder::new("watch-new-folder")
-            .project(dir.path())
-            .trust_project(true),
-    );
+    let w =
+        Watched::new(ScopeBuilder::new("watch-new-folder").layer(dir.path(), project_layer(true)));
     assert_eq!(w.order_of("b"), Some(20));
     manifest(dir.path(), "ovr_watch", "b.json", r#"{"order": 5}"#);
     w.wait_for("b at 5", |_| w.order_of("b") == Some(5));
@@ -1663,7 +1671,7 @@ fn watcher_picks_up_a_layer_root_created_after_start() {
     let _g = shared();
     let base = tempfile::tempdir().expect("tempdir");
     let user = base.path().join("later/user");
-    let w = Watched::new(ScopeBuilder::new("watch-new-root").user(&user));
+    let w = Watched::new(ScopeBuilder::new("watch-new-root").layer(&user, user_layer()));
     assert_eq!(w.order_of("b"), Some(20));
     manifest(&user, "ovr_watch", "b.json", r#"{"enabled": false}"#);
     w.wait_for("b disabled", |_| w.order_of("b").is_none());
@@ -1681,11 +1689,7 @@ fn watcher_picks_up_changes_in_a_layer_given_through_a_symlink() {
     let b = manifest(&real, "ovr_watch", "b.json", r#"{"order": 40}"#);
     let link = base.path().join("project-link");
     std::os::unix::fs::symlink(&real, &link).expect("symlink");
-    let w = Watched::new(
-        ScopeBuilder::new("watch-symlink-root")
-            .project(&link)
-            .trust_project(true),
-    );
+    let w = Watched::new(ScopeBuilder::new("watch-symlink-root").layer(&link, project_layer(true)));
     assert_eq!(w.order_of("b"), Some(40));
     write(&b, r#"{"order": 5}"#, 0o644);
     w.wait_for("b at 5", |_| w.order_of("b") == Some(5));
@@ -1696,11 +1700,7 @@ fn watcher_turns_a_burst_of_writes_into_few_reloads() {
     let _g = shared();
     let dir = tempfile::tempdir().expect("tempdir");
     let b = manifest(dir.path(), "ovr_watch", "b.json", r#"{"order": 40}"#);
-    let w = Watched::new(
-        ScopeBuilder::new("watch-burst")
-            .project(dir.path())
-            .trust_project(true),
-    );
+    let w = Watched::new(ScopeBuilder::new("watch-burst").layer(dir.path(), project_layer(true)));
     w.settle(Duration::from_millis(300));
     w.count.store(0, Ordering::SeqCst);
     for i in 0..20 {
@@ -1725,9 +1725,8 @@ fn watcher_falls_back_to_the_next_layer_when_a_file_is_deleted() {
     manifest(&user, "ovr_watch", "b.json", r#"{"order": 50}"#);
     let w = Watched::new(
         ScopeBuilder::new("watch-delete")
-            .project(&project)
-            .user(&user)
-            .trust_project(true),
+            .layer(&project, project_layer(true))
+            .layer(&user, user_layer()),
     );
     assert_eq!(w.order_of("b"), Some(5));
     fs::remove_file(&top).expect("rm");
@@ -1840,7 +1839,7 @@ fn dispatch_sees_whole_snapshots_while_files_change_and_reload() {
 fn plugin_folder_naming_an_unknown_plugin_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let err = ScopeBuilder::new("ghost")
-        .plugin_folder("ghost", dir.path())
+        .layer(dir.path(), plugin_layer("ghost"))
         .watch(false)
         .build()
         .unwrap_err();
@@ -1873,4 +1872,57 @@ fn a_panicking_reload_subscriber_does_not_skip_the_uninstall_hook_or_other_subsc
     );
     scope.set_plugin_enabled("memory", true).unwrap();
     assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+#[test]
+fn two_custom_layers_rank_by_precedence_and_an_untrusted_layers_hook_does_not_run() {
+    let _g = shared();
+    let base = tempfile::tempdir().expect("tempdir");
+    let (site, checkout) = (base.path().join("site"), base.path().join("checkout"));
+    hook(&site, "ovr_trust", "_20_site.py", &append_script("site"));
+    let held = hook(
+        &checkout,
+        "ovr_trust",
+        "_30_checkout.py",
+        &append_script("checkout"),
+    );
+    // Both change `base`: the higher precedence wins, whatever the order of the calls.
+    manifest(&site, "ovr_trust", "base.json", r#"{"order": 50}"#);
+    manifest(&checkout, "ovr_trust", "base.json", r#"{"order": 5}"#);
+    let scope = ScopeBuilder::new("custom-layers")
+        .layer(&site, LayerSpec::new(LayerKind::new("site"), 1))
+        .layer(
+            &checkout,
+            LayerSpec::new(LayerKind::new("checkout"), 2).trusted(false),
+        )
+        .watch(false)
+        .build()
+        .expect("scope");
+    let layers: Vec<(String, u8, bool)> = scope
+        .layers()
+        .into_iter()
+        .map(|l| (l.kind.to_string(), l.rank, l.trusted))
+        .collect();
+    assert_eq!(
+        layers,
+        [
+            ("checkout".to_owned(), 1, false),
+            ("site".to_owned(), 2, true)
+        ]
+    );
+    assert_eq!(
+        run!(OVR_TRUST, &scope).expect("dispatch"),
+        parts(&["base", "site"])
+    );
+    let why = inactive_why(&scope, "ovr_trust", "checkout");
+    assert_eq!(why.len(), 1, "{why:?}");
+    assert!(why[0].contains("untrusted checkout layer"), "{why:?}");
+    assert!(
+        scope
+            .status()
+            .warnings
+            .iter()
+            .any(|w| w.contains(&held.display().to_string())),
+        "the held hook is reported"
+    );
 }

@@ -3,6 +3,7 @@
 //! why; a reload that passes the check brings it back.
 
 use hookpoint::{ScopeBuilder, extension, point};
+use hookpoint_tests::user_layer;
 use hookpoint_tests::write;
 use serde::{Deserialize, Serialize};
 
@@ -45,7 +46,7 @@ fn a_failing_check_keeps_the_plugin_out_of_dispatch_until_a_reload_fixes_it() {
     let config = dir.path().join("plugins/checked/config.json");
     write(&config, r#"{"database": "notes.txt"}"#, 0o644);
     let scope = ScopeBuilder::new("health")
-        .user(dir.path())
+        .layer(dir.path(), user_layer())
         .watch(false)
         .build()
         .unwrap();
@@ -102,7 +103,7 @@ fn a_config_value_of_the_wrong_type_is_reported_at_the_value() {
     let config = dir.path().join("plugins/checked/config.json");
     write(&config, "{\n\n  \"database\": 42\n}", 0o644);
     let scope = ScopeBuilder::new("health-typed")
-        .user(dir.path())
+        .layer(dir.path(), user_layer())
         .watch(false)
         .build()
         .unwrap();

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hookpoint::{Error, Scope, ScopeBuilder, extension};
+use hookpoint_extensions::layout::AgentZeroLayout;
 use hookpoint_extensions::*;
 use hookpoint_plugin_observability::{TaskSummary, recent};
 use serde_json::{Value, json};
@@ -78,8 +79,9 @@ fn scope(name: &str, layer: &Path, config: Value) -> Scope {
     let file = layer.join("plugins/observability/config.json");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(file, config.to_string()).unwrap();
-    ScopeBuilder::new(name)
+    AgentZeroLayout::new()
         .user(layer)
+        .apply(ScopeBuilder::new(name))
         .watch(false)
         .build()
         .unwrap()

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use hookpoint::{Cx, Scope, ScopeBuilder, extension};
+use hookpoint_extensions::layout::AgentZeroLayout;
 use hookpoint_extensions::*;
 use serde_json::{Value, json};
 
@@ -66,8 +67,9 @@ fn scope(name: &str, dir: &Path, reflection: Value) -> Scope {
     let file = dir.join("layer/plugins/reflection/config.json");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(file, reflection.to_string()).unwrap();
-    let scope = ScopeBuilder::new(name)
+    let scope = AgentZeroLayout::new()
         .user(dir.join("layer"))
+        .apply(ScopeBuilder::new(name))
         .watch(false)
         .build()
         .unwrap();
@@ -207,4 +209,59 @@ fn a_bad_hint_makes_the_plugin_unhealthy() {
             .expect("unhealthy")
             .contains("hints[0]")
     );
+}
+
+#[test]
+fn the_agent_zero_layout_orders_seven_layers_and_trusts_the_project_only_when_asked() {
+    use hookpoint_extensions::layout;
+    let base = tempfile::tempdir().expect("tempdir");
+    let (project, user, agents) = (
+        base.path().join("project"),
+        base.path().join("user"),
+        base.path().join("agents"),
+    );
+    let plugin = project.join("vendored/memory");
+    let build = |trust: bool| {
+        AgentZeroLayout::new()
+            .project(&project)
+            .profile("researcher")
+            .user(&user)
+            .agents(&agents)
+            .plugin_folder("memory", &plugin)
+            .trust_project(trust)
+            .apply(ScopeBuilder::new("layout-preset"))
+            .watch(false)
+            .build()
+            .expect("scope")
+    };
+    let expected = [
+        (
+            project.join("agents/researcher"),
+            layout::PROJECT_PROFILE,
+            None,
+        ),
+        (project.clone(), layout::PROJECT, None),
+        (user.join("agents/researcher"), layout::USER_PROFILE, None),
+        (
+            plugin.join("agents/researcher"),
+            layout::PLUGIN_PROFILE,
+            Some("memory"),
+        ),
+        (agents.join("researcher"), layout::AGENTS_PROFILE, None),
+        (user.clone(), layout::USER, None),
+        (plugin.clone(), layout::PLUGIN, Some("memory")),
+    ];
+    for trust in [false, true] {
+        let layers = build(trust).layers();
+        assert_eq!(layers.len(), 7, "{layers:?}");
+        for (i, (layer, (root, kind, plugin_name))) in layers.iter().zip(&expected).enumerate() {
+            assert_eq!(usize::from(layer.rank), i + 1);
+            assert_eq!((&layer.root, &layer.kind), (root, kind));
+            assert_eq!(layer.plugin.as_deref(), *plugin_name);
+            // The project's layers, and the plugin folder inside the project, run code only when
+            // the project is trusted.
+            let in_project = layer.root.starts_with(&project);
+            assert_eq!(layer.trusted, trust || !in_project, "{layer:?}");
+        }
+    }
 }

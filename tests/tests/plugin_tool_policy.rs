@@ -9,6 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use hookpoint::{Scope, ScopeBuilder, extension};
+use hookpoint_extensions::layout::AgentZeroLayout;
 use hookpoint_extensions::*;
 use serde_json::{Value, json};
 
@@ -43,8 +44,9 @@ fn write_policy(layer: &Path, policy: Value) {
 
 fn scope(name: &str, layer: &Path, policy: Value) -> Scope {
     write_policy(layer, policy);
-    ScopeBuilder::new(name)
+    AgentZeroLayout::new()
         .user(layer)
+        .apply(ScopeBuilder::new(name))
         .watch(false)
         .build()
         .unwrap()

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use hookpoint::webui::{AssetKind, MAX_ASSET_BYTES, WebuiManifest};
 use hookpoint::{Scope, ScopeBuilder};
+use hookpoint_tests::{plugin_layer, project_layer, user_layer};
 use tempfile::TempDir;
 
 hookpoint::link!(hookpoint_plugin_memory);
@@ -30,9 +31,8 @@ fn dir() -> TempDir {
 
 fn scope_of(name: &str, project: &Path, user: &Path) -> Scope {
     ScopeBuilder::new(name)
-        .project(project)
-        .trust_project(true)
-        .user(user)
+        .layer(project, project_layer(true))
+        .layer(user, user_layer())
         .watch(false)
         .build()
         .expect("scope")
@@ -40,7 +40,7 @@ fn scope_of(name: &str, project: &Path, user: &Path) -> Scope {
 
 fn user_scope(name: &str, user: &Path) -> Scope {
     ScopeBuilder::new(name)
-        .user(user)
+        .layer(user, user_layer())
         .watch(false)
         .build()
         .expect("scope")
@@ -308,7 +308,7 @@ fn the_watcher_rebuilds_the_manifest_on_change() {
     let user = dir();
     asset(user.path(), "p/a.html", "one");
     let scope = ScopeBuilder::new("webui-watch")
-        .user(user.path())
+        .layer(user.path(), user_layer())
         .debounce(Duration::from_millis(20))
         .build()
         .expect("scope");
@@ -345,8 +345,8 @@ fn a_disabled_plugins_folder_leaves_the_manifest() {
     asset(user.path(), "p/user.html", "u");
     asset(plugin.path(), "p/memory.html", "m");
     let scope = ScopeBuilder::new("webui-plugin")
-        .user(user.path())
-        .plugin_folder("memory", plugin.path())
+        .layer(user.path(), user_layer())
+        .layer(plugin.path(), plugin_layer("memory"))
         .watch(false)
         .build()
         .expect("scope");
@@ -365,8 +365,8 @@ fn an_untrusted_projects_assets_are_not_served() {
     let file = asset(project.path(), "p/x.js", "alert(1)");
     asset(user.path(), "p/y.js", "ok");
     let scope = ScopeBuilder::new("webui-untrusted")
-        .project(project.path())
-        .user(user.path())
+        .layer(project.path(), project_layer(false))
+        .layer(user.path(), user_layer())
         .watch(false)
         .build()
         .expect("scope");

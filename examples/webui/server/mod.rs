@@ -26,6 +26,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use hookpoint::Scope;
+use hookpoint_extensions::layout::AgentZeroLayout;
 use tokio::sync::{broadcast, oneshot};
 use tokio::task::JoinHandle;
 
@@ -151,11 +152,12 @@ pub fn demo_scope(staged: &stage::Staged) -> Result<Scope, hookpoint::Error> {
         ("webui_ws_event", "uptime"),
         ("webui_ws_event", "memory_dashboard"),
     ])?;
-    let scope = hookpoint::ScopeBuilder::new("webui-demo")
+    let scope = AgentZeroLayout::new()
         .user(&staged.app)
         .project(&staged.overrides)
         .trust_project(true)
         .plugin_folder("memory", hookpoint_plugin_memory::shipped_folder())
+        .apply(hookpoint::ScopeBuilder::new("webui-demo"))
         .build()?;
     hookpoint_plugin_memory::set_data_dir(&scope, &staged.memory);
     let store = hookpoint_plugin_memory::store(&scope)?;

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use hookpoint::{Scope, ScopeBuilder};
+use hookpoint_extensions::layout::AgentZeroLayout;
 use hookpoint_extensions::{Agent, Role, ScriptedModel, ScriptedReply};
 use serde_json::{Value, json};
 
@@ -17,8 +18,9 @@ fn write_config(layer: &Path, config: Value) {
 }
 
 fn scope(name: &str, layer: &Path) -> Scope {
-    ScopeBuilder::new(name)
+    AgentZeroLayout::new()
         .user(layer)
+        .apply(ScopeBuilder::new(name))
         .watch(false)
         .build()
         .unwrap()

@@ -151,12 +151,12 @@ pub(crate) async fn run_async(
                 Run::Async(f) => {
                     within(unsafe { f(call.payload.0, &cx) }, chain.budget(&turn)).await
                 }
-                #[cfg(feature = "fs")]
+                #[cfg(hookpoint_overrides)]
                 Run::Command(ix) => {
                     super::hook::run_async(&snap.commands[ix as usize], chain.name(&turn), call)
                         .await
                 }
-                #[cfg(feature = "wasm")]
+                #[cfg(hookpoint_wasm)]
                 Run::Wasm(ix) => super::wasm::run(&snap.wasm[ix as usize], chain.name(&turn), call),
             };
             match chain.end(turn, r) {

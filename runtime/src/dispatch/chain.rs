@@ -123,7 +123,7 @@ impl<'a, 's> Chain<'a, 's> {
             // SAFETY: the list's payload key equals the dispatcher's (`precheck`, and the generic
             // skip above), so the payload is the type the predicate was compiled for.
             Matcher::Typed(when) => unsafe { when(self.call.payload.0) },
-            #[cfg(feature = "fs")]
+            #[cfg(hookpoint_overrides)]
             Matcher::Json(m) => {
                 let Some(codec) = self.call.want.codec else {
                     return false;

@@ -11,10 +11,10 @@
 
 mod asynchronous;
 mod chain;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 mod hook;
 mod sync;
-#[cfg(feature = "wasm")]
+#[cfg(hookpoint_wasm)]
 mod wasm;
 
 use std::any::TypeId;
@@ -117,7 +117,7 @@ fn precheck(list: &PointList, point: &str, want: &Erased<'_>, sync: bool) -> Res
         .at_extension(&m.name, &m.origin)
         .at_point(point));
     }
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     if list.has_commands && want.codec.is_none() && list.codec.is_none() {
         return Err(no_codec(list, point));
     }
@@ -130,7 +130,7 @@ impl<'a> Call<'a> {
     /// declared one, and the declaration's codec is made for that payload.
     #[inline]
     fn with_declared_codec(self, list: &'a PointList) -> Self {
-        #[cfg(feature = "fs")]
+        #[cfg(hookpoint_overrides)]
         if self.want.codec.is_none() {
             let mut call = self;
             call.want.codec = list.codec;
@@ -141,7 +141,7 @@ impl<'a> Call<'a> {
     }
 }
 
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 fn no_codec(list: &PointList, point: &str) -> Error {
     let mut e = Error::kind_msg(
         ErrorKind::Command,

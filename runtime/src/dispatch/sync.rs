@@ -166,7 +166,7 @@ fn run_general(
 
 /// Calls one extension from a sync dispatch.
 #[inline(always)]
-#[cfg_attr(not(feature = "fs"), allow(unused_variables))]
+#[cfg_attr(not(hookpoint_overrides), allow(unused_variables))]
 fn invoke(
     snap: &Snapshot,
     run: Run,
@@ -179,9 +179,9 @@ fn invoke(
         // dispatcher's, so `payload` points to the `P` the handler was compiled for.
         Run::Sync(f) => unsafe { f(call.payload.0, cx) },
         Run::Async(_) => unreachable!("precheck refuses async extensions on sync dispatch"),
-        #[cfg(feature = "fs")]
+        #[cfg(hookpoint_overrides)]
         Run::Command(ix) => super::hook::run_sync(&snap.commands[ix as usize], name, call),
-        #[cfg(feature = "wasm")]
+        #[cfg(hookpoint_wasm)]
         Run::Wasm(ix) => super::wasm::run(&snap.wasm[ix as usize], name, call),
     }
 }

@@ -8,7 +8,7 @@
 //! - [`load`]: the scans of a scope's layers into override definitions, command hooks and plugin
 //!   configs, keeping each bad file's last good version;
 //! - [`read`]: reading a file whole or not at all (a file being written is never taken half-way);
-//! - [`watch`]: a self-contained debounced watcher over the layer roots;
+//! - `watch` (feature `watch`): a self-contained debounced watcher over the layer roots;
 //! - [`switch`]: the process-wide command-hook switch;
 //! - [`webui`]: the web UI manifest (front-end assets under `extensions/webui/`).
 //!
@@ -19,11 +19,6 @@
 // what it concerns), which makes the `Err` of the readers large; they run on reloads, never on
 // dispatch, so its size costs nothing that matters and boxing it would only add allocations.
 #![allow(clippy::result_large_err)]
-
-#[cfg(not(unix))]
-compile_error!(
-    "hookpoint's `fs` feature (override folders, command hooks, hot reload) supports Unix only; build with `default-features = false` elsewhere"
-);
 
 pub(crate) mod event;
 pub(crate) mod json_path;
@@ -38,11 +33,12 @@ pub(crate) mod scan;
 pub(crate) mod state;
 pub(crate) mod stem;
 pub(crate) mod switch;
+#[cfg(hookpoint_watch)]
 pub(crate) mod watch;
 pub mod webui;
 
 pub use event::ReloadEvent;
 pub(crate) use layers::FsConfig;
-pub use layers::{LayerKind, LayerRoot};
+pub use layers::{LayerKind, LayerRoot, LayerSpec};
 pub use read::{FileReadError, read_whole_file};
 pub(crate) use state::ScopeFs;

@@ -205,7 +205,7 @@ impl Expect {
 pub(crate) struct WholeFile {
     pub(crate) bytes: Vec<u8>,
     /// What a module cache compares to tell an unchanged file (feature `wasm`).
-    #[cfg_attr(not(feature = "wasm"), allow(dead_code))]
+    #[cfg_attr(not(hookpoint_wasm), allow(dead_code))]
     pub(crate) stamp: Stamp,
 }
 
@@ -224,6 +224,7 @@ impl FileReader {
 
     /// Reads only files left alone for `settle` (a reload the watcher starts, `settle` being its
     /// debounce): a younger one is [`FileReadError::Unsettled`].
+    #[cfg(any(hookpoint_watch, test))]
     pub(crate) fn settled(settle: Duration) -> FileReader {
         FileReader {
             settle: Some(settle),

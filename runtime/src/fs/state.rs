@@ -9,6 +9,7 @@ use super::event::ReloadEvent;
 use super::layers::FsConfig;
 use super::load::{FolderPluginStatus, LoadInput, LoadState};
 use super::read::FileReader;
+#[cfg(hookpoint_watch)]
 use super::watch::LayerWatcher;
 use crate::locks;
 use crate::snapshot::{CompiledTable, Snapshot};
@@ -21,6 +22,7 @@ pub(crate) type Subscriber = Arc<dyn Fn(&ReloadEvent) + Send + Sync>;
 pub(crate) struct ScopeFs {
     pub(crate) config: FsConfig,
     state: Mutex<LoadState>,
+    #[cfg(hookpoint_watch)]
     pub(crate) watcher: Mutex<Option<LayerWatcher>>,
     pub(crate) subscribers: Mutex<Vec<Subscriber>>,
     pub(crate) status: Mutex<ReloadEvent>,
@@ -32,27 +34,23 @@ pub(crate) struct ScopeFs {
     pub(crate) webui: super::webui::cache::WebuiCache,
     /// Reloads the scope (set once it exists): when a wasm module compiled off the reload path
     /// is ready.
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     pub(crate) on_compiled: std::sync::OnceLock<crate::wasm::compile::Wake>,
 }
 
 impl ScopeFs {
-    /// The filesystem side of a new scope, and whether it should be watched (it has folders and
-    /// watching is on).
-    pub(crate) fn new(config: FsConfig) -> (ScopeFs, bool) {
-        let watch = config.watch
-            && (config.project.is_some()
-                || config.user.is_some()
-                || config.agents.is_some()
-                || !config.plugin_dirs.is_empty()
-                || !config.plugin_roots.is_empty());
-        (
-            ScopeFs {
-                config,
-                ..ScopeFs::default()
-            },
-            watch,
-        )
+    /// The filesystem side of a new scope.
+    pub(crate) fn new(config: FsConfig) -> ScopeFs {
+        ScopeFs {
+            config,
+            ..ScopeFs::default()
+        }
+    }
+
+    /// Whether the scope should be watched: watching is on and it has folders.
+    #[cfg(hookpoint_watch)]
+    pub(crate) fn wants_watching(&self) -> bool {
+        self.config.watch && self.config.has_folders()
     }
 
     /// Loads the layers (rescanning what is dirty, reading files with `reader`) into a new
@@ -75,7 +73,7 @@ impl ScopeFs {
             dirty,
             generation,
             reader,
-            #[cfg(feature = "wasm")]
+            #[cfg(hookpoint_wasm)]
             wake: self.on_compiled.get().cloned(),
         });
         let active: Vec<(String, PathBuf)> = loaded
@@ -106,7 +104,7 @@ impl ScopeFs {
     }
 
     /// What this scope's loader compiled or found cached, of wasm modules.
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     pub(crate) fn wasm_stats(&self) -> crate::wasm::WasmStats {
         locks::lock(&self.state).wasm_stats()
     }

@@ -5,7 +5,7 @@
 /// type the codec was made for (dispatch checks the payload key first).
 #[doc(hidden)]
 #[cfg_attr(
-    not(feature = "fs"),
+    not(hookpoint_overrides),
     expect(
         dead_code,
         reason = "points keep their codec; only command hooks read it"
@@ -19,10 +19,10 @@ pub struct JsonCodec {
         unsafe fn(*mut (), serde_json::Value) -> Result<(), serde_json::Error>,
     /// Serializes `*const P` as JSON text onto a buffer, without a `Value` in between (wasm
     /// extensions' hot path).
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     pub(crate) write_json: unsafe fn(*const (), &mut Vec<u8>) -> Result<(), serde_json::Error>,
     /// Deserializes JSON text into a new `P` and, only on success, replaces `*mut P` with it.
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     pub(crate) replace_from_str: unsafe fn(*mut (), &str) -> Result<(), serde_json::Error>,
 }
 
@@ -53,7 +53,7 @@ impl JsonCodec {
         }
         /// # Safety
         /// `p` points to a live `P`.
-        #[cfg(feature = "wasm")]
+        #[cfg(hookpoint_wasm)]
         unsafe fn write_json<P: serde::Serialize>(
             p: *const (),
             out: &mut Vec<u8>,
@@ -63,7 +63,7 @@ impl JsonCodec {
         }
         /// # Safety
         /// `p` points to a live `P` borrowed mutably by the caller.
-        #[cfg(feature = "wasm")]
+        #[cfg(hookpoint_wasm)]
         unsafe fn replace_from_str<P: serde::de::DeserializeOwned>(
             p: *mut (),
             text: &str,
@@ -76,9 +76,9 @@ impl JsonCodec {
         JsonCodec {
             to_json: to_json::<P>,
             replace_from_json: replace::<P>,
-            #[cfg(feature = "wasm")]
+            #[cfg(hookpoint_wasm)]
             write_json: write_json::<P>,
-            #[cfg(feature = "wasm")]
+            #[cfg(hookpoint_wasm)]
             replace_from_str: replace_from_str::<P>,
         }
     }

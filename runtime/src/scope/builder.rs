@@ -1,23 +1,28 @@
-//! [`ScopeBuilder`]: a scope's name, which plugins start disabled and (feature `fs`) its
+//! [`ScopeBuilder`]: a scope's name, which plugins start disabled and (feature `overrides`) its
 //! override layers.
 
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 use std::path::PathBuf;
-#[cfg(feature = "fs")]
+
+#[cfg(hookpoint_overrides)]
+use crate::fs::LayerSpec;
+#[cfg(hookpoint_overrides)]
+use crate::fs::layers::{FolderPluginLayer, LayerEntry};
+#[cfg(hookpoint_watch)]
 use std::time::Duration;
 
 use super::Scope;
 use super::plugins::PluginStates;
 use crate::error::Error;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 use crate::error::ErrorKind;
 use crate::locks;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 use crate::registry::HOOKPOINT_PLG_V0;
 use crate::registry::find_plugin;
 
-/// Builds a [`Scope`]: its name, which plugins start disabled and, with the `fs` feature, its
-/// override layers (see the crate docs' "Layers" section for the search order).
+/// Builds a [`Scope`]: its name, which plugins start disabled and, with the `overrides` feature,
+/// its override layers ([`layer`](Self::layer)).
 ///
 /// ```
 /// let scope = hookpoint::ScopeBuilder::new("agent-1").build().unwrap();
@@ -26,7 +31,7 @@ use crate::registry::find_plugin;
 pub struct ScopeBuilder {
     pub(crate) name: String,
     pub(crate) disabled_plugins: Vec<String>,
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) fs: crate::fs::FsConfig,
 }
 
@@ -36,7 +41,7 @@ impl ScopeBuilder {
         ScopeBuilder {
             name: name.into(),
             disabled_plugins: Vec::new(),
-            #[cfg(feature = "fs")]
+            #[cfg(hookpoint_overrides)]
             fs: crate::fs::FsConfig::default(),
         }
     }
@@ -48,14 +53,14 @@ impl ScopeBuilder {
     }
 
     fn has_plugin_roots(&self) -> bool {
-        #[cfg(feature = "fs")]
+        #[cfg(hookpoint_overrides)]
         return !self.fs.plugin_roots.is_empty();
-        #[cfg(not(feature = "fs"))]
+        #[cfg(not(hookpoint_overrides))]
         false
     }
 
     /// The user's choices from the toggles file win over `disable_plugin`.
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     fn apply_toggles(&self, disabled: &mut std::collections::HashSet<String>) {
         let Some(path) = &self.fs.toggles else {
             return;
@@ -76,12 +81,12 @@ impl ScopeBuilder {
         }
     }
 
-    /// Builds the scope and its first snapshot (with `fs`: scans the layers and starts the
-    /// watcher unless [`watch(false)`](Self::watch)).
+    /// Builds the scope and its first snapshot (with `overrides`: scans the layers; with
+    /// `watch`: starts the watcher unless `watch(false)`).
     ///
     /// # Errors
     /// [`ErrorKind::Plugin`](crate::ErrorKind::Plugin) for an unknown plugin name (in
-    /// `disable_plugin` or `plugin_folder`); with `fs`,
+    /// `disable_plugin` or a plugin layer's [`LayerSpec::plugin`]); with `watch`,
     /// [`ErrorKind::Override`](crate::ErrorKind::Override) if the watcher cannot start. Bad
     /// override files are not errors here: they are reported in [`Scope::status`].
     pub fn build(self) -> Result<Scope, Error> {
@@ -99,80 +104,83 @@ impl ScopeBuilder {
                 }
                 d.insert(name.clone());
             }
-            #[cfg(feature = "fs")]
+            #[cfg(hookpoint_overrides)]
             self.apply_toggles(&mut d);
         }
-        #[cfg(feature = "fs")]
-        for (name, _) in &self.fs.plugin_dirs {
+        #[cfg(hookpoint_overrides)]
+        for name in self.fs.layers.iter().filter_map(|l| l.spec.plugin_name()) {
             if !HOOKPOINT_PLG_V0.iter().any(|p| p.name == name) {
                 return Err(Error::kind_msg(
                     ErrorKind::Plugin,
-                    format!("plugin_folder names `{name}`, but no plugin of that name is linked"),
+                    format!("a layer names plugin `{name}`, but no plugin of that name is linked"),
                 ));
             }
         }
-        #[cfg(feature = "fs")]
-        let (fs, watch) = crate::fs::ScopeFs::new(self.fs);
+        #[cfg(hookpoint_overrides)]
+        let fs = crate::fs::ScopeFs::new(self.fs);
         let scope = Scope::from_parts(
             self.name,
-            #[cfg(feature = "fs")]
+            #[cfg(hookpoint_overrides)]
             fs,
             plugins,
         );
-        #[cfg(feature = "wasm")]
+        #[cfg(hookpoint_wasm)]
         scope.wake_on_compiled();
         scope.rebuild();
-        #[cfg(feature = "fs")]
-        if watch {
+        #[cfg(hookpoint_watch)]
+        if scope.0.fs.wants_watching() {
             scope.start_watching()?;
         }
         Ok(scope)
     }
 }
 
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 impl ScopeBuilder {
-    /// The project folder: layers `<project>/agents/<profile>/` (1) and `<project>/` (2). Their
-    /// command hooks run only after [`trust_project`](Self::trust_project).
-    pub fn project(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.fs.project = Some(dir.into());
+    /// Adds the folder `dir` as a layer of the scope, as `spec` says: what it is, its precedence
+    /// (higher wins), whether its code is trusted to run, whether it is managed, and whether it
+    /// is a plugin's folder (then present only while the plugin is enabled). Every layer enters
+    /// a scope this way; a layout with several folders (an application's, a user's, a
+    /// checkout's) is a series of calls, or a preset that makes them.
+    ///
+    /// ```
+    /// use hookpoint::{LayerKind, LayerSpec, ScopeBuilder};
+    /// let site = tempfile::tempdir().unwrap();
+    /// let checkout = tempfile::tempdir().unwrap();
+    /// let scope = ScopeBuilder::new("layered")
+    ///     .layer(site.path(), LayerSpec::new(LayerKind::new("site"), 10))
+    ///     // A checkout may come from anywhere: its manifests apply, its code does not run.
+    ///     .layer(checkout.path(), LayerSpec::new(LayerKind::new("checkout"), 20).trusted(false))
+    ///     .build()
+    ///     .unwrap();
+    /// let layers = scope.layers();
+    /// assert_eq!(layers[0].kind.as_str(), "checkout"); // the higher precedence comes first
+    /// assert_eq!((layers[0].rank, layers[0].trusted), (1, false));
+    /// assert_eq!((layers[1].rank, layers[1].trusted), (2, true));
+    /// ```
+    pub fn layer(mut self, dir: impl Into<PathBuf>, spec: LayerSpec) -> Self {
+        self.fs.layers.push(LayerEntry {
+            dir: dir.into(),
+            spec,
+        });
         self
     }
 
-    /// The agent profile (e.g. `researcher`), which selects the `agents/<profile>/` layers.
-    pub fn profile(mut self, name: impl Into<String>) -> Self {
-        self.fs.profile = Some(name.into());
-        self
-    }
-
-    /// The user folder: layers `<user>/agents/<profile>/` (3) and `<user>/` (6).
-    pub fn user(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.fs.user = Some(dir.into());
-        self
-    }
-
-    /// The folder of agent profiles: layer `<agents>/<profile>/` (5).
-    pub fn agents(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.fs.agents = Some(dir.into());
-        self
-    }
-
-    /// A plugin's folder: layers `<dir>/agents/<profile>/` (4) and `<dir>/` (7), present only
-    /// while the plugin named `plugin` is enabled.
-    pub fn plugin_folder(mut self, plugin: impl Into<String>, dir: impl Into<PathBuf>) -> Self {
-        self.fs.plugin_dirs.push((plugin.into(), dir.into()));
-        self
-    }
-
-    /// Lets command hooks in the project layers run. Off by default: a project folder may come
-    /// from anywhere (a cloned repository), and command hooks are code.
-    pub fn trust_project(mut self, trusted: bool) -> Self {
-        self.fs.trust_project = trusted;
+    /// Where each folder plugin's folders join the layers (feature `folder-plugins`): the plugin
+    /// at `<root>/<name>/` contributes `<root>/<name>/<subdir>` (`""` for the folder itself) as
+    /// a layer with `spec`, named after the plugin. Called once per layer a plugin brings, in any
+    /// order; without a call each folder plugin brings its folder itself, a
+    /// [`LayerKind::PLUGIN`](crate::LayerKind::PLUGIN) layer at precedence 0.
+    pub fn folder_plugin_layer(mut self, subdir: impl Into<PathBuf>, spec: LayerSpec) -> Self {
+        self.fs.folder_plugin_layers.push(FolderPluginLayer {
+            subdir: subdir.into(),
+            spec,
+        });
         self
     }
 
     /// A plugin root: every subfolder with a `plugin.json` is a folder plugin whose folder joins
-    /// the layers at the plugin ranks (4 and 7), whose `install` runs when it appears — those
+    /// the layers where [`folder_plugin_layer`](Self::folder_plugin_layer) says, whose `install` runs when it appears — those
     /// present at [`build`](Self::build) are installed before it returns — and `uninstall` when
     /// it goes (the root is watched); a folder replaced by another of the same name is a new
     /// version (the old one is uninstalled, then the new one installed). Several roots may be
@@ -206,9 +214,10 @@ impl ScopeBuilder {
     /// default.
     ///
     /// ```
+    /// use hookpoint::{LayerKind, LayerSpec};
     /// let scope = hookpoint::ScopeBuilder::new("locked")
-    ///     .user("/home/me/.config/my-agent")
-    ///     .managed("/opt/my-agent")
+    ///     .layer("/home/me/.config/my-app", LayerSpec::new(LayerKind::new("home"), 10))
+    ///     .managed("/opt/my-app")
     ///     .managed_hooks_only(true)
     ///     .watch(false)
     ///     .build()
@@ -220,7 +229,8 @@ impl ScopeBuilder {
         self
     }
 
-    /// Watch the layers and reload on change (default `true`).
+    /// Watch the layers and reload on change (default `true`; feature `watch`).
+    #[cfg(hookpoint_watch)]
     pub fn watch(mut self, watch: bool) -> Self {
         self.fs.watch = watch;
         self
@@ -237,13 +247,15 @@ impl ScopeBuilder {
     /// ```
     /// use std::time::Duration;
     /// let dir = tempfile::tempdir().unwrap();
+    /// use hookpoint::{LayerKind, LayerSpec};
     /// let scope = hookpoint::ScopeBuilder::new("debounced")
-    ///     .user(dir.path())
+    ///     .layer(dir.path(), LayerSpec::new(LayerKind::new("app"), 0))
     ///     .debounce(Duration::from_millis(200)) // an editor that saves in several writes
     ///     .build()
     ///     .unwrap();
     /// assert!(scope.is_watched());
     /// ```
+    #[cfg(hookpoint_watch)]
     pub fn debounce(mut self, window: Duration) -> Self {
         self.fs.debounce = window;
         self

@@ -1,13 +1,14 @@
 //! Scopes: the set of layers that apply to a dispatch, and the snapshot they merge into. A scope
 //! owns its snapshot and swaps it atomically; it rebuilds it from the compiled-in table, its
-//! plugin enablement and (feature `fs`) its override layers.
+//! plugin enablement and (feature `overrides`) its override layers.
 //!
 //! - [`current`]: which scope a dispatch uses (entered, bound to a task, or the default) and the
 //!   per-thread copy of the default scope's snapshot handle;
 //! - [`builder`]: the [`ScopeBuilder`];
 //! - [`plugins`]: per-scope plugin enablement, config and state;
-//! - `reload` (feature `fs`): status, reload events, watching;
-//! - `webui` (feature `fs`): the scope's web UI manifest and assets.
+//! - `reload` (feature `overrides`): status, reload events, the scope's layers;
+//! - `watching` (feature `watch`): the watcher of a scope's folders;
+//! - `webui` (feature `overrides`): the scope's web UI manifest and assets.
 //! - `wasm` (feature `wasm`): the compiled-module cache folder and compile statistics.
 //!
 //! Comes after `dispatch` (it hands a snapshot and itself to the dispatch loops) and after `fs`
@@ -15,15 +16,17 @@
 
 mod builder;
 pub(crate) mod current;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 mod folder_plugins;
 mod plugin_info;
 mod plugins;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 mod reload;
-#[cfg(feature = "wasm")]
+#[cfg(hookpoint_wasm)]
 mod wasm;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_watch)]
+mod watching;
+#[cfg(hookpoint_overrides)]
 mod webui;
 
 use std::any::Any;
@@ -35,7 +38,7 @@ use arc_swap::ArcSwap;
 pub use builder::ScopeBuilder;
 pub use current::Bound;
 pub use plugin_info::{PluginInfo, PluginSource, PluginState};
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 pub use reload::{command_hooks_enabled, set_command_hooks_enabled};
 
 use crate::locks;
@@ -53,7 +56,7 @@ pub(crate) struct ScopeInner {
     pub(crate) generation: AtomicU64,
     /// Held while a snapshot is built, so reloads never overlap. Never held while extensions run.
     pub(crate) rebuild_lock: Mutex<()>,
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) fs: crate::fs::ScopeFs,
     pub(crate) plugins: plugins::PluginStates,
 }
@@ -80,7 +83,7 @@ static SCOPES: Mutex<Vec<Weak<ScopeInner>>> = Mutex::new(Vec::new());
 static DEFAULT: LazyLock<Scope> = LazyLock::new(|| {
     Scope::from_parts(
         "default".into(),
-        #[cfg(feature = "fs")]
+        #[cfg(hookpoint_overrides)]
         crate::fs::ScopeFs::default(),
         Default::default(),
     )
@@ -94,7 +97,7 @@ pub(crate) fn ensure_default_published() {
 impl Scope {
     pub(crate) fn from_parts(
         name: String,
-        #[cfg(feature = "fs")] fs: crate::fs::ScopeFs,
+        #[cfg(hookpoint_overrides)] fs: crate::fs::ScopeFs,
         plugins: plugins::PluginStates,
     ) -> Scope {
         crate::stats::init();
@@ -104,7 +107,7 @@ impl Scope {
             snapshot: ArcSwap::from_pointee(first),
             generation: AtomicU64::new(1),
             rebuild_lock: Mutex::new(()),
-            #[cfg(feature = "fs")]
+            #[cfg(hookpoint_overrides)]
             fs,
             plugins,
         });
@@ -139,9 +142,9 @@ impl Scope {
     /// while it was installed or read is looked at again. When it returns, the folder plugins'
     /// installs and uninstalls of what it found are done.
     pub(crate) fn rebuild(&self) {
-        #[cfg(feature = "fs")]
+        #[cfg(hookpoint_overrides)]
         self.rebuild_reading(crate::fs::read::FileReader::now());
-        #[cfg(not(feature = "fs"))]
+        #[cfg(not(hookpoint_overrides))]
         {
             let serial = locks::lock(&self.0.rebuild_lock);
             let disabled = self.disabled_crates();
@@ -155,7 +158,7 @@ impl Scope {
 
     /// [`rebuild`](Self::rebuild), reading the layers' files with `reader` (the watcher's reads
     /// only files that settled).
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) fn rebuild_reading(&self, reader: crate::fs::read::FileReader) {
         /// Passes of one rebuild; more are only needed while folders keep changing, and each
         /// such change brings a reload of its own.
@@ -228,7 +231,7 @@ impl Scope {
 }
 
 /// Every scope still alive.
-#[cfg_attr(not(feature = "fs"), allow(dead_code))]
+#[cfg_attr(not(hookpoint_overrides), allow(dead_code))]
 pub(crate) fn live_scopes() -> Vec<Scope> {
     let live: Vec<Arc<ScopeInner>> = locks::lock(&SCOPES)
         .iter()

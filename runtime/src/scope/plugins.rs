@@ -2,7 +2,7 @@
 //! values that live in the scope (not in module statics, so a reload keeps them consistent).
 
 use std::any::{Any, TypeId};
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 use std::collections::BTreeSet;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -80,7 +80,7 @@ impl Scope {
     }
 
     /// The names of every disabled plugin, crate or folder.
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) fn disabled_plugins(&self) -> BTreeSet<String> {
         locks::lock(&self.0.plugins.disabled)
             .iter()
@@ -128,7 +128,7 @@ impl Scope {
                 }
             })
             .collect();
-        #[cfg(feature = "fs")]
+        #[cfg(hookpoint_overrides)]
         out.extend(self.folder_plugin_infos());
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out
@@ -168,7 +168,7 @@ impl Scope {
         let _turn = ToggleTurn::take(&self.0.plugins, name)?;
         let entry = match find_plugin(name) {
             Ok(entry) => entry,
-            #[cfg(feature = "fs")]
+            #[cfg(hookpoint_overrides)]
             Err(_) if self.folder_plugin_status(name).is_some() => {
                 return self.set_folder_plugin_enabled(name, enabled);
             }
@@ -236,7 +236,7 @@ impl Scope {
     /// # Errors
     /// [`ErrorKind::Plugin`]: it cannot be written (a read-only file or folder, a failed write).
     fn record_choice(&self, name: &str, enabled: bool) -> Result<(), Error> {
-        #[cfg(feature = "fs")]
+        #[cfg(hookpoint_overrides)]
         self.persist_toggle(name, enabled).map_err(|why| {
             let stays = if enabled { "disabled" } else { "enabled" };
             Error::kind_msg(
@@ -244,7 +244,7 @@ impl Scope {
                 format!("plugin `{name}` stays {stays}: the choice cannot be recorded in the plugin toggles file: {why}"),
             )
         })?;
-        #[cfg(not(feature = "fs"))]
+        #[cfg(not(hookpoint_overrides))]
         let _ = (name, enabled);
         Ok(())
     }
@@ -262,14 +262,14 @@ impl Scope {
     /// Writes the choice `enabled` back after a change failed: empty when it was written, else
     /// the words for the error that reports the failure.
     pub(crate) fn unsaved(&self, name: &str, enabled: bool) -> String {
-        #[cfg(feature = "fs")]
+        #[cfg(hookpoint_overrides)]
         if let Err(why) = self.persist_toggle(name, enabled) {
             let says = if enabled { "disabled" } else { "enabled" };
             return format!(
                 "; the plugin toggles file still says {says}, it cannot be written: {why}"
             );
         }
-        #[cfg(not(feature = "fs"))]
+        #[cfg(not(hookpoint_overrides))]
         let _ = (name, enabled);
         String::new()
     }

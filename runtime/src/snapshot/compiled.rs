@@ -22,10 +22,10 @@ pub(crate) struct Candidate {
 pub(crate) enum CandidateRun {
     Handler(Handler),
     /// Index into the snapshot's command hooks.
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     Command(u32),
     /// Index into the snapshot's wasm extensions.
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     Wasm(u32),
 }
 
@@ -124,7 +124,7 @@ impl CompiledTable {
     }
 
     /// True when a compiled-in extension or a declaration knows `point`.
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) fn knows(&self, point: &str) -> bool {
         self.by_point.contains_key(point) || self.declared.contains_key(point)
     }

@@ -27,7 +27,7 @@ pub(crate) fn build_list(
         inactive,
         generic: declared.is_some_and(|d| d.payload_key.is_none()),
         declared_type: declared.map(|d| d.payload_type),
-        #[cfg(feature = "fs")]
+        #[cfg(hookpoint_overrides)]
         codec: declared.and_then(|d| d.codec),
         ordering_cycle: cycle.unwrap_or_default(),
         ..PointList::default()
@@ -44,13 +44,13 @@ pub(crate) fn build_list(
                 list.first_async.get_or_insert(i as u32);
                 Run::Async(f)
             }
-            #[cfg(feature = "fs")]
+            #[cfg(hookpoint_overrides)]
             CandidateRun::Command(ix) => {
                 list.has_commands = true;
                 Run::Command(ix)
             }
             // Like a command hook, a wasm extension needs the point's JSON codec.
-            #[cfg(feature = "wasm")]
+            #[cfg(hookpoint_wasm)]
             CandidateRun::Wasm(ix) => {
                 list.has_commands = true;
                 Run::Wasm(ix)
@@ -120,7 +120,7 @@ fn shape(list: &PointList, runs: &[Run], meta: &[ExtMeta], bares: Vec<Option<Bar
 pub(crate) fn assemble(
     generation: u64,
     lists_by_name: Vec<(String, PointList)>,
-    #[cfg(feature = "fs")] commands: Vec<crate::command::CommandSpec>,
+    #[cfg(hookpoint_overrides)] commands: Vec<crate::command::CommandSpec>,
     plugin_configs: HashMap<String, serde_json::Value>,
 ) -> Snapshot {
     let indexed: Vec<(u32, PointList)> = lists_by_name
@@ -141,9 +141,9 @@ pub(crate) fn assemble(
         generation,
         lists: lists.into(),
         active_bits,
-        #[cfg(feature = "fs")]
+        #[cfg(hookpoint_overrides)]
         commands,
-        #[cfg(feature = "wasm")]
+        #[cfg(hookpoint_wasm)]
         wasm: Vec::new(),
         plugin_configs,
         unhealthy_plugins: Default::default(),

@@ -17,7 +17,7 @@ pub(crate) struct BuildInput<'a> {
     /// Enabled plugins whose self-check fails, with the reason: their extensions do not run.
     pub(crate) unhealthy: BTreeMap<&'static str, String>,
     /// Override files, command hooks and refused files (with `fs`).
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) layers: super::overrides::LayerInput<'a>,
 }
 
@@ -26,11 +26,11 @@ pub(crate) struct BuildInput<'a> {
 pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<Diagnostic>) {
     let table = input.table;
     let points = compiled_candidates(table, &excluded_crates(&input));
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     let (points, warnings, commands) = input.layers.apply(table, points);
-    #[cfg(not(feature = "fs"))]
+    #[cfg(not(hookpoint_overrides))]
     let mut warnings = Vec::new();
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     let mut warnings = warnings;
     let lists = points
         .into_iter()
@@ -51,7 +51,7 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<Di
     let mut snap = assemble(
         generation,
         lists,
-        #[cfg(feature = "fs")]
+        #[cfg(hookpoint_overrides)]
         commands,
         input.plugin_configs,
     );
@@ -174,7 +174,7 @@ pub(crate) fn compiled_snapshot(
             disabled_crates,
             plugin_configs,
             unhealthy,
-            #[cfg(feature = "fs")]
+            #[cfg(hookpoint_overrides)]
             layers: Default::default(),
         },
         generation,

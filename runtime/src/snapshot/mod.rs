@@ -15,7 +15,7 @@ mod compiled;
 mod layout;
 mod merge;
 pub(crate) mod ordering;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 mod overrides;
 
 use std::any::TypeId;
@@ -24,9 +24,9 @@ use std::sync::Arc;
 
 pub(crate) use compiled::{Candidate, CandidateRun, CompiledTable};
 pub(crate) use merge::compiled_snapshot;
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 pub(crate) use merge::{BuildInput, build};
-#[cfg(feature = "fs")]
+#[cfg(hookpoint_overrides)]
 pub(crate) use overrides::{LayerInput, OverrideDef};
 
 use crate::error::{Error, ErrorKind, Origin};
@@ -61,7 +61,7 @@ pub enum Layer {
 
 impl Layer {
     /// The rank used to order definitions of one extension: 1 is the highest, compiled-in lowest.
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) fn rank(&self) -> u8 {
         match self {
             Layer::Folder { rank, .. } => *rank,
@@ -85,10 +85,10 @@ pub(crate) enum Run {
     Sync(SyncFn),
     Async(AsyncFn),
     /// Index into [`Snapshot::commands`].
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     Command(u32),
     /// Index into [`Snapshot::wasm`].
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     Wasm(u32),
 }
 
@@ -123,7 +123,7 @@ pub(crate) enum Matcher {
     /// `#[extension(when = pred)]`: a predicate over the typed payload.
     Typed(WhenFn),
     /// A manifest's `"match"`: JSON pointers into the payload as JSON (feature `fs`).
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     Json(Arc<crate::matcher::JsonMatcher>),
 }
 
@@ -193,11 +193,11 @@ pub(crate) struct PointList {
     pub(crate) mixed_keys: bool,
     /// The declared point's payload type, for mismatch errors (points declared with `point!`).
     pub(crate) declared_type: Option<fn() -> &'static str>,
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) has_commands: bool,
     /// The declared point's JSON codec (points declared `#[serde]`), so a by-name dispatch of
     /// the declared payload type reaches command hooks too.
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) codec: Option<&'static crate::registry::JsonCodec>,
     pub(crate) first_async: Option<u32>,
     /// Set when the point must not run at all (duplicate definitions).
@@ -221,10 +221,10 @@ pub struct Snapshot {
     /// Bit `id` is set when point `id` has something to run (or a refusal).
     pub(crate) active_bits: Vec<u64>,
     /// Command hooks, indexed by [`Run::Command`].
-    #[cfg(feature = "fs")]
+    #[cfg(hookpoint_overrides)]
     pub(crate) commands: Vec<crate::command::CommandSpec>,
     /// Wasm extensions, indexed by [`Run::Wasm`].
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     pub(crate) wasm: Vec<crate::wasm::WasmHook>,
     /// Merged plugin configs by plugin name.
     pub(crate) plugin_configs: HashMap<String, serde_json::Value>,

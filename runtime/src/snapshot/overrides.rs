@@ -28,7 +28,7 @@ pub(crate) struct OverrideDef {
     /// Index into the snapshot's command hooks when this file is a command hook.
     pub(crate) command: Option<u32>,
     /// Index into the snapshot's wasm extensions when this file is one (feature `wasm`).
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     pub(crate) wasm: Option<u32>,
     /// Ordering constraints, replacing the definition's when given.
     pub(crate) after: Option<Arc<[Arc<str>]>>,
@@ -45,7 +45,7 @@ impl OverrideDef {
     /// True when this file runs something itself (a command hook or a wasm extension) rather
     /// than changing the definition below it.
     fn runs(&self) -> bool {
-        #[cfg(feature = "wasm")]
+        #[cfg(hookpoint_wasm)]
         if self.wasm.is_some() {
             return true;
         }
@@ -54,7 +54,7 @@ impl OverrideDef {
 
     /// What this file runs, for messages.
     fn what(&self) -> &'static str {
-        #[cfg(feature = "wasm")]
+        #[cfg(hookpoint_wasm)]
         if self.wasm.is_some() {
             return "wasm extension";
         }
@@ -221,7 +221,7 @@ fn base_definition(
 
 /// What a file that runs something runs.
 fn handler_run(h: &OverrideDef) -> CandidateRun {
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     if let Some(ix) = h.wasm {
         return CandidateRun::Wasm(ix);
     }

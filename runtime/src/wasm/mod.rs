@@ -50,7 +50,7 @@
 //!            (i64.const 32)))"#, // output at 0, 32 bytes long
 //! )?;
 //! let scope = hookpoint::ScopeBuilder::new("doc")
-//!     .user(layer.path())
+//!     .layer(layer.path(), hookpoint::LayerSpec::new(hookpoint::LayerKind::new("app"), 0))
 //!     .wasm_cache(None)
 //!     .build()?;
 //! let mut call = Call { status: "pending".into() };

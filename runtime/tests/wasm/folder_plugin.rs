@@ -62,9 +62,8 @@ fn a_plugin_folder_swapped_for_a_symlink_while_it_installs_loads_no_module_from_
     let log = logs.path().join("log");
     plugin(outside.path(), "outside", &log);
     let inside = plugin(staging.path(), "inside", &log);
-    let scope = ScopeBuilder::new("wasm-folder-plugin")
+    let scope = super::unwatched(ScopeBuilder::new("wasm-folder-plugin"))
         .plugin_root(root.path())
-        .watch(false)
         .wasm_cache(Some(cache.path().join("modules")))
         .build()
         .expect("scope");

@@ -2,7 +2,7 @@
 //! `.wat` files in temporary layer folders, guests assembled from WAT in the tests, each test with
 //! its own scope and its own compiled-module cache folder.
 
-#![cfg(feature = "wasm")]
+#![cfg(hookpoint_wasm)]
 
 mod examples;
 mod folder_plugin;
@@ -15,7 +15,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use hookpoint::{Scope, ScopeBuilder, point};
+use hookpoint::{LayerKind, LayerSpec, Scope, ScopeBuilder, point};
 use serde::{Deserialize, Serialize};
 
 /// The payload of the test points.
@@ -109,26 +109,26 @@ impl Layer {
         self.cache.path().join("modules")
     }
 
-    /// A scope with this folder as its user layer, not watched.
+    /// A scope with this folder as its one layer, not watched.
     pub fn scope(&self) -> Scope {
         self.builder().build().expect("scope")
     }
 
-    /// A scope with this folder as its project layer (rank 1), trusted or not.
-    pub fn project_scope(&self, trust: bool) -> Scope {
-        ScopeBuilder::new("wasm-project")
-            .project(self.root())
-            .trust_project(trust)
-            .watch(false)
+    /// A scope with this folder as a checkout layer (rank 1), trusted or not.
+    pub fn checkout_scope(&self, trust: bool) -> Scope {
+        unwatched(ScopeBuilder::new("wasm-checkout"))
+            .layer(
+                self.root(),
+                LayerSpec::new(LayerKind::new("checkout"), 0).trusted(trust),
+            )
             .wasm_cache(Some(self.cache_dir()))
             .build()
             .expect("scope")
     }
 
     pub fn builder(&self) -> ScopeBuilder {
-        ScopeBuilder::new("wasm-test")
-            .user(self.root())
-            .watch(false)
+        unwatched(ScopeBuilder::new("wasm-test"))
+            .layer(self.root(), LayerSpec::new(LayerKind::new("app"), 0))
             .wasm_cache(Some(self.cache_dir()))
     }
 }
@@ -158,4 +158,12 @@ pub fn wasm_error(e: &hookpoint::Error) -> &hookpoint::wasm::WasmError {
     std::error::Error::source(e)
         .and_then(|s| s.downcast_ref())
         .unwrap_or_else(|| panic!("not a wasm error: {e:?}"))
+}
+
+/// `builder` without a watcher (the tests reload by hand); builds without the `watch` feature
+/// have none anyway.
+pub fn unwatched(builder: ScopeBuilder) -> ScopeBuilder {
+    #[cfg(hookpoint_watch)]
+    let builder = builder.watch(false);
+    builder
 }

@@ -1,8 +1,8 @@
 //! The protocol: a wasm extension gets a command hook's input and answers like one (plus
 //! `{"error": ...}`), with the override rules of any extension file.
 
-use hookpoint::ErrorKind;
 use hookpoint::wasm::WasmError;
+use hookpoint::{ErrorKind, LayerKind, LayerSpec};
 use serde_json::json;
 
 use super::guests::Guest;
@@ -226,20 +226,20 @@ fn a_point_not_declared_serde_refuses_wasm_extensions() {
 }
 
 #[test]
-fn a_project_layer_runs_wasm_only_when_trusted() {
+fn an_untrusted_layer_runs_no_wasm() {
     let layer = Layer::temp();
     layer.ext(
         "x.wasm",
         Guest::answer(r#"{"payload":{"n":1,"text":"p"}}"#).wasm(),
     );
-    let build = |trust| layer.project_scope(trust);
+    let build = |trust| layer.checkout_scope(trust);
     let untrusted = build(false);
     assert_eq!(run(&untrusted).expect("dispatch").n, 0);
     let warnings = untrusted.status().warnings;
     assert!(
         warnings
             .iter()
-            .any(|w| w.to_string().contains("untrusted project folder")),
+            .any(|w| w.to_string().contains("untrusted checkout layer")),
         "{warnings:?}"
     );
     assert_eq!(run(&build(true)).expect("dispatch").n, 1);
@@ -250,8 +250,10 @@ fn a_higher_layer_disables_or_changes_a_wasm_extension_by_name() {
     let layer = Layer::temp();
     layer.ext("x.wasm", Guest::answer(r#"{"error":"boom"}"#).wasm());
     let profile = |manifest: &str| {
-        layer.put("agents/p/extensions/wasm_doc/x.json", manifest);
-        layer.builder().profile("p").build().expect("scope")
+        layer.put("higher/extensions/wasm_doc/x.json", manifest);
+        let higher = LayerSpec::new(LayerKind::new("higher"), 10);
+        let builder = layer.builder().layer(layer.root().join("higher"), higher);
+        builder.build().expect("scope")
     };
     let scope = profile(r#"{"on_error": "log", "order": 70}"#);
     run(&scope).expect("the higher layer's manifest made the error a log line");

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use hookpoint::{Scope, ScopeBuilder};
+use hookpoint_extensions::layout::AgentZeroLayout;
 use hookpoint_extensions::{Agent, LogKind, Model, ScriptedModel, ScriptedReply};
 use serde_json::Value;
 
@@ -18,8 +19,9 @@ pub fn scope(name: &str, dir: &Path, config: Value) -> Scope {
     let file = layer.join("plugins/memory/config.json");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, config.to_string()).unwrap();
-    let scope = ScopeBuilder::new(name)
+    let scope = AgentZeroLayout::new()
         .user(&layer)
+        .apply(ScopeBuilder::new(name))
         .watch(false)
         .build()
         .unwrap();

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::last_good::{FileInEffect, LastGood};
-#[cfg(feature = "wasm")]
+#[cfg(hookpoint_wasm)]
 use super::wasm::{Outcome, WasmFiles};
 use crate::command::{CommandSpec, DEFAULT_TIMEOUT};
 use crate::diagnostic::{Code, Diagnostic};
@@ -26,7 +26,7 @@ pub(super) struct Definitions {
     pub(super) defs: Vec<OverrideDef>,
     pub(super) commands: Vec<CommandSpec>,
     /// Wasm extensions, indexed by [`OverrideDef::wasm`] (feature `wasm`).
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     pub(super) wasm: Vec<crate::wasm::WasmHook>,
     /// Command hooks that may not run (untrusted, switched off), shown as inactive.
     pub(super) refused: Vec<(String, Inactive)>,
@@ -52,7 +52,7 @@ pub(super) struct Context<'a> {
 pub(super) fn definitions(
     files: &[FileInEffect<'_>],
     last_good: &mut LastGood,
-    #[cfg(feature = "wasm")] wasm: &mut WasmFiles,
+    #[cfg(hookpoint_wasm)] wasm: &mut WasmFiles,
     cx: &Context<'_>,
 ) -> Definitions {
     let table = cx.table;
@@ -70,7 +70,7 @@ pub(super) fn definitions(
         if let Some(def) = out.definition(
             f,
             last_good,
-            #[cfg(feature = "wasm")]
+            #[cfg(hookpoint_wasm)]
             wasm,
             cx,
         ) {
@@ -86,7 +86,7 @@ impl Definitions {
         &mut self,
         f: &FileInEffect<'_>,
         last_good: &mut LastGood,
-        #[cfg(feature = "wasm")] wasm_files: &mut WasmFiles,
+        #[cfg(hookpoint_wasm)] wasm_files: &mut WasmFiles,
         cx: &Context<'_>,
     ) -> Option<OverrideDef> {
         let (config, table) = (cx.config, cx.table);
@@ -97,20 +97,20 @@ impl Definitions {
         let manifest = match &f.file.kind {
             OverrideKind::Manifest(m) => Some(m),
             OverrideKind::Command { .. } => None,
-            #[cfg(feature = "wasm")]
+            #[cfg(hookpoint_wasm)]
             OverrideKind::Wasm => None,
         };
-        #[cfg(not(feature = "wasm"))]
+        #[cfg(not(hookpoint_wasm))]
         if manifest.is_some_and(|m| m.wasm.is_some()) {
             self.problem(Code::WasmInvalid, f, "`wasm` runs a wasm extension, which needs hookpoint's `wasm` feature; this build has none".into());
             return None;
         }
-        #[cfg(feature = "wasm")]
+        #[cfg(hookpoint_wasm)]
         let (wasm, wasm_content) = match self.wasm_hook(f, &layer, manifest, wasm_files, cx)? {
             Some((ix, content)) => (Some(ix), Some(content)),
             None => (None, None),
         };
-        #[cfg(not(feature = "wasm"))]
+        #[cfg(not(hookpoint_wasm))]
         let wasm_content: Option<String> = None;
         let matcher = match manifest.and_then(|m| m.matcher.as_ref()) {
             Some(v) => Some(self.matcher(f, v, table)?),
@@ -135,7 +135,7 @@ impl Definitions {
             enabled: manifest.and_then(|m| m.enabled),
             policy: manifest.and_then(|m| m.on_error),
             command,
-            #[cfg(feature = "wasm")]
+            #[cfg(hookpoint_wasm)]
             wasm,
             after: names(manifest.and_then(|m| m.after.as_ref())),
             before: names(manifest.and_then(|m| m.before.as_ref())),
@@ -214,7 +214,7 @@ impl Definitions {
                     content: f.file.content.as_ref().map(|c| c.sha256.clone()),
                 }))
             }
-            #[cfg(feature = "wasm")]
+            #[cfg(hookpoint_wasm)]
             OverrideKind::Wasm => Some(None),
         }
     }
@@ -249,7 +249,7 @@ impl Definitions {
 
     /// The wasm extension a file defines, as an index into [`Definitions::wasm`]: `Some(None)`
     /// when it defines none, `None` when it is refused (recorded like a command hook).
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     fn wasm_hook(
         &mut self,
         f: &FileInEffect<'_>,
@@ -446,16 +446,25 @@ fn no_codec(point: &str, table: &CompiledTable) -> Option<String> {
 
 /// Why a command hook may not run here, if it may not.
 fn refusal(f: &FileInEffect<'_>, config: &FsConfig) -> Option<String> {
-    command_refusal(config, f.layer.project, f.layer.managed, &f.layer.root)
+    let place = format!("{} layer", f.layer.kind);
+    command_refusal(
+        config,
+        f.layer.trusted,
+        f.layer.managed,
+        &f.layer.root,
+        &place,
+    )
 }
 
 /// Why a command (a hook, or a folder plugin's install/uninstall/check) from folder `place` may
-/// not run, if it may not: the global switch, managed-only, an untrusted project.
+/// not run, if it may not: the global switch, managed-only, an untrusted layer. `what` names the
+/// place in the message ("project layer", "plugin folder").
 pub(crate) fn command_refusal(
     config: &FsConfig,
-    project: bool,
+    trusted: bool,
     managed: bool,
     place: &std::path::Path,
+    what: &str,
 ) -> Option<String> {
     if !switch::command_hooks_enabled() {
         return Some(
@@ -468,9 +477,9 @@ pub(crate) fn command_refusal(
             place.display()
         ));
     }
-    if project && !config.trust_project {
+    if !trusted {
         return Some(format!(
-            "command hook in the untrusted project layer {}; trust it with ScopeBuilder::trust_project(true)",
+            "command hook in the untrusted {what} {}; trust the layer with LayerSpec::trusted(true)",
             place.display()
         ));
     }

@@ -88,12 +88,9 @@ impl FolderPlugins {
         }
         merge_configs(&mut wanted, config, disabled);
         let gate = |p: &FolderPlugin| {
-            let project = config
-                .project
-                .as_ref()
-                .is_some_and(|d| p.dir.starts_with(d));
-            let managed = config.managed.iter().any(|m| p.dir.starts_with(m));
-            command_refusal(config, project, managed, &p.dir)
+            let trusted = config.is_trusted(&p.dir);
+            let managed = config.is_managed(&p.dir);
+            command_refusal(config, trusted, managed, &p.dir, "plugin folder")
         };
         let active = self.lifecycle.reconcile(&wanted, &gate, problems, warnings);
         let mut unhealthy = self.lifecycle.check(&active, &gate);

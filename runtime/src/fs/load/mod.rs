@@ -13,7 +13,7 @@ mod folder_plugins;
 mod last_good;
 #[cfg(test)]
 mod tests;
-#[cfg(feature = "wasm")]
+#[cfg(hookpoint_wasm)]
 mod wasm;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -26,9 +26,9 @@ use super::scan::{self, LayerScan};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::snapshot::{self, BuildInput, CompiledTable, LayerInput, Snapshot};
 pub(crate) use folder_plugins::FolderPluginStatus;
-#[cfg(feature = "cli")]
+#[cfg(hookpoint_cli)]
 pub(crate) use last_good::verify_pin;
-#[cfg(all(feature = "cli", feature = "wasm"))]
+#[cfg(all(hookpoint_cli, hookpoint_wasm))]
 pub(crate) use wasm::check_wasm_file;
 
 /// What a scope's loader remembers between reloads.
@@ -40,7 +40,7 @@ pub(crate) struct LoadState {
     configs: configs::ConfigsLastGood,
     plugins: folder_plugins::FolderPlugins,
     /// Wasm extensions' last good modules and the scope's module cache.
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     wasm: wasm::WasmFiles,
 }
 
@@ -66,7 +66,7 @@ pub(crate) struct LoadInput<'a> {
     /// How files are read: a reload the watcher started reads only files that settled.
     pub(crate) reader: FileReader,
     /// Reloads the scope when a wasm module compiled off the reload path is ready.
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     pub(crate) wake: Option<crate::wasm::compile::Wake>,
 }
 
@@ -125,7 +125,7 @@ impl LoadState {
             .config
             .layers(|n| !disabled.contains(n), &folder.layers);
         self.rescan(&layers, input.dirty.as_ref(), input.reader);
-        #[cfg(feature = "wasm")]
+        #[cfg(hookpoint_wasm)]
         self.wasm.begin(input.config, input.wake.clone());
         let files = self
             .files
@@ -133,7 +133,7 @@ impl LoadState {
         let mut defs = definitions::definitions(
             &files,
             &mut self.files,
-            #[cfg(feature = "wasm")]
+            #[cfg(hookpoint_wasm)]
             &mut self.wasm,
             &definitions::Context {
                 config: input.config,
@@ -144,9 +144,9 @@ impl LoadState {
         folder.hold_commands(&mut defs.commands);
         problems.extend(defs.problems);
         warnings.extend(defs.warnings);
-        #[cfg(feature = "wasm")]
+        #[cfg(hookpoint_wasm)]
         let wasm = defs.wasm;
-        #[cfg(feature = "wasm")]
+        #[cfg(hookpoint_wasm)]
         warnings.extend(
             self.wasm
                 .sweep()
@@ -189,7 +189,7 @@ impl LoadState {
         );
         warnings.extend(merge_warnings);
         snap.unhealthy_plugins.extend(folder.unhealthy.clone());
-        #[cfg(feature = "wasm")]
+        #[cfg(hookpoint_wasm)]
         {
             snap.wasm = wasm;
         }
@@ -209,7 +209,7 @@ impl LoadState {
     }
 
     /// What this scope's loader compiled or found cached, of wasm modules.
-    #[cfg(feature = "wasm")]
+    #[cfg(hookpoint_wasm)]
     pub(crate) fn wasm_stats(&self) -> crate::wasm::WasmStats {
         self.wasm.stats()
     }

@@ -11,7 +11,19 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::fs::read::{FileReader, seam};
-use crate::{Scope, ScopeBuilder};
+use crate::{LayerKind, LayerSpec, Scope, ScopeBuilder};
+
+/// A builder for a scope with no watcher (the tests reload by hand).
+fn unwatched(name: &str) -> ScopeBuilder {
+    let b = ScopeBuilder::new(name);
+    #[cfg(hookpoint_watch)]
+    let b = b.watch(false);
+    b
+}
+
+fn app_layer() -> LayerSpec {
+    LayerSpec::new(LayerKind::new("app"), 0)
+}
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub struct Doc {
@@ -60,9 +72,8 @@ fn half_written_while_read(target: &Path, next: &str) -> seam::Guard {
 }
 
 fn scope(layer: &Path) -> Scope {
-    ScopeBuilder::new("loader-torn")
-        .user(layer)
-        .watch(false)
+    unwatched("loader-torn")
+        .layer(layer, app_layer())
         .build()
         .expect("scope")
 }
@@ -211,10 +222,9 @@ fn a_plugin_config_rewritten_while_it_is_read_keeps_its_last_good_content() {
         r#"{"level": 11, "note": "a config of some length"}"#,
         0o644,
     );
-    let scope = ScopeBuilder::new("loader-torn-config")
-        .user(layer.path())
+    let scope = unwatched("loader-torn-config")
+        .layer(layer.path(), app_layer())
         .plugin_root(plugins.path())
-        .watch(false)
         .build()
         .expect("scope");
     let level = |scope: &Scope| {
@@ -233,7 +243,7 @@ fn a_plugin_config_rewritten_while_it_is_read_keeps_its_last_good_content() {
     assert!(problem_of(&scope, &path).contains("changed while it was read"));
 }
 
-#[cfg(feature = "wasm")]
+#[cfg(hookpoint_wasm)]
 #[test]
 fn a_wasm_module_rewritten_while_it_is_read_keeps_its_last_good_version() {
     let layer = tempfile::tempdir().expect("tempdir");
@@ -256,9 +266,8 @@ fn a_wasm_module_rewritten_while_it_is_read_keeps_its_last_good_version() {
         &module("one"),
         0o644,
     );
-    let scope = ScopeBuilder::new("loader-torn-wasm")
-        .user(layer.path())
-        .watch(false)
+    let scope = unwatched("loader-torn-wasm")
+        .layer(layer.path(), app_layer())
         .wasm_cache(None)
         .build()
         .expect("scope");
@@ -316,9 +325,8 @@ fn a_reload_the_watcher_starts_leaves_a_plugin_json_modified_within_the_debounce
         &manifest("1.0"),
         0o644,
     );
-    let scope = ScopeBuilder::new("loader-settled-plugin-json")
+    let scope = unwatched("loader-settled-plugin-json")
         .plugin_root(plugins.path())
-        .watch(false)
         .build()
         .expect("scope");
     let version = |scope: &Scope| {

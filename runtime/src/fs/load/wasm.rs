@@ -15,7 +15,7 @@ use sha2::{Digest as _, Sha256};
 use super::last_good::FileInEffect;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::fs::layers::FsConfig;
-#[cfg(feature = "cli")]
+#[cfg(hookpoint_cli)]
 use crate::fs::layers::LayerRoot;
 use crate::fs::read::{Expect, FileReadError, FileReader, Stamp};
 use crate::fs::scan::{Manifest, OverrideKind};
@@ -234,7 +234,7 @@ impl WasmFiles {
 /// Checks the wasm extension `file` of layer folder `root` as a load would — its module file,
 /// grants, `sha256` pin, compilation and guest interface — keeping nothing (the standalone
 /// `hookpoint validate`). `None` when it would load, or when `file` is no wasm extension.
-#[cfg(feature = "cli")]
+#[cfg(hookpoint_cli)]
 pub(crate) fn check_wasm_file(
     root: &Path,
     file: &crate::fs::scan::OverrideFile,
@@ -243,8 +243,8 @@ pub(crate) fn check_wasm_file(
     let layer = LayerRoot {
         rank: 1,
         root: root.to_path_buf(),
-        kind: crate::fs::LayerKind::User,
-        project: false,
+        kind: crate::fs::LayerKind::new("checked"),
+        trusted: true,
         managed: false,
         plugin: None,
     };
@@ -372,9 +372,10 @@ fn refusal(f: &FileInEffect<'_>, config: &FsConfig) -> Option<String> {
             place.display()
         ));
     }
-    if f.layer.project && !config.trust_project {
+    if !f.layer.trusted {
         return Some(format!(
-            "wasm extension in the untrusted project folder {}; trust it with ScopeBuilder::trust_project(true)",
+            "wasm extension in the untrusted {} layer {}; trust the layer with LayerSpec::trusted(true)",
+            f.layer.kind,
             place.display()
         ));
     }

@@ -63,12 +63,13 @@ impl WebuiCache {
                 continue;
             };
             event.problems.extend(scan.problems.iter().cloned());
-            if layer.project && !config.trust_project {
+            if !layer.trusted {
                 event.warnings.extend(scan.assets.iter().map(|a| {
                     Diagnostic::warning(
                         Code::WebuiUntrusted,
                         format!(
-                            "web UI asset in the untrusted project layer {}: not served (it is code the browser runs); trust it with ScopeBuilder::trust_project(true)",
+                            "web UI asset in the untrusted {} layer {}: not served (it is code the browser runs); trust the layer with LayerSpec::trusted(true)",
+                            layer.kind,
                             layer.root.display()
                         ),
                     )

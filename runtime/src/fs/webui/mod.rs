@@ -1,4 +1,4 @@
-//! The web UI manifest (feature `fs`): every front-end asset of a scope's layers,
+//! The web UI manifest (feature `webui`): every front-end asset of a scope's layers,
 //! `<layer>/extensions/webui/<point>/<relative path>` ending in `.html`, `.htm`, `.xhtml`, `.js`
 //! or `.mjs`, grouped by point, the highest layer winning per (point, relative path), each with
 //! its layer and a SHA-256 content hash, so a web server can hand the manifest to a browser and
@@ -7,24 +7,24 @@
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::fs;
-//! let user = tempfile::tempdir()?;
-//! let project = tempfile::tempdir()?;
-//! for (root, text) in [(&user, "<p>user</p>"), (&project, "<p>project</p>")] {
+//! use hookpoint::{LayerKind, LayerSpec};
+//! let base = tempfile::tempdir()?;
+//! let site = tempfile::tempdir()?;
+//! for (root, text) in [(&base, "<p>base</p>"), (&site, "<p>site</p>")] {
 //!     fs::create_dir_all(root.path().join("extensions/webui/sidebar"))?;
 //!     fs::write(root.path().join("extensions/webui/sidebar/_10_card.html"), text)?;
 //! }
-//! fs::write(user.path().join("extensions/webui/sidebar/_20_clock.js"), "export default () => {};")?;
+//! fs::write(base.path().join("extensions/webui/sidebar/_20_clock.js"), "export default () => {};")?;
+//! // Web UI assets are code the browser runs: they are served from trusted layers only.
 //! let scope = hookpoint::ScopeBuilder::new("doc-webui")
-//!     .project(project.path())
-//!     .trust_project(true) // the project's assets are code the browser runs
-//!     .user(user.path())
-//!     .watch(false)
+//!     .layer(site.path(), LayerSpec::new(LayerKind::new("site"), 20))
+//!     .layer(base.path(), LayerSpec::new(LayerKind::new("base"), 10))
 //!     .build()?;
 //! let manifest = scope.webui_manifest();
 //! let sidebar = manifest.point("sidebar");
 //! let paths: Vec<&str> = sidebar.iter().map(|a| a.path.as_str()).collect();
 //! assert_eq!(paths, ["_10_card.html", "_20_clock.js"]);       // manifest order: number, then path
-//! assert_eq!(sidebar[0].bytes(), b"<p>project</p>");          // the higher layer won
+//! assert_eq!(sidebar[0].bytes(), b"<p>site</p>");             // the higher layer won
 //! let asset = scope.webui_asset(&sidebar[1].hash).expect("listed, so served");
 //! assert_eq!(asset.content_type(), "text/javascript; charset=utf-8");
 //! let json = serde_json::to_value(&*manifest)?;               // what a browser receives
