@@ -1922,7 +1922,7 @@ fn two_custom_layers_rank_by_precedence_and_an_untrusted_layers_hook_does_not_ru
             .status()
             .warnings
             .iter()
-            .any(|w| w.contains(&held.display().to_string())),
+            .any(|w| w.to_string().contains(&held.display().to_string())),
         "the held hook is reported"
     );
 }

@@ -171,7 +171,7 @@ fn a_plugin_whose_check_fails_is_unhealthy_with_why() {
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     std::fs::write(&config, r#"{"broken": true}"#).unwrap();
     let scope = hookpoint::ScopeBuilder::new("typed-reports-unhealthy")
-        .user(dir.path())
+        .layer(dir.path(), hookpoint_tests::user_layer())
         .watch(false)
         .build()
         .unwrap();
@@ -228,7 +228,7 @@ fn reload_problems_are_diagnostics_with_code_file_line_and_column() {
     std::fs::create_dir_all(bad.parent().unwrap()).unwrap();
     std::fs::write(&bad, "{\n  \"oder\": 3\n}").unwrap();
     let scope = hookpoint::ScopeBuilder::new("typed-reports-reload")
-        .user(dir.path())
+        .layer(dir.path(), hookpoint_tests::user_layer())
         .watch(false)
         .build()
         .unwrap();
@@ -258,7 +258,7 @@ fn reload_warnings_are_diagnostics_naming_their_file_and_point() {
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, "{}").unwrap();
     let scope = hookpoint::ScopeBuilder::new("typed-reports-warnings")
-        .user(dir.path())
+        .layer(dir.path(), hookpoint_tests::user_layer())
         .watch(false)
         .build()
         .unwrap();

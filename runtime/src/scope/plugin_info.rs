@@ -13,7 +13,7 @@ use serde::Serialize;
 /// hookpoint::plugin! { name: "doc_plugin_info", description: "demo", config: NoConfig }
 /// let scope = hookpoint::ScopeBuilder::new("doc").build().unwrap();
 /// let p = scope.plugins().into_iter().find(|p| p.name == "doc_plugin_info").unwrap();
-/// assert!(matches!(p.source, PluginSource::Crate { extensions: 0, .. }));
+/// assert!(matches!(p.source, PluginSource::Crate { .. }));
 /// assert_eq!(p.state, PluginState::Active);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
