@@ -16,9 +16,10 @@ use serde_json::json;
 struct ToolboxConfig {}
 
 hookpoint::plugin! {
-    name: "toolbox",
-    description: "A stamp tool, for the toggle and reload tests.",
-    config: ToolboxConfig,
+    static TOOLBOX: Plugin<ToolboxConfig> = {
+        name: "toolbox",
+        description: "A stamp tool, for the toggle and reload tests.",
+    };
 }
 
 #[extension(point = TOOL_REGISTER)]

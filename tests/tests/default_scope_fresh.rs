@@ -10,9 +10,10 @@ use serde::{Deserialize, Serialize};
 pub struct NoConfig {}
 
 hookpoint::plugin! {
-    name: "fresh_default",
-    description: "A plugin the first scope disables.",
-    config: NoConfig,
+    static FRESH_DEFAULT: Plugin<NoConfig> = {
+        name: "fresh_default",
+        description: "A plugin the first scope disables.",
+    };
 }
 
 point! {

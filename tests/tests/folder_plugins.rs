@@ -30,9 +30,10 @@ fn compiled(doc: &mut Doc) {
 pub struct NoConfig {}
 
 hookpoint::plugin! {
-    name: "crate_twin",
-    description: "A crate plugin a folder plugin must not shadow.",
-    config: NoConfig,
+    static CRATE_TWIN: Plugin<NoConfig> = {
+        name: "crate_twin",
+        description: "A crate plugin a folder plugin must not shadow.",
+    };
 }
 
 /// Writes a folder plugin `name` into `root`: a `plugin.json` with `extra` keys, a command hook

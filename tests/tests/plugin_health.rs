@@ -25,10 +25,11 @@ fn check(config: &CheckedConfig) -> Result<(), hookpoint::Error> {
 }
 
 hookpoint::plugin! {
-    name: "checked",
-    description: "A plugin whose config is checked.",
-    config: CheckedConfig,
-    check: check,
+    static CHECKED: Plugin<CheckedConfig> = {
+        name: "checked",
+        description: "A plugin whose config is checked.",
+        check: check,
+    };
 }
 
 point! {

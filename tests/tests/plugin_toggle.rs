@@ -43,11 +43,12 @@ fn uninstall(scope: &Scope) -> Result<(), hookpoint::Error> {
 }
 
 hookpoint::plugin! {
-    name: "toggled",
-    description: "A plugin whose hooks record what dispatch sees.",
-    config: NoConfig,
-    install: install,
-    uninstall: uninstall,
+    static TOGGLED_PLUGIN: Plugin<NoConfig> = {
+        name: "toggled",
+        description: "A plugin whose hooks record what dispatch sees.",
+        install: install,
+        uninstall: uninstall,
+    };
 }
 
 fn enabled(scope: &Scope) -> bool {

@@ -25,11 +25,12 @@ fn reenter(scope: &Scope) -> Result<(), hookpoint::Error> {
 }
 
 hookpoint::plugin! {
-    name: "slow_install",
-    description: "A plugin whose install takes 50 ms.",
-    config: NoConfig,
-    install: install,
-    uninstall: reenter,
+    static SLOW_INSTALL: Plugin<NoConfig> = {
+        name: "slow_install",
+        description: "A plugin whose install takes 50 ms.",
+        install: install,
+        uninstall: reenter,
+    };
 }
 
 #[test]

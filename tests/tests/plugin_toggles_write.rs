@@ -24,9 +24,10 @@ point! {
 pub struct NoConfig {}
 
 hookpoint::plugin! {
-    name: "toggles_write_crate",
-    description: "A crate plugin switched through a toggles file.",
-    config: NoConfig,
+    static TOGGLES_WRITE_CRATE: Plugin<NoConfig> = {
+        name: "toggles_write_crate",
+        description: "A crate plugin switched through a toggles file.",
+    };
 }
 
 fn run(scope: &Scope) -> Vec<String> {

@@ -116,17 +116,18 @@ fn reports_check(config: &ReportsConfig) -> Result<(), hookpoint::Error> {
 }
 
 hookpoint::plugin! {
-    name: "typed_reports_plugin",
-    description: "A plugin whose state the reports test reads.",
-    config: ReportsConfig,
-    check: reports_check,
+    static REPORTS: Plugin<ReportsConfig> = {
+        name: "typed_reports_plugin",
+        description: "A plugin whose state the reports test reads.",
+        check: reports_check,
+    };
 }
 
 fn plugin_info(scope: &hookpoint::Scope) -> PluginInfo {
     scope
         .plugins()
         .into_iter()
-        .find(|p| p.name == "typed_reports_plugin")
+        .find(|p| p.name == REPORTS.name())
         .expect("listed")
 }
 

@@ -1,4 +1,4 @@
-//! Compile-fail cases of `#[extension]` and `#[extensible]` (one file per rule, named after it)
+//! Compile-fail cases of `#[extension]`, `#[extensible]` and `plugin!` (one file per rule, named after it)
 //! and a few shapes that must compile. One `TestCases`, so trybuild runs one `cargo check`.
 
 #[rustversion::attr(

@@ -112,15 +112,15 @@ pub use result::SearchResult;
 pub use run::{search, search_file};
 pub use tool::tool_spec;
 
-/// The plugin's name (its config folder: `<layer>/plugins/db_search/`).
-pub const NAME: &str = "db_search";
-
 /// The tool's name, as the model calls it.
 pub const TOOL: &str = "db.search";
 
 hookpoint::plugin! {
-    name: "db_search",
-    description: "The db.search tool: one read-only SQL query on a SQLite file, enforced by the engine.",
-    config: DbSearchConfig,
-    check: check,
+    /// The plugin: its config, per-scope state and whether it is enabled (its config folder:
+    /// `<layer>/plugins/db_search/`; `DB_SEARCH.name()` is `"db_search"`).
+    pub static DB_SEARCH: Plugin<DbSearchConfig> = {
+        name: "db_search",
+        description: "The db.search tool: one read-only SQL query on a SQLite file, enforced by the engine.",
+        check: check,
+    };
 }

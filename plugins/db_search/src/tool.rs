@@ -1,14 +1,14 @@
 //! The tool as the model sees it: `db.search` contributed at `tool.register`, run at
 //! `tool.execute` (on a blocking thread, so the agent's executor keeps going).
 
-use hookpoint::{Cx, Error, extension};
+use hookpoint::{Error, extension};
 use hookpoint_extensions::{TOOL_EXECUTE, TOOL_REGISTER, ToolExecution, ToolRegistry, ToolSpec};
 use serde_json::json;
 
 use crate::config::DbSearchConfig;
 use crate::query::Query;
 use crate::run::search;
-use crate::{NAME, TOOL};
+use crate::{DB_SEARCH, TOOL};
 
 /// The tool's spec for a config: description and the JSON Schema of `sql`, `params`, `limit`.
 ///
@@ -50,8 +50,8 @@ pub fn tool_spec(config: &DbSearchConfig) -> ToolSpec {
 
 /// Offers `db.search` when a database is configured.
 #[extension(point = TOOL_REGISTER, order = 20)]
-fn register_db_search(cx: &Cx<'_>, tools: &mut ToolRegistry) -> Result<(), Error> {
-    let config: DbSearchConfig = cx.scope().plugin_config(NAME)?;
+fn register_db_search(tools: &mut ToolRegistry) -> Result<(), Error> {
+    let config = DB_SEARCH.config()?;
     if config.database.is_some() {
         tools.add(tool_spec(&config));
     }
@@ -60,11 +60,11 @@ fn register_db_search(cx: &Cx<'_>, tools: &mut ToolRegistry) -> Result<(), Error
 
 /// Runs the `db.search` calls: the result as JSON, or a clear error for the model.
 #[extension(point = TOOL_EXECUTE, order = 20)]
-async fn run_db_search(cx: &Cx<'_>, exec: &mut ToolExecution) -> Result<(), Error> {
+async fn run_db_search(exec: &mut ToolExecution) -> Result<(), Error> {
     let Some(args) = exec.claim(TOOL) else {
         return Ok(());
     };
-    let config: DbSearchConfig = cx.scope().plugin_config(NAME)?;
+    let config = DB_SEARCH.config()?;
     let run = move || Query::from_args(&args).and_then(|q| search(&config, &q));
     let outcome = match tokio::runtime::Handle::try_current() {
         Ok(rt) => rt

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use hookpoint::Scope;
 
-use crate::NAME;
+use crate::MEMORY;
 use crate::config::MemoryConfig;
 
 /// The folder the application chose for a scope.
@@ -26,7 +26,7 @@ struct ChosenDir(Mutex<Option<PathBuf>>);
 /// # Ok::<(), hookpoint::Error>(())
 /// ```
 pub fn set_data_dir(scope: &Scope, dir: impl Into<PathBuf>) {
-    let chosen = scope.plugin_state::<ChosenDir>(NAME);
+    let chosen = scope.enter(|| MEMORY.state::<ChosenDir>());
     *chosen.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(dir.into());
 }
 
@@ -75,14 +75,14 @@ fn folder_name(scope: &str) -> String {
 /// The database file of `scope` under its current config, if a data folder is known.
 ///
 /// # Errors
-/// The plugin's config does not parse (see [`Scope::plugin_config`]).
+/// The plugin's config does not parse (see [`Plugin::config`](hookpoint::Plugin::config)).
 pub fn database_path(scope: &Scope) -> Result<Option<PathBuf>, hookpoint::Error> {
-    let config: MemoryConfig = scope.plugin_config(NAME)?;
+    let config = scope.enter(|| MEMORY.config())?;
     Ok(path_for(scope, &config))
 }
 
 pub(crate) fn path_for(scope: &Scope, config: &MemoryConfig) -> Option<PathBuf> {
-    let chosen = scope.plugin_state::<ChosenDir>(NAME);
+    let chosen = scope.enter(|| MEMORY.state::<ChosenDir>());
     let chosen = chosen.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let dir = config
         .data_dir

@@ -65,13 +65,13 @@ pub use state::{open_store, purge, store};
 pub use store::{MemoryStore, RANKED_CANDIDATES, StoreError};
 pub use webui::shipped_folder;
 
-/// The plugin's name (its config folder: `<layer>/plugins/memory/`).
-pub const NAME: &str = "memory";
-
 hookpoint::plugin! {
-    name: "memory",
-    description: "Long-term memory on SQLite: recalls into the prompt in the background, memorizes through memory.write.",
-    config: MemoryConfig,
-    uninstall: lifecycle::uninstall,
-    check: check,
+    /// The plugin: its config, per-scope state and whether it is enabled (its config folder:
+    /// `<layer>/plugins/memory/`; `MEMORY.name()` is `"memory"`).
+    pub static MEMORY: Plugin<MemoryConfig> = {
+        name: "memory",
+        description: "Long-term memory on SQLite: recalls into the prompt in the background, memorizes through memory.write.",
+        uninstall: lifecycle::uninstall,
+        check: check,
+    };
 }

@@ -8,8 +8,7 @@ use hookpoint_extensions::{
     SystemPrompt,
 };
 
-use crate::NAME;
-use crate::config::MemoryConfig;
+use crate::MEMORY;
 use crate::home::path_for;
 use crate::notes::{blocking, info, warn};
 use crate::state::{OpenStore, purge};
@@ -18,7 +17,7 @@ use crate::state::{OpenStore, purge};
 /// opened is logged, and memory sits this monologue out.
 #[extension(point = MONOLOGUE_START, order = 10)]
 async fn memory_init(cx: &Cx<'_>, _start: &mut MonologueStart) -> Result<(), Error> {
-    let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
+    let config = MEMORY.config()?;
     let open = OpenStore::of(cx.scope());
     let Some(path) = path_for(cx.scope(), &config) else {
         open.close();
@@ -49,7 +48,7 @@ async fn memory_init(cx: &Cx<'_>, _start: &mut MonologueStart) -> Result<(), Err
 /// Tells the model it has a memory, when the store is open.
 #[extension(point = SYSTEM_PROMPT, order = 20)]
 fn behaviour_prompt(cx: &Cx<'_>, prompt: &mut SystemPrompt) -> Result<(), Error> {
-    let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
+    let config = MEMORY.config()?;
     if OpenStore::of(cx.scope()).current().is_none() || !config.recall {
         return Ok(());
     }
@@ -80,7 +79,7 @@ async fn memory_reload(cx: &Cx<'_>, changed: &mut EmbeddingModelChanged) -> Resu
 
 /// `uninstall`: closes the store; deletes the database only with `purge_on_uninstall`.
 pub(crate) fn uninstall(scope: &Scope) -> Result<(), Error> {
-    let config: MemoryConfig = scope.plugin_config(NAME)?;
+    let config = MEMORY.config()?;
     OpenStore::of(scope).close();
     if config.purge_on_uninstall {
         purge(scope)?;

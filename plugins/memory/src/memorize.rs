@@ -3,12 +3,14 @@
 //! another extension may rewrite what is stored; `store_memory` (`memory.write`, order 100,
 //! after them) writes what they left.
 
+use std::sync::Arc;
+
 use hookpoint::{Cx, Error, extension};
 use hookpoint_extensions::{
     MEMORY_WRITE, MONOLOGUE_END, MemoryKind, MemoryWrite, MonologueEnd, StopReason, current_agent,
 };
 
-use crate::NAME;
+use crate::MEMORY;
 use crate::config::MemoryConfig;
 use crate::notes::{blocking, warn};
 use crate::query::fragments_in;
@@ -16,8 +18,8 @@ use crate::recall::MemoryTask;
 use crate::state::OpenStore;
 
 /// Whether this scope memorizes now: memorize on and a store open.
-fn memorizing(cx: &Cx<'_>) -> Result<Option<MemoryConfig>, Error> {
-    let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
+fn memorizing(cx: &Cx<'_>) -> Result<Option<Arc<MemoryConfig>>, Error> {
+    let config = MEMORY.config()?;
     let open = OpenStore::of(cx.scope()).current().is_some();
     Ok((config.memorize && open).then_some(config))
 }
@@ -63,7 +65,7 @@ async fn memorize_solutions(cx: &Cx<'_>, end: &mut MonologueEnd) -> Result<(), E
 /// kept for the task's solution either way).
 #[extension(point = MEMORY_WRITE, order = 100)]
 async fn store_memory(cx: &Cx<'_>, write: &mut MemoryWrite) -> Result<(), Error> {
-    let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
+    let config = MEMORY.config()?;
     let agent = current_agent();
     if write.kind == MemoryKind::ToolResult {
         if let Some(task) = agent.as_ref().and_then(|a| a.task()) {
@@ -84,7 +86,7 @@ async fn store_memory(cx: &Cx<'_>, write: &mut MemoryWrite) -> Result<(), Error>
     let (kind, text, tool) = (write.kind, write.text().to_owned(), write.tool.clone());
     let name = agent.map(|a| a.name().to_owned()).unwrap_or_default();
     match blocking(move || store.add(kind, &text, &tool, &name)).await? {
-        Ok(Some(_)) => write.stored_by.push(NAME.to_owned()),
+        Ok(Some(_)) => write.stored_by.push(MEMORY.name().to_owned()),
         Ok(None) => {}
         Err(e) => warn("memory could not store", e.to_string()),
     }

@@ -13,7 +13,7 @@ use hookpoint_extensions::{
 use serde::Serialize;
 use tokio::task::JoinHandle;
 
-use crate::NAME;
+use crate::MEMORY;
 use crate::config::MemoryConfig;
 use crate::memory::Memory;
 use crate::notes::{blocking, warn};
@@ -50,13 +50,13 @@ pub(crate) struct MemoryTask {
 }
 
 impl Namespace for MemoryTask {
-    const NAME: &'static str = "memory";
+    const NAME: &'static str = MEMORY.name();
 }
 
 /// Starts the background recall on iterations 0, n, 2n… (`recall_interval` n).
 #[extension(point = MESSAGE_LOOP_PROMPTS_AFTER, order = 50)]
 fn recall_memories(cx: &Cx<'_>, ld: &mut LoopData) -> Result<(), Error> {
-    let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
+    let config = MEMORY.config()?;
     if !config.recall || !ld.iteration.is_multiple_of(config.recall_interval) {
         return Ok(());
     }
@@ -86,7 +86,7 @@ async fn search(
     agent: AgentRef,
     store: Arc<MemoryStore>,
     message: String,
-    config: MemoryConfig,
+    config: Arc<MemoryConfig>,
 ) -> Result<Recalled, String> {
     let query = if config.utility_query {
         agent
@@ -115,7 +115,7 @@ async fn search(
 /// Awaits the recall until its deadline and puts what it found into the persistent extras
 /// (`memories`, `solutions`).
 #[extension(point = MESSAGE_LOOP_PROMPTS_AFTER, order = 91)]
-async fn recall_wait(cx: &Cx<'_>, ld: &mut LoopData) -> Result<(), Error> {
+async fn recall_wait(ld: &mut LoopData) -> Result<(), Error> {
     let Some(task) = current_agent().and_then(|a| a.task()) else {
         return Ok(());
     };
@@ -138,7 +138,7 @@ async fn recall_wait(cx: &Cx<'_>, ld: &mut LoopData) -> Result<(), Error> {
         Err(_) => {
             p.handle.abort();
             p.interrupt.interrupt();
-            let config: MemoryConfig = cx.scope().plugin_config(NAME)?;
+            let config = MEMORY.config()?;
             warn(
                 "memory recall timed out",
                 format!(

@@ -7,8 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use hookpoint::{Error, Scope};
 
-use crate::NAME;
-use crate::config::MemoryConfig;
+use crate::MEMORY;
 use crate::home::path_for;
 use crate::store::MemoryStore;
 
@@ -18,7 +17,7 @@ pub(crate) struct OpenStore(Mutex<Option<Arc<MemoryStore>>>, AtomicBool);
 
 impl OpenStore {
     pub(crate) fn of(scope: &Scope) -> Arc<OpenStore> {
-        scope.plugin_state::<OpenStore>(NAME)
+        scope.enter(|| MEMORY.state::<OpenStore>())
     }
 
     /// The store at `path`, opening it (and closing one on another path) if needed.
@@ -70,7 +69,7 @@ impl OpenStore {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn store(scope: &Scope) -> Result<Arc<MemoryStore>, Error> {
-    let config: MemoryConfig = scope.plugin_config(NAME)?;
+    let config = scope.enter(|| MEMORY.config())?;
     let path = path_for(scope, &config).ok_or_else(|| {
         Error::msg("memory has no data folder: set `data_dir` in plugins/memory/config.json or call hookpoint_plugin_memory::set_data_dir")
     })?;
@@ -89,7 +88,7 @@ pub fn open_store(scope: &Scope) -> Option<Arc<MemoryStore>> {
 /// # Errors
 /// A file could not be removed.
 pub fn purge(scope: &Scope) -> Result<Option<PathBuf>, Error> {
-    let config: MemoryConfig = scope.plugin_config(NAME)?;
+    let config = scope.enter(|| MEMORY.config())?;
     OpenStore::of(scope).close();
     let Some(path) = path_for(scope, &config) else {
         return Ok(None);

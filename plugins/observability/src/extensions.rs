@@ -10,9 +10,8 @@ use hookpoint_extensions::{
     TASK_START, TOOL_AFTER_CALL, ToolResult, ToolStatus, UTIL_MODEL_CALL_AFTER, UtilModelResult,
 };
 
-use crate::NAME;
+use crate::OBSERVABILITY;
 use crate::arm::{arm, disarm};
-use crate::config::ObservabilityConfig;
 use crate::recorder::{Recorder, current_task};
 use crate::summary::TaskSummary;
 
@@ -81,7 +80,7 @@ fn summarize_task(cx: &Cx<'_>, end: &mut MonologueEnd) -> Result<(), Error> {
         return Ok(());
     };
     disarm();
-    let config: ObservabilityConfig = cx.scope().plugin_config(NAME)?;
+    let config = OBSERVABILITY.config()?;
     let json = serde_json::to_string(&summary)?;
     if config.log_summary {
         tracing::info!(

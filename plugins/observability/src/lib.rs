@@ -56,13 +56,13 @@ pub use layer::{ObservabilityLayer, WhileObserving, layer};
 pub use recorder::recent;
 pub use summary::{TaskSummary, Timing, ToolCount};
 
-/// The plugin's name (its config folder: `<layer>/plugins/observability/`).
-pub const NAME: &str = "observability";
-
 hookpoint::plugin! {
-    name: "observability",
-    description: "Per task: time per point and extension, tool calls and errors, tokens; a summary at task.end.",
-    config: ObservabilityConfig,
-    uninstall: extensions::uninstall,
-    check: check,
+    /// The plugin: its config, per-scope state and whether it is enabled (its config folder:
+    /// `<layer>/plugins/observability/`; `OBSERVABILITY.name()` is `"observability"`).
+    pub static OBSERVABILITY: Plugin<ObservabilityConfig> = {
+        name: "observability",
+        description: "Per task: time per point and extension, tool calls and errors, tokens; a summary at task.end.",
+        uninstall: extensions::uninstall,
+        check: check,
+    };
 }

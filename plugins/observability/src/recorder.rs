@@ -8,7 +8,7 @@ use std::time::Instant;
 use hookpoint::Scope;
 use hookpoint_extensions::{AgentRef, MonologueEnd, Usage, current_agent};
 
-use crate::NAME;
+use crate::OBSERVABILITY;
 use crate::summary::{TaskSummary, Timing, ToolCount, sort_slowest_first};
 
 /// A task: agent name, agent number, task id.
@@ -46,7 +46,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Recorder {
     pub(crate) fn of(scope: &Scope) -> Arc<Recorder> {
-        scope.plugin_state::<Recorder>(NAME)
+        scope.enter(|| OBSERVABILITY.state::<Recorder>())
     }
 
     /// Starts observing `key`; false if it already was.

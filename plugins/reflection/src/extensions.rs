@@ -1,15 +1,14 @@
 //! `tool.error` learns a lesson (into the task context, and to `memory.write`);
 //! `planning.started` shows the most recent ones.
 
-use hookpoint::{Cx, Error, extension};
+use hookpoint::{Error, extension};
 use hookpoint_extensions::{
     LoopData, MEMORY_WRITE, MemoryKind, MemoryWrite, Namespace, PLANNING_STARTED, TOOL_ERROR,
     ToolError, current_agent,
 };
 use serde::Serialize;
 
-use crate::NAME;
-use crate::config::ReflectionConfig;
+use crate::REFLECTION;
 use crate::lesson::Lesson;
 
 /// The plugin's part of the task context: the lessons of this task, oldest first. Others see
@@ -20,14 +19,14 @@ struct ReflectionTask {
 }
 
 impl Namespace for ReflectionTask {
-    const NAME: &'static str = "reflection";
+    const NAME: &'static str = REFLECTION.name();
 }
 
 /// A failed call becomes a lesson (once per tool and error) in the task context, and goes to
 /// `memory.write` (kind `lesson`).
 #[extension(point = TOOL_ERROR, order = 50)]
-async fn learn_lesson(cx: &Cx<'_>, failure: &mut ToolError) -> Result<(), Error> {
-    let config: ReflectionConfig = cx.scope().plugin_config(NAME)?;
+async fn learn_lesson(failure: &mut ToolError) -> Result<(), Error> {
+    let config = REFLECTION.config()?;
     let Some(agent) = current_agent() else {
         return Ok(());
     };
@@ -55,8 +54,8 @@ async fn learn_lesson(cx: &Cx<'_>, failure: &mut ToolError) -> Result<(), Error>
 
 /// The task's most recent lessons (`max_lessons`) as a prompt section.
 #[extension(point = PLANNING_STARTED, order = 20)]
-fn recent_lessons(cx: &Cx<'_>, ld: &mut LoopData) -> Result<(), Error> {
-    let config: ReflectionConfig = cx.scope().plugin_config(NAME)?;
+fn recent_lessons(ld: &mut LoopData) -> Result<(), Error> {
+    let config = REFLECTION.config()?;
     let Some(task) = current_agent().and_then(|a| a.task()) else {
         return Ok(());
     };

@@ -35,12 +35,12 @@ mod lesson;
 pub use config::{Hint, ReflectionConfig, check};
 pub use lesson::Lesson;
 
-/// The plugin's name (its config folder: `<layer>/plugins/reflection/`).
-pub const NAME: &str = "reflection";
-
 hookpoint::plugin! {
-    name: "reflection",
-    description: "Turns failed tool calls into lessons for the next planning rounds, and hands them to memory.",
-    config: ReflectionConfig,
-    check: check,
+    /// The plugin: its config, per-scope state and whether it is enabled (its config folder:
+    /// `<layer>/plugins/reflection/`; `REFLECTION.name()` is `"reflection"`).
+    pub static REFLECTION: Plugin<ReflectionConfig> = {
+        name: "reflection",
+        description: "Turns failed tool calls into lessons for the next planning rounds, and hands them to memory.",
+        check: check,
+    };
 }

@@ -3,15 +3,15 @@
 
 use std::collections::BTreeMap;
 
-use hookpoint::{Cx, Error, extension};
+use hookpoint::{Error, extension};
 use hookpoint_extensions::{
     Decision, Namespace, TOOL_AFTER_CALL, TOOL_BEFORE_CALL, ToolCall, ToolResult, ToolStatus,
     current_agent,
 };
 use serde::Serialize;
 
-use crate::NAME;
-use crate::config::{PolicyConfig, check};
+use crate::TOOL_POLICY;
+use crate::config::check;
 use crate::evaluate::verdicts;
 
 /// The plugin's part of the task context: how often each tool ran in this task. Others see
@@ -22,13 +22,13 @@ struct PolicyTask {
 }
 
 impl Namespace for PolicyTask {
-    const NAME: &'static str = "tool_policy";
+    const NAME: &'static str = TOOL_POLICY.name();
 }
 
 /// Applies the rules and rate limits (read from the config now, so edits apply at once).
 #[extension(point = TOOL_BEFORE_CALL, order = 50)]
-fn apply_policy(cx: &Cx<'_>, call: &mut ToolCall) -> Result<(), Error> {
-    let config: PolicyConfig = cx.scope().plugin_config(NAME)?;
+fn apply_policy(call: &mut ToolCall) -> Result<(), Error> {
+    let config = TOOL_POLICY.config()?;
     if let Err(why) = check(&config) {
         // Fail closed: a broken policy must not let every call through. The `response` tool
         // (the answer to the user) stays, or the agent could not even say so.

@@ -50,11 +50,11 @@ mod extensions;
 pub use config::{Condition, PolicyConfig, RateLimit, Rule, check};
 pub use evaluate::verdicts;
 
-/// The plugin's name (its config folder: `<layer>/plugins/tool_policy/`).
-pub const NAME: &str = "tool_policy";
-
 hookpoint::plugin! {
-    name: "tool_policy",
-    description: "Allows, asks or denies tool calls by rules in its config; per-task rate limits.",
-    config: PolicyConfig,
+    /// The plugin: its config, per-scope state and whether it is enabled (its config folder:
+    /// `<layer>/plugins/tool_policy/`; `TOOL_POLICY.name()` is `"tool_policy"`).
+    pub static TOOL_POLICY: Plugin<PolicyConfig> = {
+        name: "tool_policy",
+        description: "Allows, asks or denies tool calls by rules in its config; per-task rate limits.",
+    };
 }

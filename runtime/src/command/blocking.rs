@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::group::{Group, kill_group, timed_out};
 use super::output::{Stdout, finish, render_stderr};
-use super::prepare::{explain_spawn_error, prepare};
+use super::prepare::{explain_spawn_error, prepare, spawn_blocking_retrying};
 use super::{
     CommandError, CommandSpec, HookOutput, MAX_STDERR_BYTES, MAX_STDOUT_BYTES, REAP_GRACE,
 };
@@ -159,9 +159,8 @@ pub(super) fn run(spec: &CommandSpec, input: &[u8]) -> Result<HookOutput, Comman
     };
     let helpers = Helpers::start(input).map_err(could_not_start)?;
     let deadline = Instant::now().checked_add(spec.timeout);
-    let child = prepared
-        .command(spec)
-        .spawn()
+    let mut command = prepared.command(spec);
+    let child = spawn_blocking_retrying(|| command.spawn())
         .map_err(|err| could_not_start(explain_spawn_error(&program, err)))?;
     let mut group = Group::new(child.id());
     helpers

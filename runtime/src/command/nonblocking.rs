@@ -5,7 +5,7 @@ use std::io;
 
 use super::group::{Group, kill_group, timed_out};
 use super::output::{Stdout, finish, render_stderr};
-use super::prepare::{explain_spawn_error, prepare};
+use super::prepare::{BUSY_PAUSES_MS, explain_spawn_error, is_busy, prepare};
 use super::{
     CommandError, CommandSpec, HookOutput, MAX_STDERR_BYTES, MAX_STDOUT_BYTES, REAP_GRACE,
 };
@@ -55,6 +55,22 @@ async fn read_stderr_async(mut stderr: tokio::process::ChildStderr) -> String {
     render_stderr(kept, dropped)
 }
 
+/// Starts `command`, again after each of [`BUSY_PAUSES_MS`] while it is refused with `ETXTBSY`
+/// (the task sleeps in between; see the constant for why the refusal passes).
+async fn spawn_retrying(
+    command: &mut tokio::process::Command,
+) -> io::Result<tokio::process::Child> {
+    for pause in BUSY_PAUSES_MS {
+        match command.spawn() {
+            Err(err) if is_busy(&err) => {
+                tokio::time::sleep(std::time::Duration::from_millis(pause)).await
+            }
+            done => return done,
+        }
+    }
+    command.spawn()
+}
+
 pub(super) async fn run(spec: &CommandSpec, input: &[u8]) -> Result<HookOutput, CommandError> {
     use tokio::io::AsyncWriteExt;
 
@@ -69,8 +85,8 @@ pub(super) async fn run(spec: &CommandSpec, input: &[u8]) -> Result<HookOutput, 
     let mut command = tokio::process::Command::from(prepared.command(spec));
     // If this future is dropped, Tokio kills and reaps the hook.
     command.kill_on_drop(true);
-    let mut child = command
-        .spawn()
+    let mut child = spawn_retrying(&mut command)
+        .await
         .map_err(|err| could_not_start(explain_spawn_error(&program, err)))?;
     let Some(pgid) = child.id() else {
         return Err(could_not_start(io::Error::other(

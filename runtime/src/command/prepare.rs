@@ -246,6 +246,34 @@ fn is_executable_file(path: &Path) -> bool {
 
 /// Makes the confusing `ENOENT` that `execve` reports for a missing `#!`
 /// interpreter say so.
+/// The pauses, in milliseconds, between attempts to start a program the kernel refused with
+/// `ETXTBSY` (about 0.4 s in all). Linux refuses to execute a file while any process holds it open
+/// for writing, and a file written by this process a moment ago is held so by every child another
+/// thread forks before that child execs (the write descriptor is inherited until `exec` closes
+/// it): the refusal ends by itself within microseconds to milliseconds.
+pub(super) const BUSY_PAUSES_MS: [u64; 8] = [1, 2, 5, 10, 20, 50, 100, 200];
+
+/// Whether a start failed only because the program is briefly open for writing somewhere.
+pub(super) fn is_busy(err: &io::Error) -> bool {
+    err.kind() == io::ErrorKind::ExecutableFileBusy
+}
+
+/// Starts a process with `spawn`, again after each of [`BUSY_PAUSES_MS`] while it is refused
+/// with `ETXTBSY` (blocking the thread in between).
+pub(super) fn spawn_blocking_retrying<C>(
+    mut spawn: impl FnMut() -> io::Result<C>,
+) -> io::Result<C> {
+    for pause in BUSY_PAUSES_MS {
+        match spawn() {
+            Err(err) if is_busy(&err) => {
+                std::thread::sleep(std::time::Duration::from_millis(pause))
+            }
+            done => return done,
+        }
+    }
+    spawn()
+}
+
 pub(super) fn explain_spawn_error(program: &Path, err: io::Error) -> io::Error {
     if err.kind() == io::ErrorKind::NotFound && program.is_file() {
         let interpreter = shebang(program).unwrap_or_else(|| "?".to_owned());

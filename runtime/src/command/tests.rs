@@ -35,32 +35,11 @@ fn py_hook(dir: &Path, body: &str) -> CommandSpec {
     CommandSpec::new(["./hook.py"], dir)
 }
 
-/// `ETXTBSY`: another test thread forked while this script's write fd
-/// was open; the fd lives on in that child until it execs. Retry.
-fn busy(result: &Result<HookOutput, CommandError>) -> bool {
-    matches!(result, Err(CommandError::CouldNotStart { source, .. })
-        if source.kind() == io::ErrorKind::ExecutableFileBusy)
-}
-
 fn sync(spec: &CommandSpec, input: &[u8]) -> Result<HookOutput, CommandError> {
-    for _ in 0..20 {
-        let result = run_sync(spec, input);
-        if !busy(&result) {
-            return result;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
     run_sync(spec, input)
 }
 
 async fn asynchronous(spec: &CommandSpec, input: &[u8]) -> Result<HookOutput, CommandError> {
-    for _ in 0..20 {
-        let result = run_async(spec, input).await;
-        if !busy(&result) {
-            return result;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
     run_async(spec, input).await
 }
 
@@ -821,5 +800,49 @@ fn a_held_folder_runs_no_program_or_script_a_symlink_in_it_leads_outside() {
             result.expect("runs").payload,
             Some(serde_json::json!("inside"))
         );
+    }
+}
+
+/// Holds `path` open for writing (so the kernel refuses to execute it) until `after` has passed.
+fn held_open_for_writing(path: &Path, after: Duration) -> std::thread::JoinHandle<()> {
+    let writer = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .expect("open the script for writing");
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        drop(writer);
+    })
+}
+
+#[test]
+fn a_hook_briefly_open_for_writing_elsewhere_still_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = sh_hook(dir.path(), "cat");
+    let release = held_open_for_writing(&dir.path().join("hook.sh"), Duration::from_millis(30));
+    let out = run_sync(&spec, br#"{"payload": 1}"#);
+    release.join().unwrap();
+    let out = out.expect("the start is retried while the file is busy");
+    assert_eq!(out.payload, Some(serde_json::json!(1)));
+
+    let release = held_open_for_writing(&dir.path().join("hook.sh"), Duration::from_millis(30));
+    let out = runtime().block_on(run_async(&spec, br#"{"payload": 2}"#));
+    release.join().unwrap();
+    let out = out.expect("the async start is retried while the file is busy");
+    assert_eq!(out.payload, Some(serde_json::json!(2)));
+}
+
+#[test]
+fn a_hook_held_open_for_writing_for_good_fails_with_the_kernels_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = sh_hook(dir.path(), "cat");
+    let release = held_open_for_writing(&dir.path().join("hook.sh"), Duration::from_secs(2));
+    let out = run_sync(&spec, b"{}");
+    release.join().unwrap();
+    match out {
+        Err(CommandError::CouldNotStart { source, .. }) => {
+            assert_eq!(source.kind(), io::ErrorKind::ExecutableFileBusy)
+        }
+        other => panic!("expected a busy refusal, got {other:?}"),
     }
 }

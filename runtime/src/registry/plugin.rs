@@ -8,7 +8,7 @@ use crate::error::{Error, ErrorKind};
 
 /// An install or uninstall hook of a plugin. The user writes `fn(&Scope) -> Result<(), Error>`;
 /// the registry sits below the scope layer, so [`plugin!`](crate::plugin!) stores it behind a
-/// thunk that receives the scope erased and hands it back typed.
+/// thunk that receives the scope erased and calls the hook typed, with the scope entered.
 pub type PluginHook = fn(&(dyn Any + Send + Sync)) -> Result<(), Error>;
 
 /// A plugin's self-check of its merged config (JSON), as [`plugin!`](crate::plugin!) wraps the
@@ -69,18 +69,39 @@ impl std::fmt::Display for ConfigMismatch {
 #[linkme::distributed_slice]
 pub static HOOKPOINT_PLG_V0: [PluginEntry];
 
-/// Declares the current crate a plugin. Every `#[extension]` of the crate (the package, as
+/// Declares the current crate a plugin, and its typed handle: a static
+/// [`Plugin<Config>`](crate::Plugin) through which the crate's code reads the plugin's config,
+/// state and whether it is enabled. Every `#[extension]` of the crate (the package, as
 /// `CARGO_PKG_NAME` names it) belongs to it: disabling the plugin removes them all from dispatch.
 ///
-/// - `name`: the plugin's name (also its folder in layers: `<layer>/plugins/<name>/config.json`).
+/// ```text
+/// hookpoint::plugin! {
+///     /// doc comment of the handle
+///     pub static HANDLE: Plugin<Config> = {
+///         name: "name",
+///         description: "One line.",
+///         install: path,     // optional
+///         uninstall: path,   // optional
+///         check: path,       // optional
+///     };
+/// }
+/// ```
+///
+/// - `HANDLE`: the handle's name (any visibility, attributes and doc comments go on it). Code
+///   names the plugin by it, so a misspelt plugin is a compile error. `Plugin` is written as
+///   is, without a path: the macro names [`hookpoint::Plugin`](crate::Plugin) itself.
+/// - `Config`: a type that is `Default + Serialize + DeserializeOwned` (and `Send + Sync` to be
+///   read through the handle); its `Default` is the lowest layer, each override layer's
+///   `plugins/<name>/config.json` overlays it key by key (higher layer wins). Read it with
+///   [`HANDLE.config()`](crate::Plugin::config), deserialized once per snapshot.
+/// - `name`: the plugin's name, written only here (also its folder in layers:
+///   `<layer>/plugins/<name>/config.json`, and its name in the by-name forms on
+///   [`Scope`](crate::Scope); [`HANDLE.name()`](crate::Plugin::name) gives it).
 /// - `description`: one line.
-/// - `config`: a type that is `Default + Serialize + DeserializeOwned`; its `Default` is the
-///   lowest layer, each override layer's `plugins/<name>/config.json` overlays it key by key
-///   (higher layer wins). Read it with [`Scope::plugin_config`](crate::Scope::plugin_config).
 /// - `install` / `uninstall` (optional): `fn(&Scope) -> Result<(), hookpoint::Error>`, called once
-///   when the plugin is enabled / disabled at run time on a scope: `install` before its
-///   extensions join the scope's snapshot (if it fails, the plugin stays disabled), `uninstall`
-///   after they have left it.
+///   when the plugin is enabled / disabled at run time on a scope, with that scope entered (so
+///   the handle reads it): `install` before its extensions join the scope's snapshot (if it
+///   fails, the plugin stays disabled), `uninstall` after they have left it.
 /// - `check` (optional): `fn(&Config) -> Result<(), hookpoint::Error>`, the plugin's self-check of
 ///   its merged config (is the database there, is the folder writable, do the rules parse). It
 ///   runs whenever the scope's snapshot is built: at start, on every reload, when the plugin is
@@ -103,11 +124,13 @@ pub static HOOKPOINT_PLG_V0: [PluginEntry];
 /// }
 ///
 /// hookpoint::plugin! {
-///     name: "greeter",
-///     description: "Greets the user.",
-///     config: GreeterConfig,
-///     install: install,
-///     check: check,
+///     /// Greets the user.
+///     pub static GREETER: Plugin<GreeterConfig> = {
+///         name: "greeter",
+///         description: "Greets the user.",
+///         install: install,
+///         check: check,
+///     };
 /// }
 ///
 /// fn check(config: &GreeterConfig) -> Result<(), hookpoint::Error> {
@@ -117,22 +140,37 @@ pub static HOOKPOINT_PLG_V0: [PluginEntry];
 ///     Ok(())
 /// }
 ///
+/// #[hookpoint::extension(point = "doc_greeter_greet")]
+/// fn greet(line: &mut String) -> Result<(), hookpoint::Error> {
+///     line.push_str(&GREETER.config()?.greeting);
+///     Ok(())
+/// }
+///
+/// assert_eq!(GREETER.name(), "greeter");
 /// let plugins = hookpoint::Scope::default_scope().plugins();
-/// let greeter = plugins.iter().find(|p| p.name == "greeter").unwrap();
+/// let greeter = plugins.iter().find(|p| p.name == GREETER.name()).unwrap();
 /// assert_eq!(greeter.state, hookpoint::PluginState::Active);
+/// let mut line = String::new();
+/// hookpoint::call!("doc_greeter_greet", &mut line).unwrap();
+/// assert_eq!(line, "", "the default greeting");
 /// ```
 #[macro_export]
 macro_rules! plugin {
     (
-        name: $name:literal,
-        description: $description:literal,
-        config: $config:ty
-        $(, install: $install:path)?
-        $(, uninstall: $uninstall:path)?
-        $(, check: $check:path)?
-        $(,)?
+        $(#[$attr:meta])*
+        $vis:vis static $handle:ident : Plugin < $config:ty > = {
+            name: $name:literal,
+            description: $description:literal
+            $(, install: $install:path)?
+            $(, uninstall: $uninstall:path)?
+            $(, check: $check:path)?
+            $(,)?
+        } $(;)?
     ) => {
-        const _: () = {
+        $(#[$attr])*
+        // The declaration registers the plugin whether or not the handle is read.
+        #[allow(dead_code)]
+        $vis static $handle: $crate::Plugin<$config> = {
             #[$crate::__private::distributed_slice($crate::__private::HOOKPOINT_PLG_V0)]
             #[linkme(crate = $crate::__private::linkme)]
             static __HOOKPOINT_PLUGIN: $crate::__private::PluginEntry = $crate::__private::PluginEntry {
@@ -147,6 +185,7 @@ macro_rules! plugin {
                 file: ::core::file!(),
                 line: ::core::line!(),
             };
+            $crate::Plugin::__declared(&__HOOKPOINT_PLUGIN)
         };
     };
 }
@@ -181,7 +220,8 @@ macro_rules! __hookpoint_plugin_hook {
             fn __hookpoint_plugin_hook(
                 scope: &(dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync),
             ) -> $crate::__private::Result<(), $crate::Error> {
-                $f($crate::__private::scope_of(scope))
+                let scope = $crate::__private::scope_of(scope);
+                scope.enter(|| $f(scope))
             }
             __hookpoint_plugin_hook
         })

@@ -5,7 +5,8 @@
 //! - [`current`]: which scope a dispatch uses (entered, bound to a task, or the default) and the
 //!   per-thread copy of the default scope's snapshot handle;
 //! - [`builder`]: the [`ScopeBuilder`];
-//! - [`plugins`]: per-scope plugin enablement, config and state;
+//! - [`plugins`]: per-scope plugin enablement, config and state, by name;
+//! - [`plugin_handle`]: [`Plugin`], a crate plugin's typed handle to the same;
 //! - `reload` (feature `overrides`): status, reload events, the scope's layers;
 //! - `watching` (feature `watch`): the watcher of a scope's folders;
 //! - `webui` (feature `overrides`): the scope's web UI manifest and assets.
@@ -18,6 +19,7 @@ mod builder;
 pub(crate) mod current;
 #[cfg(hookpoint_overrides)]
 mod folder_plugins;
+mod plugin_handle;
 mod plugin_info;
 mod plugins;
 #[cfg(hookpoint_overrides)]
@@ -37,6 +39,7 @@ use arc_swap::ArcSwap;
 
 pub use builder::ScopeBuilder;
 pub use current::Bound;
+pub use plugin_handle::Plugin;
 pub use plugin_info::{PluginInfo, PluginSource, PluginState};
 #[cfg(hookpoint_overrides)]
 pub use reload::{command_hooks_enabled, set_command_hooks_enabled};

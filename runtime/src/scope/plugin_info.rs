@@ -10,7 +10,9 @@ use serde::Serialize;
 /// ```
 /// use hookpoint::{PluginSource, PluginState};
 /// # #[derive(Default, serde::Serialize, serde::Deserialize)] struct NoConfig {}
-/// hookpoint::plugin! { name: "doc_plugin_info", description: "demo", config: NoConfig }
+/// hookpoint::plugin! {
+///     static DOC_INFO: Plugin<NoConfig> = { name: "doc_plugin_info", description: "demo" };
+/// }
 /// let scope = hookpoint::ScopeBuilder::new("doc").build().unwrap();
 /// let p = scope.plugins().into_iter().find(|p| p.name == "doc_plugin_info").unwrap();
 /// assert!(matches!(p.source, PluginSource::Crate { .. }));

@@ -158,11 +158,14 @@ impl Scope {
     ///
     /// ```
     /// # #[derive(Default, serde::Serialize, serde::Deserialize)] struct NoConfig {}
-    /// hookpoint::plugin! { name: "doc_toggle", description: "demo", config: NoConfig }
+    /// hookpoint::plugin! {
+    ///     static TOGGLE: Plugin<NoConfig> = { name: "doc_toggle", description: "demo" };
+    /// }
     /// let scope = hookpoint::ScopeBuilder::new("doc").build().unwrap();
     /// scope.set_plugin_enabled("doc_toggle", false).unwrap();
     /// let p = scope.plugins().into_iter().find(|p| p.name == "doc_toggle").unwrap();
     /// assert_eq!(p.state, hookpoint::PluginState::Disabled);
+    /// assert!(!scope.enter(|| TOGGLE.enabled()));
     /// ```
     pub fn set_plugin_enabled(&self, name: &str, enabled: bool) -> Result<(), Error> {
         let _turn = ToggleTurn::take(&self.0.plugins, name)?;
@@ -274,8 +277,12 @@ impl Scope {
         String::new()
     }
 
-    /// The plugin's config: its `Default`, overlaid key by key by each override layer's
-    /// `plugins/<name>/config.json` (higher layer wins), as of the current snapshot.
+    /// The config of the plugin named `name`, crate or folder: its `Default`, overlaid key by
+    /// key by each override layer's `plugins/<name>/config.json` (higher layer wins), as of the
+    /// current snapshot. This is the by-name form, for code that only has a plugin's name (a
+    /// command line, a folder plugin, a web UI); it deserializes on every call. Code that names
+    /// a crate plugin reads it through its handle, [`Plugin::config`](crate::Plugin::config),
+    /// deserialized once per snapshot.
     ///
     /// # Errors
     /// [`ErrorKind::Plugin`]: unknown plugin, or the merged JSON does not deserialize into `C`.
@@ -284,22 +291,13 @@ impl Scope {
         if !snap.plugin_configs.contains_key(name) {
             find_plugin(name)?;
         }
-        let value = snap
-            .plugin_configs
-            .get(name)
-            .cloned()
-            .unwrap_or(serde_json::Value::Null);
-        serde_json::from_value(value).map_err(|e| {
-            Error::kind_msg(
-                ErrorKind::Plugin,
-                format!("plugin `{name}`: config does not match its type"),
-            )
-            .with_source(e)
-        })
+        super::plugin_handle::deserialize(&snap, name)
     }
 
     /// Per-scope state of a plugin, namespaced by plugin name and type; created with `Default`
     /// on first use and kept across reloads (it lives in the scope, not in a module static).
+    /// This is the by-name form; code that names a crate plugin uses its handle,
+    /// [`Plugin::state`](crate::Plugin::state), which reaches the same value.
     ///
     /// ```
     /// use std::sync::Mutex;

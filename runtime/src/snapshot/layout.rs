@@ -147,6 +147,7 @@ pub(crate) fn assemble(
         wasm: Vec::new(),
         plugin_configs,
         unhealthy_plugins: Default::default(),
+        plugin_values: Default::default(),
     }
 }
 

@@ -7,6 +7,7 @@
 //!   [`overrides`] applied per (point, name).
 //! - [`layout`]: one point's winners sorted into a [`PointList`] whose [`Shape`] tells dispatch
 //!   which loop may run it.
+//! - [`plugin_values`]: the crate plugins' typed configs, deserialized once per snapshot.
 //!
 //! Comes after `registry`; next in the data's way: `dispatch` runs one list, `scope` owns and
 //! swaps snapshots.
@@ -17,6 +18,7 @@ mod merge;
 pub(crate) mod ordering;
 #[cfg(hookpoint_overrides)]
 mod overrides;
+mod plugin_values;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -28,6 +30,7 @@ pub(crate) use merge::compiled_snapshot;
 pub(crate) use merge::{BuildInput, build};
 #[cfg(hookpoint_overrides)]
 pub(crate) use overrides::{LayerInput, OverrideDef};
+pub(crate) use plugin_values::{PluginValues, TypedConfig};
 
 use crate::error::{Error, ErrorKind, Origin};
 use crate::registry::{AsyncFn, BareFn, ErrorPolicy, SyncFn, WhenFn};
@@ -230,6 +233,8 @@ pub struct Snapshot {
     pub(crate) plugin_configs: HashMap<String, serde_json::Value>,
     /// Enabled plugins whose self-check failed on these configs, with the reason.
     pub(crate) unhealthy_plugins: std::collections::BTreeMap<String, String>,
+    /// The crate plugins' configs as their types, filled on first read.
+    pub(crate) plugin_values: PluginValues,
 }
 
 impl Snapshot {

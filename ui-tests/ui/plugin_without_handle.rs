@@ -1,0 +1,9 @@
+use std::collections::BTreeMap;
+
+hookpoint::plugin! {
+    name: "memory",
+    description: "Remembers.",
+    config: BTreeMap<String, String>,
+}
+
+fn main() {}
