@@ -100,8 +100,8 @@ fn explain_shows_an_ordering_problem_as_a_warning_not_a_refused_point() {
     assert!(out.contains("waits_for_nobody: runs 1 of 1"), "{out}");
     assert!(out.contains("      after nobody"), "{out}");
     let mut n = 0;
-    DANGLING
-        .call_in(&scope, &mut n)
+    scope
+        .enter(|| DANGLING.call(&mut n))
         .expect("the point dispatches");
     assert_eq!(n, 1);
 }

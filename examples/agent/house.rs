@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use hookpoint::{Error, extension};
-use hookpoint_extensions::*;
+use hookpoint_extensions::{payloads::*, points::*, prelude::*};
 
 // ---- Memory: memory.write ----------------------------------------------------------------------
 

@@ -36,7 +36,14 @@ use std::time::Instant;
 use clap::Parser;
 use hookpoint::{Scope, ScopeBuilder};
 use hookpoint_extensions::layout::{self, AgentZeroLayout};
-use hookpoint_extensions::*;
+use hookpoint_extensions::{
+    agent::{SavedContext, startup_notes},
+    model::OpenAiModel,
+    payloads::*,
+    points,
+    prelude::*,
+    ui::{banners, webui},
+};
 use render::{Renderer, TraceMode};
 use stage::Staged;
 use tracing_subscriber::prelude::*;
@@ -353,19 +360,20 @@ async fn epilogue(out: &Renderer, agent: &Agent) -> Result<(), Box<dyn std::erro
         ),
     );
     let fired = out.fired();
-    let missing: Vec<&&str> = POINTS.iter().filter(|p| !fired.contains(**p)).collect();
+    let all = points::all();
+    let missing: Vec<&String> = all.iter().filter(|p| !fired.contains(p.as_str())).collect();
     out.say(
         "points",
         &if missing.is_empty() {
             format!(
                 "all {} points of the runtime fired (and Agent::handle_exception's)",
-                POINTS.len()
+                all.len()
             )
         } else {
             format!(
                 "{} of {} points fired; not: {missing:?}",
-                POINTS.len() - missing.len(),
-                POINTS.len()
+                all.len() - missing.len(),
+                all.len()
             )
         },
     );
@@ -424,11 +432,7 @@ fn init_tracing() {
                 // `--watch` demo moves one away); that is expected here.
                 .unwrap_or_else(|_| "warn,notify=error".into()),
         );
-    tracing_subscriber::registry()
-        .with(fmt)
-        .with(TraceLayer::new())
-        .with(hookpoint_plugin_observability::layer())
-        .init();
+    tracing_subscriber::registry().with(fmt).init();
 }
 
 #[tokio::main(flavor = "current_thread")]

@@ -187,7 +187,7 @@ impl Renderer {
             .extensions
             .iter()
             .map(|e| {
-                let time = e.micros.map(|m| format!(" {m:.0}µs")).unwrap_or_default();
+                let time = format!(" {:.0}µs", e.micros);
                 let name = if e.ok {
                     e.name.clone()
                 } else {

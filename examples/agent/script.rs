@@ -2,7 +2,9 @@
 //! scripted user answers when the agent asks for approval.
 
 use hookpoint_extensions::{
-    Answer, AskRequest, ModelRequest, ScriptedModel, ScriptedReply, current_agent,
+    agent::current_agent,
+    decision::{Answer, AskRequest},
+    model::{ModelRequest, ScriptedModel, ScriptedReply},
 };
 use serde_json::json;
 

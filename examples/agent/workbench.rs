@@ -4,7 +4,9 @@
 
 use hookpoint::{Error, extension};
 use hookpoint_extensions::{
-    TOOL_EXECUTE, TOOL_REGISTER, ToolExecution, ToolRegistry, ToolSpec, current_agent,
+    agent::current_agent,
+    payloads::{ToolExecution, ToolRegistry, ToolSpec},
+    points::{TOOL_EXECUTE, TOOL_REGISTER},
 };
 use serde_json::Value;
 

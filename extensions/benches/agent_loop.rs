@@ -16,8 +16,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use hookpoint_extensions::{
-    Agent, AgentConfig, HistoryAdd, Role, ScriptedModel, ScriptedReply, SecretStore, TOOL_EXECUTE,
-    TOOL_REGISTER, ToolExecution, ToolRegistry, ToolSpec,
+    agent::Agent,
+    config::AgentConfig,
+    history::Role,
+    model::{ScriptedModel, ScriptedReply},
+    payloads::{HistoryAdd, ToolExecution, ToolRegistry, ToolSpec},
+    points::{TOOL_EXECUTE, TOOL_REGISTER},
+    secrets::SecretStore,
 };
 
 #[hookpoint::extension(point = TOOL_REGISTER)]

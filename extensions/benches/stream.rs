@@ -8,7 +8,11 @@
 //! `cargo bench -p hookpoint-extensions --bench stream`.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use hookpoint_extensions::{Agent, ScriptedModel, ScriptedReply, SecretStore};
+use hookpoint_extensions::{
+    agent::Agent,
+    model::{ScriptedModel, ScriptedReply},
+    secrets::SecretStore,
+};
 
 fn agent(text: &str) -> Agent {
     Agent::builder("stream-bench")

@@ -1,5 +1,6 @@
 //! A small shared cache whose entries expire when unused (trimmed by the `job_loop` built-in).
 
+use crate::lock::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -7,11 +8,11 @@ use std::time::{Duration, Instant};
 /// Key-value cache of JSON values with a last-used time per entry. Cloning shares it.
 ///
 /// Tools and extensions reach the agent's cache through
-/// [`AgentRef::cache`](crate::AgentRef::cache); the `job_loop` built-in `trim_cache` drops entries
+/// [`AgentRef::cache`](crate::agent::AgentRef::cache); the `job_loop` built-in `trim_cache` drops entries
 /// unused for [`Cache::MAX_IDLE`] (Agent Zero's `_50_trim_cache`).
 ///
 /// ```
-/// use hookpoint_extensions::Cache;
+/// use hookpoint_extensions::cache::Cache;
 /// let cache = Cache::default();
 /// cache.put("weather:paris", serde_json::json!("sunny"));
 /// assert_eq!(cache.get("weather:paris"), Some(serde_json::json!("sunny")));
@@ -26,7 +27,7 @@ impl Cache {
     pub const MAX_IDLE: Duration = Duration::from_secs(300);
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (serde_json::Value, Instant)>> {
-        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.entries)
     }
 
     /// The value under `key`, marking it used now.

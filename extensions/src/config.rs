@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// settings for plugins this crate does not know.
 ///
 /// ```
-/// let config: hookpoint_extensions::AgentConfig =
+/// let config: hookpoint_extensions::config::AgentConfig =
 ///     serde_json::from_value(serde_json::json!({"max_iterations": 3, "theme": "dark"})).unwrap();
 /// assert_eq!(config.max_iterations, 3);
 /// assert_eq!(config.extra["theme"], "dark");

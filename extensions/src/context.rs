@@ -2,7 +2,7 @@
 //! shared by every extension that runs for it.
 //!
 //! - **Task facts** ([`TaskFacts`]): set by the runtime, readable by everyone, writable by no one.
-//! - **Lessons**: what `tool.error` extensions learned ([`ToolError::lesson`](crate::ToolError::lesson));
+//! - **Lessons**: what `tool.error` extensions learned ([`ToolError::lesson`](crate::payloads::ToolError::lesson));
 //!   the runtime appends them, every later `planning.started` sees them.
 //! - **Namespaces**: per-plugin state. A plugin declares a type implementing [`Namespace`] and
 //!   reaches its state only through that type ([`TaskContext::with`]). Keep the type private to
@@ -14,12 +14,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::lock::lock;
 use serde::{Deserialize, Serialize};
 
 /// Per-plugin state in the task context. Implement it on a type private to your plugin.
 ///
 /// ```
-/// use hookpoint_extensions::{Namespace, TaskContext, TaskFacts};
+/// use hookpoint_extensions::context::{Namespace, TaskContext, TaskFacts};
 ///
 /// #[derive(Default, serde::Serialize)]
 /// struct RateLimit {          // private: only this crate can write it
@@ -38,11 +39,11 @@ use serde::{Deserialize, Serialize};
 /// write it — this does not compile:
 ///
 /// ```compile_fail,E0603
-/// use hookpoint_extensions::{Namespace, TaskContext, TaskFacts};
+/// use hookpoint_extensions::context::{Namespace, TaskContext, TaskFacts};
 /// mod rate_limit_plugin {
 ///     #[derive(Default, serde::Serialize)]
 ///     struct RateLimit { pub calls: u32 }
-///     impl hookpoint_extensions::Namespace for RateLimit {
+///     impl hookpoint_extensions::context::Namespace for RateLimit {
 ///         const NAME: &'static str = "rate_limit";
 ///     }
 /// }
@@ -91,7 +92,7 @@ struct Inner {
 }
 
 /// The shared context of one task. Cloning shares it. Reach the current one from an extension
-/// with [`AgentRef::task`](crate::AgentRef::task).
+/// with [`AgentRef::task`](crate::agent::AgentRef::task).
 #[derive(Clone, Default)]
 pub struct TaskContext {
     inner: Arc<Inner>,
@@ -124,16 +125,12 @@ impl TaskContext {
 
     /// Lessons learned so far in this task, oldest first.
     pub fn lessons(&self) -> Vec<String> {
-        self.inner
-            .lessons
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock(&self.inner.lessons).clone()
     }
 
     /// Appends lessons (the runtime does this after `tool.error`); duplicates are skipped.
     pub(crate) fn add_lessons(&self, new: impl IntoIterator<Item = String>) {
-        let mut lessons = self.inner.lessons.lock().unwrap_or_else(|p| p.into_inner());
+        let mut lessons = lock(&self.inner.lessons);
         for l in new {
             if !lessons.contains(&l) {
                 lessons.push(l);
@@ -144,11 +141,7 @@ impl TaskContext {
     /// Runs `f` on this task's state of namespace `N` (created with `Default` on first use).
     /// Only code that can name `N` gets here. Do not call `with` again from inside `f`.
     pub fn with<N: Namespace, R>(&self, f: impl FnOnce(&mut N) -> R) -> R {
-        let mut map = self
-            .inner
-            .namespaces
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut map = lock(&self.inner.namespaces);
         let slot = map.entry(TypeId::of::<N>()).or_insert_with(|| Slot {
             name: N::NAME,
             value: Box::new(N::default()),
@@ -163,11 +156,7 @@ impl TaskContext {
 
     /// A read-only JSON copy of the namespace called `name`, if some plugin has state there.
     pub fn view(&self, name: &str) -> Option<serde_json::Value> {
-        let map = self
-            .inner
-            .namespaces
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let map = lock(&self.inner.namespaces);
         map.values()
             .find(|s| s.name == name)
             .map(|s| (s.view)(s.value.as_ref()))
@@ -175,11 +164,7 @@ impl TaskContext {
 
     /// Read-only JSON copies of every namespace, by name.
     pub fn views(&self) -> BTreeMap<String, serde_json::Value> {
-        let map = self
-            .inner
-            .namespaces
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let map = lock(&self.inner.namespaces);
         map.values()
             .map(|s| (s.name.to_owned(), (s.view)(s.value.as_ref())))
             .collect()

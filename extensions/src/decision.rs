@@ -32,7 +32,7 @@ pub struct Verdict {
 /// The most restrictive decision among `verdicts` (`Allow` when empty).
 ///
 /// ```
-/// use hookpoint_extensions::{Decision, Verdict, decide};
+/// use hookpoint_extensions::decision::{Decision, Verdict, decide};
 /// let v = |decision, reason: &str| Verdict { decision, reason: reason.into() };
 /// let verdicts = [v(Decision::Deny, "writes outside the sandbox"), v(Decision::Allow, "read-only")];
 /// assert_eq!(decide(&verdicts), Decision::Deny);
@@ -69,7 +69,7 @@ pub enum Answer {
 }
 
 /// The application's callback for [`Decision::Ask`]: gets the request, answers later (a UI may
-/// wait for a click). Set it with [`AgentBuilder::on_ask`](crate::AgentBuilder::on_ask); without
+/// wait for a click). Set it with [`AgentBuilder::on_ask`](crate::agent::AgentBuilder::on_ask); without
 /// one, asking is denied ("no one to ask").
 pub type AskFn =
     Arc<dyn Fn(AskRequest) -> Pin<Box<dyn Future<Output = Answer> + Send>> + Send + Sync>;

@@ -5,7 +5,7 @@
 /// True when `name` matches `pattern` (`*` any run, `?` one character; case-sensitive).
 ///
 /// ```
-/// use hookpoint_extensions::glob_match;
+/// use hookpoint_extensions::glob::glob_match;
 /// assert!(glob_match("db.*", "db.search"));
 /// assert!(glob_match("*", "shell"));
 /// assert!(glob_match("sh?ll", "shell"));

@@ -8,10 +8,7 @@
 //!
 //! ```
 //! use hookpoint::extension;
-//! use hookpoint_extensions::{
-//!     Agent, ScriptedModel, ScriptedReply, ToolExecution, ToolRegistry, ToolSpec, TOOL_EXECUTE,
-//!     TOOL_REGISTER,
-//! };
+//! use hookpoint_extensions::prelude::*;
 //!
 //! #[extension(point = TOOL_REGISTER)]
 //! fn register_clock(tools: &mut ToolRegistry) {
@@ -43,35 +40,35 @@
 //!
 //! | moment | points, in order | payload |
 //! |---|---|---|
-//! | process start, before the first agent | `startup_migration` (sync) | [`StartupMigration`] |
-//! | the interface asks for banners ([`banners`]) | `banners` | [`Banners`] |
-//! | agent created ([`AgentBuilder::build`]) | `agent_init` (sync) | [`AgentInit`] |
-//! | a user message reaches the interface | `user_message_ui` | [`UserMessage`] |
-//! | the agent takes up the message | `task.start` → `monologue_start` | [`MonologueStart`] |
-//! | each iteration starts | `message_loop_start` | [`LoopData`] |
-//! | the tool list is assembled | `tool.register` | [`ToolRegistry`] |
-//! | prompts | `message_loop_prompts_before` | [`LoopData`] |
-//! | the system prompt | `system_prompt` | [`SystemPrompt`] |
-//! | the prompt is complete | `message_loop_prompts_after` → `planning.started` | [`LoopData`] |
-//! | before the main model call | `before_main_llm_call` → `chat_model_call_before` | [`LoopData`], [`ChatModelCall`] |
-//! | reasoning / answer streams | `reasoning_stream`, `reasoning_stream_chunk`…, `reasoning_stream_end`; the same for `response_stream*` | [`StreamChunk`] |
-//! | the model answered | `chat_model_call_after` | [`ChatModelResult`] |
-//! | any message enters the history | `hist_add_before` (sync) | [`HistoryAdd`] |
-//! | the model asked for a tool | `tool.select` | [`ToolSelect`] |
-//! | before it runs | `tool.before_call` → (if allowed) `tool_execute_before` | [`ToolCall`] |
-//! | it runs | `tool.execute` | [`ToolExecution`] |
-//! | it failed | `error_format` → `tool.error` | [`ErrorFormat`], [`ToolError`] |
-//! | it ended (any status) | `tool_execute_after` → `tool.after_call` | [`ToolResult`] |
-//! | its result is written (not for the final answer) | `hist_add_tool_result` (sync) → `hist_add_before` | [`ToolResultEntry`] |
-//! | its result may be remembered (not the final answer; plugins also fire it for fragments, solutions, lessons: [`MemoryKind`]) | `memory.write` | [`MemoryWrite`] |
-//! | each iteration ends | `message_loop_end` | [`LoopData`] |
-//! | the message is done (always, also on failure) | `monologue_end` → `task.end` | [`MonologueEnd`] |
-//! | the chain is done (main agent) | `process_chain_end` | [`ChainEnd`] |
-//! | the utility model is called ([`AgentRef::call_utility_model`]) | `util_model_call_before`, `util_model_call_after` | [`UtilModelCall`], [`UtilModelResult`] |
+//! | process start, before the first agent | `startup_migration` (sync) | [`StartupMigration`](payloads::StartupMigration) |
+//! | the interface asks for banners ([`banners`](ui::banners)) | `banners` | [`Banners`](payloads::Banners) |
+//! | agent created ([`AgentBuilder::build`](agent::AgentBuilder::build)) | `agent_init` (sync) | [`AgentInit`](payloads::AgentInit) |
+//! | a user message reaches the interface | `user_message_ui` | [`UserMessage`](payloads::UserMessage) |
+//! | the agent takes up the message | `task.start` → `monologue_start` | [`MonologueStart`](payloads::MonologueStart) |
+//! | each iteration starts | `message_loop_start` | [`LoopData`](payloads::LoopData) |
+//! | the tool list is assembled | `tool.register` | [`ToolRegistry`](payloads::ToolRegistry) |
+//! | prompts | `message_loop_prompts_before` | [`LoopData`](payloads::LoopData) |
+//! | the system prompt | `system_prompt` | [`SystemPrompt`](payloads::SystemPrompt) |
+//! | the prompt is complete | `message_loop_prompts_after` → `planning.started` | [`LoopData`](payloads::LoopData) |
+//! | before the main model call | `before_main_llm_call` → `chat_model_call_before` | [`LoopData`](payloads::LoopData), [`ChatModelCall`](payloads::ChatModelCall) |
+//! | reasoning / answer streams | `reasoning_stream`, `reasoning_stream_chunk`…, `reasoning_stream_end`; the same for `response_stream*` | [`StreamChunk`](payloads::StreamChunk) |
+//! | the model answered | `chat_model_call_after` | [`ChatModelResult`](payloads::ChatModelResult) |
+//! | any message enters the history | `hist_add_before` (sync) | [`HistoryAdd`](payloads::HistoryAdd) |
+//! | the model asked for a tool | `tool.select` | [`ToolSelect`](payloads::ToolSelect) |
+//! | before it runs | `tool.before_call` → (if allowed) `tool_execute_before` | [`ToolCall`](payloads::ToolCall) |
+//! | it runs | `tool.execute` | [`ToolExecution`](payloads::ToolExecution) |
+//! | it failed | `error_format` → `tool.error` | [`ErrorFormat`](payloads::ErrorFormat), [`ToolError`](payloads::ToolError) |
+//! | it ended (any status) | `tool_execute_after` → `tool.after_call` | [`ToolResult`](payloads::ToolResult) |
+//! | its result is written (not for the final answer) | `hist_add_tool_result` (sync) → `hist_add_before` | [`ToolResultEntry`](payloads::ToolResultEntry) |
+//! | its result may be remembered (not the final answer; plugins also fire it for fragments, solutions, lessons: [`MemoryKind`](payloads::MemoryKind)) | `memory.write` | [`MemoryWrite`](payloads::MemoryWrite) |
+//! | each iteration ends | `message_loop_end` | [`LoopData`](payloads::LoopData) |
+//! | the message is done (always, also on failure) | `monologue_end` → `task.end` | [`MonologueEnd`](payloads::MonologueEnd) |
+//! | the chain is done (main agent) | `process_chain_end` | [`ChainEnd`](payloads::ChainEnd) |
+//! | the utility model is called ([`AgentRef::call_utility_model`](agent::AgentRef::call_utility_model)) | `util_model_call_before`, `util_model_call_after` | [`UtilModelCall`](payloads::UtilModelCall), [`UtilModelResult`](payloads::UtilModelResult) |
 //! | an error of the loop | `_functions/hookpoint_extensions/agent/Agent/handle_exception/start`, `…/end` | [`hookpoint::CallStart`], [`hookpoint::CallEnd`] |
-//! | background tick ([`AgentRef::job_loop_tick`]) | `job_loop` | [`JobLoop`] |
-//! | embedding model changed ([`AgentRef::set_embedding_model`]) | `embedding_model_changed` | [`EmbeddingModelChanged`] |
-//! | web interface socket ([`webui`]) | `webui_ws_connect`, `webui_ws_disconnect`, `webui_ws_event` | [`WsEvent`] |
+//! | background tick ([`AgentRef::job_loop_tick`](agent::AgentRef::job_loop_tick)) | `job_loop` | [`JobLoop`](payloads::JobLoop) |
+//! | embedding model changed ([`AgentRef::set_embedding_model`](agent::AgentRef::set_embedding_model)) | `embedding_model_changed` | [`EmbeddingModelChanged`](payloads::EmbeddingModelChanged) |
+//! | web interface socket ([`webui`](ui::webui)) | `webui_ws_connect`, `webui_ws_disconnect`, `webui_ws_event` | [`WsEvent`](payloads::WsEvent) |
 //!
 //! Why this order where two names meet: the plugin framework's `task.start` initialises the
 //! task before Agent Zero's per-monologue set-up sees it; `planning.started` rewrites the prompt
@@ -82,88 +79,69 @@
 //!
 //! ## Secrets
 //!
-//! The runtime masks every payload as it fires the point ([`SecretStore`]: a value becomes
+//! The runtime masks every payload as it fires the point ([`SecretStore`](secrets::SecretStore): a value becomes
 //! `§§secret(NAME)`), whoever wrote the value — the model (also in tool arguments, where it may
 //! write the value instead of the placeholder), a tool's output, the user, an extension of an
 //! earlier point. No extension of any order or kind (Rust, command hook, WebAssembly) sees a
 //! value, and no masking extension has to run first. The one exception is `tool.execute`, where
 //! the tool gets its arguments unmasked; even there the payload's JSON form, which command hooks
-//! and WebAssembly modules get, is masked ([`ToolExecution`]). The history, the log, the trace,
-//! [`Reply::text`] and what goes to the models are masked too.
+//! and WebAssembly modules get, is masked ([`ToolExecution`](payloads::ToolExecution)). The history, the log, the trace,
+//! [`Reply::text`](agent::Reply::text) and what goes to the models are masked too.
 //!
 //! ## Tools, decisions, the task context
 //!
-//! - A tool is two extensions: one adds its [`ToolSpec`] at `tool.register` (every round, from
+//! - A tool is two extensions: one adds its [`ToolSpec`](payloads::ToolSpec) at `tool.register` (every round, from
 //!   scratch — toggling a plugin or reloading can neither duplicate a tool nor leave a stale
-//!   one), one [`claim`](ToolExecution::claim)s its calls at `tool.execute`. Names match
-//!   exactly ([`ToolSpec::name`]); the `response` tool goes through the same chain; a reply
+//!   one), one [`claim`](payloads::ToolExecution::claim)s its calls at `tool.execute`. Names match
+//!   exactly ([`ToolSpec::name`](payloads::ToolSpec::name)); the `response` tool goes through the same chain; a reply
 //!   that is not a tool request gets a correction and the loop goes on; an application reads
-//!   the results of a message's tool calls from [`Reply::tools`].
-//! - `tool.before_call` extensions [`allow`](ToolCall::allow), [`ask`](ToolCall::ask) or
-//!   [`deny`](ToolCall::deny); the most restrictive wins whatever the order, the application
-//!   answers an ask ([`AgentBuilder::on_ask`]), the model sees every denial reason.
-//! - [`TaskContext`]: task facts everyone reads, lessons from `tool.error`, and per-plugin
-//!   state reachable only through the plugin's own [`Namespace`] type.
+//!   the results of a message's tool calls from [`Reply::tools`](agent::Reply::tools).
+//! - `tool.before_call` extensions [`allow`](payloads::ToolCall::allow), [`ask`](payloads::ToolCall::ask) or
+//!   [`deny`](payloads::ToolCall::deny); the most restrictive wins whatever the order, the application
+//!   answers an ask ([`AgentBuilder::on_ask`](agent::AgentBuilder::on_ask)), the model sees every denial reason.
+//! - [`TaskContext`](context::TaskContext): task facts everyone reads, lessons from `tool.error`, and per-plugin
+//!   state reachable only through the plugin's own [`Namespace`](context::Namespace) type.
 //!
 //! ## Map of the crate
 //!
-//! - the points (`points.rs`) and their payloads (`payloads/`): the table above;
-//! - the runtime: [`Agent`], [`AgentBuilder`], [`AgentRef`] / [`current_agent`] (`agent/`);
-//! - models: [`Model`], [`ScriptedModel`], [`OpenAiModel`] with the `http` feature (`model/`);
-//! - the context's parts: [`SecretStore`], [`AgentLog`], [`History`], [`Cache`],
-//!   [`AgentConfig`] and its profile [`settings`](read_settings), [`TaskContext`], decisions
-//!   ([`Decision`], [`Answer`]), tool-name patterns ([`glob_match`]);
-//! - the built-ins (`builtin/`, each an ordinary extension; listed in the README);
-//! - [`layout`]: Agent Zero's folder layout (project, profiles, user, plugins) as a preset of
-//!   a scope's layers ([`layout::AgentZeroLayout`]);
-//! - [`trace`]: what an agent's points did, for tools like the demo's trace;
-//! - [`banners`] and [`webui`]: the interface's points that belong to no agent.
+//! Import [`prelude`] to build an agent and write tool extensions; everything else is one module
+//! away, and the root re-exports nothing.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`prelude`] | [`Agent`](agent::Agent), its builder and handle, the models, the tool chain's points and payloads |
+//! | [`points`] | every point of the table above, and [`points::all`], the list read from the registry |
+//! | [`payloads`] | what each point carries |
+//! | [`agent`] | [`Agent`](agent::Agent), [`AgentBuilder`](agent::AgentBuilder), [`AgentRef`](agent::AgentRef) / [`current_agent`](agent::current_agent), [`Reply`](agent::Reply), [`SavedContext`](agent::SavedContext) |
+//! | [`model`] | [`Model`](model::Model), [`ScriptedModel`](model::ScriptedModel), `OpenAiModel` (feature `http`) |
+//! | [`history`], [`log`], [`secrets`], [`cache`] | the context's parts: [`History`](history::History), [`AgentLog`](log::AgentLog), [`SecretStore`](secrets::SecretStore), [`Cache`](cache::Cache) |
+//! | [`config`], [`settings`] | [`AgentConfig`](config::AgentConfig) and the profile settings files |
+//! | [`context`], [`decision`], [`glob`] | [`TaskContext`](context::TaskContext), tool-call decisions, tool-name patterns |
+//! | [`builtin`] | the built-in extensions (each an ordinary extension; listed in the README) |
+//! | [`layout`] | Agent Zero's folder layout (project, profiles, user, plugins) as a preset of a scope's layers ([`layout::AgentZeroLayout`]) |
+//! | [`trace`] | what an agent's points did, for tools like the demo's trace |
+//! | [`ui`] | [`banners`](ui::banners) and [`webui`](ui::webui): the interface's points that belong to no agent |
+//! | [`lock`] | poisoned-lock recovery, for this crate and its plugins |
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod agent;
-mod builtin;
-mod cache;
-mod config;
-mod context;
-mod decision;
-mod glob;
-mod history;
+pub mod agent;
+pub mod builtin;
+pub mod cache;
+pub mod config;
+pub mod context;
+pub mod decision;
+pub mod glob;
+pub mod history;
 pub mod layout;
-mod log;
-mod model;
-mod payloads;
-mod points;
-mod secrets;
-mod settings;
+pub mod lock;
+pub mod log;
+pub mod model;
+pub mod payloads;
+pub mod points;
+pub mod prelude;
+pub mod secrets;
+pub mod settings;
 pub mod trace;
-mod ui;
-
-pub use agent::{
-    Agent, AgentBuilder, AgentError, AgentRef, Reply, SavedContext, ToolRequest, current_agent,
-    parse_tool_request, startup_notes,
-};
-pub use builtin::{FALLBACK_GREETING, INITIAL_MESSAGE_TEMPLATE, greeting_template};
-pub use cache::Cache;
-pub use config::AgentConfig;
-pub use context::{Namespace, TaskContext, TaskFacts};
-pub use decision::{Answer, AskFn, AskRequest, Decision, Verdict, decide};
-pub use glob::glob_match;
-pub use history::{History, Message, Role};
-pub use log::{AgentLog, LogEntry, LogKind};
-#[cfg(feature = "http")]
-pub use model::OpenAiModel;
-pub use model::{
-    ChatMessage, Completion, Model, ModelError, ModelEvent, ModelRequest, ModelStream,
-    ScriptedModel, ScriptedReply, Usage, complete,
-};
-pub use payloads::*;
-pub use points::*;
-pub use secrets::{SecretStore, SecretsError, placeholder};
-pub use settings::{
-    MAX_SETTINGS_BYTES, SettingsError, apply_overrides, merge_overrides, read_settings,
-    settings_candidates,
-};
-pub use trace::{PointTrace, TraceLayer};
-pub use ui::{banners, webui};
+pub mod ui;

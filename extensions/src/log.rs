@@ -4,6 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
+use crate::lock::lock;
 use crate::secrets::SecretStore;
 
 /// What a log entry is about.
@@ -47,7 +48,7 @@ pub struct LogEntry {
 /// context's [`SecretStore`] first, so no secret value is ever logged, whichever extension writes.
 ///
 /// ```
-/// use hookpoint_extensions::{AgentLog, LogKind, SecretStore};
+/// use hookpoint_extensions::{log::{AgentLog, LogKind}, secrets::SecretStore};
 /// let log = AgentLog::new(SecretStore::from_pairs([("K", "hunter2")]));
 /// log.add(LogKind::Info, "login", "password hunter2");
 /// assert_eq!(log.entries()[0].content, "password §§secret(K)");
@@ -75,7 +76,7 @@ impl AgentLog {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<LogEntry>> {
-        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.entries)
     }
 
     /// Adds a finished entry; returns its id.
@@ -120,7 +121,7 @@ impl AgentLog {
     /// ignored.
     ///
     /// ```
-    /// use hookpoint_extensions::{AgentLog, LogKind, SecretStore};
+    /// use hookpoint_extensions::{log::{AgentLog, LogKind}, secrets::SecretStore};
     /// let log = AgentLog::new(SecretStore::from_pairs([("K", "hunter2")]));
     /// let id = log.push(LogKind::Agent, "reply", "", false, None);
     /// log.append(id, "password hun");

@@ -18,7 +18,7 @@ point! {
     #[serde]
     pub static STARTUP_MIGRATION: SyncPoint<StartupMigration> = "startup_migration";
 
-    /// The user interface asks for start-up banners ([`banners`](crate::banners)).
+    /// The user interface asks for start-up banners ([`banners`](crate::ui::banners)).
     #[serde]
     pub static BANNERS: AsyncPoint<Banners> = "banners";
 
@@ -26,7 +26,7 @@ point! {
     #[serde]
     pub static USER_MESSAGE_UI: AsyncPoint<UserMessage> = "user_message_ui";
 
-    /// Periodic background maintenance ([`AgentRef::job_loop_tick`](crate::AgentRef::job_loop_tick)).
+    /// Periodic background maintenance ([`AgentRef::job_loop_tick`](crate::agent::AgentRef::job_loop_tick)).
     #[serde]
     pub static JOB_LOOP: AsyncPoint<JobLoop> = "job_loop";
 
@@ -34,7 +34,7 @@ point! {
     #[serde]
     pub static EMBEDDING_MODEL_CHANGED: AsyncPoint<EmbeddingModelChanged> = "embedding_model_changed";
 
-    /// A web interface client connected ([`webui`](crate::webui)).
+    /// A web interface client connected ([`webui`](crate::ui::webui)).
     #[serde]
     pub static WEBUI_WS_CONNECT: AsyncPoint<WsEvent> = "webui_ws_connect";
 
@@ -197,53 +197,79 @@ point! {
     pub static MEMORY_WRITE: AsyncPoint<MemoryWrite> = "memory.write";
 }
 
-/// The agent's `handle_exception` end point, where the built-in `handle_intervention` turns an
-/// intervention into a clean stop (Agent Zero's `_functions/.../handle_exception/end`).
-pub const HANDLE_EXCEPTION_END: &str = crate::agent::Agent::HANDLE_EXCEPTION_END.name();
+/// Every point of the agent runtime, by name, sorted: the points this crate declares with
+/// `point!`, read from hookpoint's point registry ([`hookpoint::introspect()`]). The start and
+/// end points of its `#[extensible]` fns (named `_functions/...`, such as
+/// [`HANDLE_EXCEPTION_END`](crate::agent::HANDLE_EXCEPTION_END)) are not among them: they fire
+/// only on the paths those fns take.
+///
+/// ```
+/// let points = hookpoint_extensions::points::all();
+/// assert!(points.iter().any(|p| p == "tool.execute"));
+/// assert!(points.windows(2).all(|w| w[0] < w[1]));
+/// ```
+pub fn all() -> Vec<String> {
+    hookpoint::introspect()
+        .into_iter()
+        .filter(|p| p.declared_by.as_deref() == Some(env!("CARGO_PKG_NAME")))
+        .filter(|p| !p.name.starts_with("_functions/"))
+        .map(|p| p.name)
+        .collect()
+}
 
-/// Every point name of the runtime, grouped as in the crate docs' table.
-pub const POINTS: &[&str] = &[
-    "startup_migration",
-    "banners",
-    "agent_init",
-    "user_message_ui",
-    "task.start",
-    "monologue_start",
-    "message_loop_start",
-    "tool.register",
-    "message_loop_prompts_before",
-    "system_prompt",
-    "message_loop_prompts_after",
-    "planning.started",
-    "before_main_llm_call",
-    "chat_model_call_before",
-    "reasoning_stream",
-    "reasoning_stream_chunk",
-    "reasoning_stream_end",
-    "response_stream",
-    "response_stream_chunk",
-    "response_stream_end",
-    "chat_model_call_after",
-    "hist_add_before",
-    "tool.select",
-    "tool.before_call",
-    "tool_execute_before",
-    "tool.execute",
-    "tool.error",
-    "error_format",
-    "tool_execute_after",
-    "tool.after_call",
-    "hist_add_tool_result",
-    "memory.write",
-    "message_loop_end",
-    "monologue_end",
-    "task.end",
-    "process_chain_end",
-    "util_model_call_before",
-    "util_model_call_after",
-    "job_loop",
-    "embedding_model_changed",
-    "webui_ws_connect",
-    "webui_ws_disconnect",
-    "webui_ws_event",
-];
+#[cfg(test)]
+mod tests {
+    /// The hand-kept list the registry replaced, grouped as in the crate docs' table.
+    const LISTED: &[&str] = &[
+        "startup_migration",
+        "banners",
+        "agent_init",
+        "user_message_ui",
+        "task.start",
+        "monologue_start",
+        "message_loop_start",
+        "tool.register",
+        "message_loop_prompts_before",
+        "system_prompt",
+        "message_loop_prompts_after",
+        "planning.started",
+        "before_main_llm_call",
+        "chat_model_call_before",
+        "reasoning_stream",
+        "reasoning_stream_chunk",
+        "reasoning_stream_end",
+        "response_stream",
+        "response_stream_chunk",
+        "response_stream_end",
+        "chat_model_call_after",
+        "hist_add_before",
+        "tool.select",
+        "tool.before_call",
+        "tool_execute_before",
+        "tool.execute",
+        "tool.error",
+        "error_format",
+        "tool_execute_after",
+        "tool.after_call",
+        "hist_add_tool_result",
+        "memory.write",
+        "message_loop_end",
+        "monologue_end",
+        "task.end",
+        "process_chain_end",
+        "util_model_call_before",
+        "util_model_call_after",
+        "job_loop",
+        "embedding_model_changed",
+        "webui_ws_connect",
+        "webui_ws_disconnect",
+        "webui_ws_event",
+    ];
+
+    #[test]
+    fn the_registry_lists_every_point_the_crate_docs_table_does() {
+        let mut listed: Vec<&str> = LISTED.to_vec();
+        listed.sort_unstable();
+        assert_eq!(super::all(), listed);
+    }
+}

@@ -23,7 +23,7 @@ use json_view::{JsonView, cut_escape_start};
 /// Empty values are ignored (masking "" would rewrite every text). `Debug` shows names only.
 ///
 /// ```
-/// use hookpoint_extensions::SecretStore;
+/// use hookpoint_extensions::secrets::SecretStore;
 /// let secrets = SecretStore::from_pairs([("API_KEY", "sk-live-123456")]);
 /// assert_eq!(secrets.mask("key=sk-live-123456"), "key=§§secret(API_KEY)");
 /// assert_eq!(secrets.unmask("key=§§secret(API_KEY)"), "key=sk-live-123456");
@@ -151,7 +151,7 @@ impl SecretStore {
     /// parses that JSON reads the value, so the escaped spelling is masked too.
     ///
     /// ```
-    /// use hookpoint_extensions::SecretStore;
+    /// use hookpoint_extensions::secrets::SecretStore;
     /// let secrets = SecretStore::from_pairs([("PW", "pässwörd")]);
     /// assert_eq!(
     ///     secrets.mask(r#"{"pw":"p\u00e4ssw\u00f6rd"}"#),
@@ -284,7 +284,7 @@ impl SecretStore {
     /// the text already is.
     ///
     /// ```
-    /// use hookpoint_extensions::SecretStore;
+    /// use hookpoint_extensions::secrets::SecretStore;
     /// let secrets = SecretStore::from_pairs([("TOKEN", "abc123")]);
     /// let mut shown = String::from("token: abc");
     /// secrets.push_masked(&mut shown, "123 ok");
@@ -321,7 +321,7 @@ impl SecretStore {
     /// [`flush_stream`](Self::flush_stream) at the end of the stream.
     ///
     /// ```
-    /// use hookpoint_extensions::SecretStore;
+    /// use hookpoint_extensions::secrets::SecretStore;
     /// let secrets = SecretStore::from_pairs([("TOKEN", "abc123")]);
     /// let (mut held, mut shown) = (String::new(), String::new());
     /// for part in ["token: ab", "c123 ok"] {

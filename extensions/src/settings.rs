@@ -105,7 +105,7 @@ pub fn merge_overrides(overrides: &[Map<String, Value>]) -> Map<String, Value> {
 /// [`SettingsError::Shape`] when the result does not deserialize into [`AgentConfig`].
 ///
 /// ```
-/// use hookpoint_extensions::{AgentConfig, apply_overrides};
+/// use hookpoint_extensions::{config::AgentConfig, settings::apply_overrides};
 /// let global = AgentConfig::default();
 /// let current = AgentConfig { profile: "researcher".into(), ..AgentConfig::default() };
 /// let over = serde_json::json!({"max_iterations": 4}).as_object().unwrap().clone();

@@ -16,7 +16,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use hookpoint::{CallEnd, CallStart, Error, extensible, extension, point};
+use hookpoint::{CallEnd, CallStart, Error, Outcome, extensible, extension, point};
 
 /// The payload every dispatched handler receives.
 pub struct Payload(u64);
@@ -63,7 +63,7 @@ extensions!(P100, HAND100:
     h100_96 = 96, h100_97 = 97, h100_98 = 98, h100_99 = 99
 );
 
-type Dispatch = fn(&mut Payload) -> Result<(), Error>;
+type Dispatch = fn(&mut Payload) -> Result<Outcome, Error>;
 type Hand = fn(&[fn(&mut Payload)], &mut Payload);
 
 #[inline(never)]
@@ -74,38 +74,38 @@ fn hand_loop(handlers: &[fn(&mut Payload)], p: &mut Payload) {
 }
 
 #[inline(never)]
-fn typed1(p: &mut Payload) -> Result<(), Error> {
+fn typed1(p: &mut Payload) -> Result<Outcome, Error> {
     P1.call(p)
 }
 
 #[inline(never)]
-fn typed10(p: &mut Payload) -> Result<(), Error> {
+fn typed10(p: &mut Payload) -> Result<Outcome, Error> {
     P10.call(p)
 }
 
 #[inline(never)]
-fn typed100(p: &mut Payload) -> Result<(), Error> {
+fn typed100(p: &mut Payload) -> Result<Outcome, Error> {
     P100.call(p)
 }
 
 #[inline(never)]
-fn string10(p: &mut Payload) -> Result<(), Error> {
+fn string10(p: &mut Payload) -> Result<Outcome, Error> {
     hookpoint::call_sync("bench/p10", p)
 }
 
 #[inline(never)]
-fn call_macro10(p: &mut Payload) -> Result<(), Error> {
+fn call_macro10(p: &mut Payload) -> Result<Outcome, Error> {
     hookpoint::call!("bench/p10", p)
 }
 
 #[inline(never)]
-fn typed0(p: &mut Payload) -> Result<(), Error> {
+fn typed0(p: &mut Payload) -> Result<Outcome, Error> {
     P0.call(p)
 }
 
 #[inline(never)]
-fn empty_fn(_p: &mut Payload) -> Result<(), Error> {
-    Ok(())
+fn empty_fn(_p: &mut Payload) -> Result<Outcome, Error> {
+    Ok(Outcome::default())
 }
 
 fn run_dispatch(f: Dispatch) -> u64 {

@@ -11,7 +11,7 @@ use std::sync::{Arc, LazyLock};
 
 use arc_swap::ArcSwap;
 use criterion::{Criterion, criterion_group};
-use hookpoint::{Error, Scope, extension, point};
+use hookpoint::{Error, Outcome, Scope, extension, point};
 
 /// The payload every handler receives.
 pub struct Payload(u64);
@@ -34,7 +34,7 @@ macro_rules! extensions {
 
 extensions!(Q10, HAND10: q0 = 0, q1 = 1, q2 = 2, q3 = 3, q4 = 4, q5 = 5, q6 = 6, q7 = 7, q8 = 8, q9 = 9);
 
-type Dispatch = fn(&mut Payload) -> Result<(), Error>;
+type Dispatch = fn(&mut Payload) -> Result<Outcome, Error>;
 type SwapList = ArcSwap<Vec<fn(&mut Payload)>>;
 
 fn run(f: Dispatch) -> u64 {
@@ -45,22 +45,22 @@ fn run(f: Dispatch) -> u64 {
 }
 
 #[inline(never)]
-fn hand10(p: &mut Payload) -> Result<(), Error> {
+fn hand10(p: &mut Payload) -> Result<Outcome, Error> {
     for f in black_box(HAND10) {
         f(p);
     }
-    Ok(())
+    Ok(Outcome::default())
 }
 
 #[inline(never)]
-fn typed10(p: &mut Payload) -> Result<(), Error> {
+fn typed10(p: &mut Payload) -> Result<Outcome, Error> {
     Q10.call(p)
 }
 
-/// Skips `Scope::current()` (and the empty check): the scope is passed by reference.
+/// In a named scope: the default scope entered around the call (the entered-scope path).
 #[inline(never)]
-fn typed10_call_in_default(p: &mut Payload) -> Result<(), Error> {
-    Q10.call_in(Scope::default_scope(), p)
+fn typed10_enter_default(p: &mut Payload) -> Result<Outcome, Error> {
+    Scope::default_scope().enter(|| Q10.call(p))
 }
 
 // ---- the parts ----
@@ -119,12 +119,12 @@ fn observing_check() {
 
 /// arc-swap guard load of the handler list, then the loop.
 #[inline(never)]
-fn replica_arcswap_loop(p: &mut Payload) -> Result<(), Error> {
+fn replica_arcswap_loop(p: &mut Payload) -> Result<Outcome, Error> {
     let list = SWAP.load();
     for f in list.iter() {
         f(p);
     }
-    Ok(())
+    Ok(Outcome::default())
 }
 
 /// A per-site cache checked against a global generation: one relaxed
@@ -140,21 +140,21 @@ static SITE: SiteCache = SiteCache {
 };
 
 #[inline(never)]
-fn replica_generation_cache(p: &mut Payload) -> Result<(), Error> {
+fn replica_generation_cache(p: &mut Payload) -> Result<Outcome, Error> {
     if SITE.generation.load(Ordering::Relaxed) != GENERATION.load(Ordering::Acquire) {
         return Err(Error::new(std::io::Error::other("stale")));
     }
     for f in black_box(SITE.list) {
         f(p);
     }
-    Ok(())
+    Ok(Outcome::default())
 }
 
 fn parts(c: &mut Criterion) {
     let want = run(hand10);
     for f in [
         typed10 as Dispatch,
-        typed10_call_in_default,
+        typed10_enter_default,
         replica_arcswap_loop,
         replica_generation_cache,
     ] {
@@ -182,7 +182,7 @@ fn parts(c: &mut Criterion) {
         ("hand_loop", hand10 as Dispatch),
         ("replica_generation_cache", replica_generation_cache),
         ("replica_arcswap_loop", replica_arcswap_loop),
-        ("typed_call_in_default", typed10_call_in_default),
+        ("typed_enter_default", typed10_enter_default),
         ("typed_call", typed10),
     ] {
         g.bench_function(name, |b| b.iter(|| run(f)));
@@ -202,8 +202,8 @@ fn sum16_ext(a: &[u64; 16]) -> u64 {
 }
 
 #[inline(never)]
-fn empty_fn(_p: &mut Payload) -> Result<(), Error> {
-    Ok(())
+fn empty_fn(_p: &mut Payload) -> Result<Outcome, Error> {
+    Ok(Outcome::default())
 }
 
 point! {
@@ -213,32 +213,32 @@ point! {
 extensions!(Q1, HAND1: r0 = 0);
 
 #[inline(never)]
-fn hand1(p: &mut Payload) -> Result<(), Error> {
+fn hand1(p: &mut Payload) -> Result<Outcome, Error> {
     for f in black_box(HAND1) {
         f(p);
     }
-    Ok(())
+    Ok(Outcome::default())
 }
 
 #[inline(never)]
-fn typed1(p: &mut Payload) -> Result<(), Error> {
+fn typed1(p: &mut Payload) -> Result<Outcome, Error> {
     Q1.call(p)
 }
 
 #[inline(never)]
-fn typed1_call_in_default(p: &mut Payload) -> Result<(), Error> {
-    Q1.call_in(Scope::default_scope(), p)
+fn typed1_enter_default(p: &mut Payload) -> Result<Outcome, Error> {
+    Scope::default_scope().enter(|| Q1.call(p))
 }
 
 static SWAP1: LazyLock<SwapList> = LazyLock::new(|| ArcSwap::from_pointee(HAND1.to_vec()));
 
 #[inline(never)]
-fn replica_arcswap_loop1(p: &mut Payload) -> Result<(), Error> {
+fn replica_arcswap_loop1(p: &mut Payload) -> Result<Outcome, Error> {
     let list = SWAP1.load();
     for f in list.iter() {
         f(p);
     }
-    Ok(())
+    Ok(Outcome::default())
 }
 
 point! {
@@ -246,7 +246,7 @@ point! {
 }
 
 #[inline(never)]
-fn typed0(p: &mut Payload) -> Result<(), Error> {
+fn typed0(p: &mut Payload) -> Result<Outcome, Error> {
     Q0.call(p)
 }
 
@@ -306,8 +306,8 @@ fn interleaved_all() {
             ("replica_arcswap_loop", &|| {
                 run(replica_arcswap_loop);
             }),
-            ("typed_call_in_default", &|| {
-                run(typed10_call_in_default);
+            ("typed_enter_default", &|| {
+                run(typed10_enter_default);
             }),
             ("typed_call", &|| {
                 run(typed10);
@@ -323,8 +323,8 @@ fn interleaved_all() {
             ("replica_arcswap_loop", &|| {
                 run(replica_arcswap_loop1);
             }),
-            ("typed_call_in_default", &|| {
-                run(typed1_call_in_default);
+            ("typed_enter_default", &|| {
+                run(typed1_enter_default);
             }),
             ("typed_call", &|| {
                 run(typed1);
@@ -393,7 +393,7 @@ thunks!(RUNS10: t0 = 0, t1 = 1, t2 = 2, t3 = 3, t4 = 4, t5 = 5, t6 = 6, t7 = 7, 
 
 /// A hand loop over erased thunks returning `Result` (what the generated thunks look like).
 #[inline(never)]
-fn erased_loop(p: &mut Payload) -> Result<(), Error> {
+fn erased_loop(p: &mut Payload) -> Result<Outcome, Error> {
     let cx = Ctx {
         point: "x",
         depth: 1,
@@ -407,7 +407,7 @@ fn erased_loop(p: &mut Payload) -> Result<(), Error> {
         }
     }
     black_box(cx.point.len() + cx.depth as usize);
-    Ok(())
+    Ok(Outcome::default())
 }
 
 criterion_group!(benches, parts);

@@ -90,7 +90,7 @@ fn dispatch_under_reload(c: &mut Criterion) {
     g.bench_function("no_reload", |b| {
         b.iter(|| {
             let mut n = 0u64;
-            TEN.call_in(&scope, black_box(&mut n)).unwrap();
+            scope.enter(|| TEN.call(black_box(&mut n))).unwrap();
             n
         })
     });
@@ -111,7 +111,7 @@ fn dispatch_under_reload(c: &mut Criterion) {
     g.bench_function("reload_every_10ms", |b| {
         b.iter(|| {
             let mut n = 0u64;
-            TEN.call_in(&scope, black_box(&mut n)).unwrap();
+            scope.enter(|| TEN.call(black_box(&mut n))).unwrap();
             n
         })
     });

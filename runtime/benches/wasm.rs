@@ -100,13 +100,13 @@ fn calls(c: &mut Criterion) {
     };
     let plain = scope_with(tempfile::tempdir().unwrap().path(), &[]);
     bench("compiled-in extension", &|c| {
-        BENCH_NATIVE.call_in(&plain, c).unwrap()
+        plain.enter(|| BENCH_NATIVE.call(c)).unwrap();
     });
     let fresh_dir = tempfile::tempdir().unwrap();
     let wat = [("extensions/bench_wasm_hooked/allow.wat", ALLOW_WAT)];
     let fresh = scope_with(fresh_dir.path(), &wat);
     bench("wasm, fresh instance per call", &|c| {
-        BENCH_HOOKED.call_in(&fresh, c).unwrap()
+        fresh.enter(|| BENCH_HOOKED.call(c)).unwrap();
     });
     let kept_dir = tempfile::tempdir().unwrap();
     let keep = ALLOW_WAT.replace(
@@ -116,7 +116,7 @@ fn calls(c: &mut Criterion) {
     let wat = [("extensions/bench_wasm_hooked/allow.wat", keep.as_str())];
     let kept = scope_with(kept_dir.path(), &wat);
     bench("wasm, instance kept (hookpoint_keep_state)", &|c| {
-        BENCH_HOOKED.call_in(&kept, c).unwrap()
+        kept.enter(|| BENCH_HOOKED.call(c)).unwrap();
     });
     g.bench_function("JSON both ways alone (serde, no guest)", |b| {
         b.iter(|| {
@@ -158,7 +158,9 @@ fn command_hook(c: &mut Criterion, call: &mut ToolCall) {
     g.bench_function("command hook (python3, a process per call)", |b| {
         b.iter(|| {
             call.status.replace_range(.., "pending");
-            BENCH_HOOKED.call_in(&scope, black_box(&mut *call)).unwrap();
+            scope
+                .enter(|| BENCH_HOOKED.call(black_box(&mut *call)))
+                .unwrap();
             assert_eq!(call.status, "allowed");
         })
     });

@@ -5,7 +5,7 @@ use std::any::TypeId;
 
 #[cfg(doc)]
 use crate::dispatch::MAX_DEPTH;
-use crate::dispatch::{Call, Erased, SendPtr};
+use crate::dispatch::{Call, Erased, Outcome, SendPtr};
 use crate::error::Error;
 #[cfg(doc)]
 use crate::error::ErrorKind;
@@ -23,12 +23,12 @@ fn call_of<'a, P: 'static>(id: u32, point: &'a str, payload: &mut P) -> Call<'a>
             codec: None,
         },
         payload: SendPtr(payload as *mut P as *mut ()),
-        stopped: None,
     }
 }
 
 /// Dispatches the point named `point` synchronously on the current scope: runs its extensions in
-/// order with `payload`.
+/// order with `payload`, and returns which one stopped the chain, if one did ([`Outcome`]).
+/// In a named scope: `scope.enter(|| hookpoint::call_sync("name", &mut p))`.
 ///
 /// The name is looked up per call (a hash); in hot code prefer a typed [`point!`](crate::point!)
 /// static or [`call!`](crate::call!), which resolve once per call site. `P` must be `'static`; for
@@ -57,16 +57,18 @@ fn call_of<'a, P: 'static>(id: u32, point: &'a str, payload: &mut P) -> Call<'a>
 /// hookpoint::call_sync("doc_greeting", &mut text).unwrap();
 /// assert_eq!(text, "hello world!");
 /// ```
-pub fn call_sync<P: 'static>(point: &str, payload: &mut P) -> Result<(), Error> {
+pub fn call_sync<P: 'static>(point: &str, payload: &mut P) -> Result<Outcome, Error> {
     scope::ensure_default_published();
     let Some(id) = site::lookup(point) else {
-        return Ok(());
+        return Ok(Outcome::RAN_ALL);
     };
     Scope::dispatch_current(call_of(id, point, payload), None)
 }
 
-/// Dispatches the point named `point` on the current scope, awaiting each extension in turn.
-/// Sync extensions run too. See [`call_sync`] for the lookup cost and the `'static` bound.
+/// Dispatches the point named `point` on the current scope, awaiting each extension in turn,
+/// and returns which one stopped the chain, if one did ([`Outcome`]). Sync extensions run too.
+/// See [`call_sync`] for the lookup cost and the `'static` bound. In a named scope:
+/// `scope.bind(hookpoint::call_async("name", &mut p)).await`.
 ///
 /// Dropping the returned future stops the chain (later extensions do not run); nothing stays
 /// locked, and a `debug` event records it.
@@ -85,10 +87,10 @@ pub fn call_sync<P: 'static>(point: &str, payload: &mut P) -> Result<(), Error> 
 /// assert_eq!(text, "hello world");
 /// # });
 /// ```
-pub async fn call_async<P: Send + 'static>(point: &str, payload: &mut P) -> Result<(), Error> {
+pub async fn call_async<P: Send + 'static>(point: &str, payload: &mut P) -> Result<Outcome, Error> {
     scope::ensure_default_published();
     let Some(id) = site::lookup(point) else {
-        return Ok(());
+        return Ok(Outcome::RAN_ALL);
     };
     let scope = Scope::current();
     scope
@@ -98,9 +100,12 @@ pub async fn call_async<P: Send + 'static>(point: &str, payload: &mut P) -> Resu
 
 /// Support for [`call!`](crate::call!): dispatch through a per-call-site [`PointSite`].
 #[doc(hidden)]
-pub fn call_site_sync<P: 'static>(site: &'static PointSite, payload: &mut P) -> Result<(), Error> {
+pub fn call_site_sync<P: 'static>(
+    site: &'static PointSite,
+    payload: &mut P,
+) -> Result<Outcome, Error> {
     if site.is_empty_everywhere() {
-        return Ok(());
+        return Ok(Outcome::RAN_ALL);
     }
     Scope::dispatch_current(call_of(site.id(), site.name(), payload), None)
 }
@@ -110,9 +115,9 @@ pub fn call_site_sync<P: 'static>(site: &'static PointSite, payload: &mut P) -> 
 pub async fn call_site_async<P: Send + 'static>(
     site: &'static PointSite,
     payload: &mut P,
-) -> Result<(), Error> {
+) -> Result<Outcome, Error> {
     if site.is_empty_everywhere() {
-        return Ok(());
+        return Ok(Outcome::RAN_ALL);
     }
     let scope = Scope::current();
     scope

@@ -263,7 +263,6 @@ fn call_of<'a, P>(
             codec: None,
         },
         payload: SendPtr(payload as *mut P as *mut ()),
-        stopped: None,
     }
 }
 
@@ -303,7 +302,8 @@ fn extensible_sync_slow<P>(
         // SAFETY: `p` is the `payload` pointer passed below, still exclusively borrowed.
         on_error(unsafe { &mut *(p as *mut P) }, e)
     };
-    Scope::dispatch_current_slow(call_of(site, key, type_name, payload), Some(&mut sink))
+    // The caller reads what the extensions decided from the payload; who stopped is not needed.
+    Scope::dispatch_current_slow(call_of(site, key, type_name, payload), Some(&mut sink)).map(drop)
 }
 
 /// Async twin of [`__extensible_sync`].
@@ -326,4 +326,5 @@ pub async unsafe fn __extensible_async<P: Send>(
     scope
         .dispatch_async(call_of(site, key, type_name, payload), Some(&mut sink))
         .await
+        .map(drop)
 }

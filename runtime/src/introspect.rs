@@ -86,6 +86,9 @@ pub struct PointInfo {
     pub doc: Option<String>,
     /// Where it is declared (`file:line`), if declared.
     pub declared_at: Option<String>,
+    /// The package that declares it (its Cargo name, e.g. `hookpoint-extensions`), if declared:
+    /// a library lists its own points with it.
+    pub declared_by: Option<String>,
     /// Why dispatch refuses the whole point (two compiled-in extensions share a name and
     /// neither is marked `replace`), if it does: then none of `extensions` runs.
     pub refused: Option<String>,
@@ -189,6 +192,7 @@ impl Scope {
                     .filter(|d| !d.is_empty())
                     .map(str::to_owned),
                 declared_at: declared.map(|d| format!("{}, {}:{}", d.crate_name, d.file, d.line)),
+                declared_by: declared.map(|d| d.crate_name.to_owned()),
                 refused: list
                     .and_then(|l| l.refusal.as_ref())
                     .map(|r| format!("extension `{}`: {}", r.extension, r.message)),

@@ -43,6 +43,22 @@
 //! # Ok::<(), hookpoint::Error>(())
 //! ```
 //!
+//! ## Calling a point
+//!
+//! Every public way to dispatch; each returns `Result<`[`Outcome`]`, `[`Error`]`>` (the
+//! [`Outcome`] names the extension that stopped the chain, if one did, and costs nothing when
+//! none did):
+//!
+//! | to call | write |
+//! |---|---|
+//! | a typed sync point | [`POINT.call(&mut p)?`](SyncPoint::call) |
+//! | a typed async point | [`POINT.call(&mut p).await?`](AsyncPoint::call) |
+//! | a point by name | [`call_sync("name", &mut p)?`](call_sync), [`call_async("name", &mut p).await?`](call_async), [`call!("name", &mut p)?`](call!) (`call!(async "name", ..).await?`) |
+//! | in a named scope | [`scope.enter(\|\| POINT.call(&mut p))?`](Scope::enter), [`scope.bind(POINT.call(&mut p)).await?`](Scope::bind) (any of the above inside) |
+//!
+//! An [`#[extensible]`](macro@extensible) fn dispatches its own start and end points when it is
+//! called.
+//!
 //! ## Features
 //!
 //! The engine — points, extensions, `#[extensible]`, scopes, snapshots, dispatch,
@@ -130,7 +146,7 @@ mod validate;
 pub mod wasm;
 
 pub use call::{call_async, call_sync};
-pub use dispatch::MAX_DEPTH;
+pub use dispatch::{MAX_DEPTH, Outcome};
 pub use error::{Error, ErrorKind, Origin};
 pub use extensible::{CallEnd, CallStart};
 #[cfg(hookpoint_overrides)]
@@ -141,7 +157,7 @@ pub use introspect::introspect;
 pub use link::{assert_crates_linked, assert_linked, linked_crates};
 #[cfg(hookpoint_overrides)]
 pub use outgoing::{OutgoingFilter, add_outgoing_filter};
-pub use point::{AsyncKind, AsyncPoint, FnPoint, Outcome, PointSpec, SyncKind, SyncPoint};
+pub use point::{AsyncKind, AsyncPoint, FnPoint, PointSpec, SyncKind, SyncPoint};
 pub use registry::{Cx, ErrorPolicy, Flow, PointKind};
 pub use scope::{Bound, Plugin, PluginInfo, PluginSource, PluginState, Scope, ScopeBuilder};
 #[cfg(hookpoint_overrides)]

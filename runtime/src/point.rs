@@ -7,7 +7,7 @@
 use std::any::TypeId;
 use std::marker::PhantomData;
 
-use crate::dispatch::{Call, Erased, SendPtr, StopSlot};
+use crate::dispatch::{Call, Erased, Outcome, SendPtr};
 use crate::error::Error;
 use crate::registry::{JsonCodec, PointKind, TypedPoint};
 use crate::scope::Scope;
@@ -67,28 +67,6 @@ fn call_of<'a, S: PointSpec>(site: &'a PointSite, payload: &mut S::Payload<'_>) 
         point: site.name(),
         want: erased::<S>(),
         payload: SendPtr(payload as *mut S::Payload<'_> as *mut ()),
-        stopped: None,
-    }
-}
-
-/// What a dispatch did, beyond succeeding: whether an extension stopped the chain with
-/// [`Flow::Stop`](crate::Flow::Stop), and which. Returned by [`SyncPoint::dispatch`] and
-/// [`AsyncPoint::dispatch`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Outcome {
-    stopped_by: Option<String>,
-}
-
-impl Outcome {
-    fn from_slot(slot: StopSlot) -> Self {
-        Outcome {
-            stopped_by: slot.into_inner().map(|name| name.to_string()),
-        }
-    }
-
-    /// The extension that stopped the chain, if one did (later extensions did not run).
-    pub fn stopped_by(&self) -> Option<&str> {
-        self.stopped_by.as_deref()
     }
 }
 
@@ -126,8 +104,12 @@ impl<S: PointSpec> SyncPoint<S> {
         S::NAME
     }
 
-    /// Runs the point's extensions in order on the default scope (or the scope entered with
-    /// [`Scope::enter`]).
+    /// Runs the point's extensions in order on the current scope: the scope entered with
+    /// [`Scope::enter`] on this thread, else the default scope. Returns which extension stopped
+    /// the chain, if one did ([`Outcome`]); most callers ignore it (`POINT.call(&mut p)?;`).
+    ///
+    /// To run in a named scope, enter it: `scope.enter(|| POINT.call(&mut p))`. An extension
+    /// that dispatches again stays in that scope.
     ///
     /// # Errors
     /// The first extension error, naming point, extension and origin
@@ -136,99 +118,49 @@ impl<S: PointSpec> SyncPoint<S> {
     /// [`Duplicate`](crate::ErrorKind::Duplicate), [`DepthLimit`](crate::ErrorKind::DepthLimit).
     ///
     /// ```
+    /// use hookpoint::{Flow, ScopeBuilder};
     /// hookpoint::point! {
     ///     /// Greeting text, built by extensions.
     ///     pub static GREETING: SyncPoint<String> = "doc_typed_greeting";
     /// }
-    /// #[hookpoint::extension(point = GREETING)]
+    /// #[hookpoint::extension(point = GREETING, order = 1)]
     /// fn add_name(text: &mut String) {
     ///     text.push_str(", world");
     /// }
+    /// #[hookpoint::extension(point = GREETING, order = 2)]
+    /// fn enough(text: &mut String) -> Flow {
+    ///     text.push('!');
+    ///     Flow::Stop
+    /// }
     ///
     /// let mut text = String::from("hello");
-    /// GREETING.call(&mut text).unwrap();
-    /// assert_eq!(text, "hello, world");
+    /// GREETING.call(&mut text)?;
+    /// assert_eq!(text, "hello, world!");
+    ///
+    /// // In a named scope, and who stopped the chain:
+    /// let scope = ScopeBuilder::new("greeter").build()?;
+    /// let mut text = String::from("hi");
+    /// let outcome = scope.enter(|| GREETING.call(&mut text))?;
+    /// assert_eq!((text.as_str(), outcome.stopped_by()), ("hi, world!", Some("enough")));
+    /// # Ok::<(), hookpoint::Error>(())
     /// ```
     #[inline]
-    pub fn call(&'static self, payload: &mut S::Payload<'_>) -> Result<(), Error> {
+    pub fn call(&'static self, payload: &mut S::Payload<'_>) -> Result<Outcome, Error> {
         if self.site.is_empty_everywhere() {
-            return Ok(());
+            return Ok(Outcome::RAN_ALL);
         }
         self.call_nonempty(payload)
     }
 
     /// The dispatch itself, out of line so that an empty point costs only the check above.
     #[inline(never)]
-    fn call_nonempty(&'static self, payload: &mut S::Payload<'_>) -> Result<(), Error> {
+    fn call_nonempty(&'static self, payload: &mut S::Payload<'_>) -> Result<Outcome, Error> {
         let ptr = payload as *mut S::Payload<'_> as *mut ();
         let id = self.site.id();
         if let Some(done) = Scope::dispatch_bare(id, key_of::<S>(), S::NAME, ptr) {
-            return done;
+            return done.map(|()| Outcome::RAN_ALL);
         }
         Scope::dispatch_current_slow(call_of::<S>(&self.site, payload), None)
-    }
-
-    /// Like [`call`](Self::call), on an explicit scope.
-    ///
-    /// # Errors
-    /// As [`call`](Self::call).
-    pub fn call_in(
-        &'static self,
-        scope: &Scope,
-        payload: &mut S::Payload<'_>,
-    ) -> Result<(), Error> {
-        scope.dispatch_sync(call_of::<S>(&self.site, payload), None)
-    }
-
-    /// Like [`call`](Self::call), and tells whether an extension stopped the chain
-    /// ([`Flow::Stop`](crate::Flow::Stop)) and which.
-    ///
-    /// # Errors
-    /// As [`call`](Self::call).
-    ///
-    /// ```
-    /// use hookpoint::Flow;
-    /// hookpoint::point! {
-    ///     pub static ANSWER: SyncPoint<Option<u32>> = "doc_answer";
-    /// }
-    /// #[hookpoint::extension(point = ANSWER, order = 1)]
-    /// fn cached(answer: &mut Option<u32>) -> Flow {
-    ///     *answer = Some(42);
-    ///     Flow::Stop
-    /// }
-    /// #[hookpoint::extension(point = ANSWER, order = 2)]
-    /// fn expensive(answer: &mut Option<u32>) {
-    ///     *answer = Some(0);
-    /// }
-    /// let mut answer = None;
-    /// let outcome = ANSWER.dispatch(&mut answer).unwrap();
-    /// assert_eq!((answer, outcome.stopped_by()), (Some(42), Some("cached")));
-    /// ```
-    pub fn dispatch(&'static self, payload: &mut S::Payload<'_>) -> Result<Outcome, Error> {
-        if self.site.is_empty_everywhere() {
-            return Ok(Outcome::default());
-        }
-        let slot = StopSlot::new();
-        let mut call = call_of::<S>(&self.site, payload);
-        call.stopped = Some(&slot);
-        Scope::dispatch_current(call, None)?;
-        Ok(Outcome::from_slot(slot))
-    }
-
-    /// Like [`dispatch`](Self::dispatch), on an explicit scope.
-    ///
-    /// # Errors
-    /// As [`call`](Self::call).
-    pub fn dispatch_in(
-        &'static self,
-        scope: &Scope,
-        payload: &mut S::Payload<'_>,
-    ) -> Result<Outcome, Error> {
-        let slot = StopSlot::new();
-        let mut call = call_of::<S>(&self.site, payload);
-        call.stopped = Some(&slot);
-        scope.dispatch_sync(call, None)?;
-        Ok(Outcome::from_slot(slot))
     }
 }
 
@@ -246,7 +178,14 @@ impl<S: PointSpec> AsyncPoint<S> {
         S::NAME
     }
 
-    /// Runs the point's extensions in order, each awaited before the next, on the current scope.
+    /// Runs the point's extensions in order, each awaited before the next, on the current scope:
+    /// the scope bound with [`Scope::bind`] to the task (or entered on the thread) when the
+    /// future is first polled, else the default scope. Returns which extension stopped the
+    /// chain, if one did ([`Outcome`]).
+    ///
+    /// To run in a named scope, bind the future: `scope.bind(POINT.call(&mut p)).await`; the
+    /// scope follows the task across `.await`s, and an extension that dispatches again stays
+    /// in it.
     ///
     /// Dropping the future stops the chain: later extensions do not run, nothing stays locked
     /// (a `debug` event records the cancellation).
@@ -260,74 +199,32 @@ impl<S: PointSpec> AsyncPoint<S> {
     /// }
     /// #[hookpoint::extension(point = LOADED)]
     /// async fn remember(items: &mut Vec<String>) {
-    ///     items.push("memory".into());
+    ///     items.push(hookpoint::Scope::current().name().to_owned());
     /// }
     /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     /// # rt.block_on(async {
     /// let mut items = Vec::new();
-    /// LOADED.call(&mut items).await.unwrap();
-    /// assert_eq!(items, ["memory"]);
-    /// # });
+    /// LOADED.call(&mut items).await?;
+    /// assert_eq!(items, ["default"]);
+    ///
+    /// let scope = hookpoint::ScopeBuilder::new("loader").build()?;
+    /// let outcome = scope.bind(LOADED.call(&mut items)).await?;
+    /// assert_eq!(items, ["default", "loader"]);
+    /// assert!(!outcome.is_stopped());
+    /// # Ok::<(), hookpoint::Error>(())
+    /// # }).unwrap();
     /// ```
-    pub async fn call<'p>(&'static self, payload: &'p mut S::Payload<'_>) -> Result<(), Error>
+    pub async fn call<'p>(&'static self, payload: &'p mut S::Payload<'_>) -> Result<Outcome, Error>
     where
         for<'a> S::Payload<'a>: Send,
     {
         if self.site.is_empty_everywhere() {
-            return Ok(());
+            return Ok(Outcome::RAN_ALL);
         }
         let scope = Scope::current();
         scope
             .dispatch_async(call_of::<S>(&self.site, payload), None)
             .await
-    }
-
-    /// Like [`call`](Self::call), on an explicit scope.
-    ///
-    /// # Errors
-    /// As [`call`](Self::call).
-    pub async fn call_in(
-        &'static self,
-        scope: &Scope,
-        payload: &mut S::Payload<'_>,
-    ) -> Result<(), Error>
-    where
-        for<'a> S::Payload<'a>: Send,
-    {
-        scope
-            .dispatch_async(call_of::<S>(&self.site, payload), None)
-            .await
-    }
-
-    /// Like [`call`](Self::call), and tells whether an extension stopped the chain
-    /// ([`Flow::Stop`](crate::Flow::Stop)) and which.
-    ///
-    /// # Errors
-    /// As [`call`](Self::call).
-    pub async fn dispatch(&'static self, payload: &mut S::Payload<'_>) -> Result<Outcome, Error>
-    where
-        for<'a> S::Payload<'a>: Send,
-    {
-        self.dispatch_in(&Scope::current(), payload).await
-    }
-
-    /// Like [`dispatch`](Self::dispatch), on an explicit scope.
-    ///
-    /// # Errors
-    /// As [`call`](Self::call).
-    pub async fn dispatch_in(
-        &'static self,
-        scope: &Scope,
-        payload: &mut S::Payload<'_>,
-    ) -> Result<Outcome, Error>
-    where
-        for<'a> S::Payload<'a>: Send,
-    {
-        let slot = StopSlot::new();
-        let mut call = call_of::<S>(&self.site, payload);
-        call.stopped = Some(&slot);
-        scope.dispatch_async(call, None).await?;
-        Ok(Outcome::from_slot(slot))
     }
 }
 

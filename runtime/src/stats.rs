@@ -43,9 +43,12 @@ pub(crate) fn switch(which: Switch, on: bool) {
     }
 }
 
-/// Whether `which` is on.
-pub(crate) fn is_on(which: Switch) -> bool {
-    SWITCHES.load(Ordering::Relaxed) & which as u8 != 0
+/// True when every scope's dispatch is observed: a tracing subscriber wants `debug` from
+/// hookpoint, or `EXTENSIONS_LOG` counts. (Observers and thresholds are per scope.)
+#[cold]
+pub(crate) fn observing_everywhere() -> bool {
+    tracing::level_enabled!(tracing::Level::DEBUG)
+        || SWITCHES.load(Ordering::Relaxed) & Switch::Counting as u8 != 0
 }
 
 /// Reads `EXTENSIONS_LOG` (called once when the default scope is built).
@@ -56,8 +59,9 @@ pub(crate) fn init() {
 static TOTAL: AtomicU64 = AtomicU64::new(0);
 static COUNTS: Mutex<BTreeMap<String, u64>> = Mutex::new(BTreeMap::new());
 
-/// True when dispatch should take the observed path: a tracing subscriber wants `debug` events
-/// from hookpoint, or a switch is on.
+/// True when dispatch may have to take the observed path: a tracing subscriber wants `debug`
+/// events from hookpoint, or a switch is on (an observer or a threshold somewhere). The one
+/// check the fast paths pay; which scope is observed is asked only when it is true.
 #[inline]
 pub(crate) fn observing() -> bool {
     tracing::level_enabled!(tracing::Level::DEBUG) || SWITCHES.load(Ordering::Relaxed) != 0

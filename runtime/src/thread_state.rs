@@ -3,7 +3,7 @@
 //!
 //! - the nesting depth of the dispatch running on this thread (async dispatches set it only
 //!   while they are polled, so it follows the task);
-//! - whether a scope is entered (the scope itself is owned by the scope layer);
+//! - the scope entered on this thread, as an erased pointer (the scope layer owns its meaning);
 //! - this thread's copy of the default scope's snapshot pointer and the epoch it was taken at.
 //!
 //! Only the pointer lives here; what keeps it valid (an `Arc`) is owned by the scope layer,
@@ -34,8 +34,9 @@ pub(crate) fn epoch() -> u64 {
 pub(crate) struct ThreadState {
     /// Nesting depth of the dispatch running on this thread.
     pub(crate) depth: Cell<u32>,
-    /// True while the scope layer holds an entered scope for this thread.
-    pub(crate) entered: Cell<bool>,
+    /// The scope entered on this thread, erased (a `*const Scope` the scope layer sets and
+    /// restores around the code that runs in it), or null.
+    pub(crate) entered: Cell<*const ()>,
     /// The epoch `snapshot` was taken at; 0 when there is no valid copy.
     pub(crate) cached_epoch: Cell<u64>,
     /// The default scope's snapshot, kept alive by the scope layer while `cached_epoch` is valid.
@@ -47,7 +48,6 @@ impl ThreadState {
     pub(crate) fn invalidate(&self) {
         self.cached_epoch.set(0);
         self.cached.set(ptr::null());
-        self.entered.set(false);
     }
 }
 
@@ -55,7 +55,7 @@ thread_local! {
     static STATE: ThreadState = const {
         ThreadState {
             depth: Cell::new(0),
-            entered: Cell::new(false),
+            entered: Cell::new(ptr::null()),
             cached_epoch: Cell::new(0),
             cached: Cell::new(ptr::null()),
         }

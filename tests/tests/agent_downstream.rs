@@ -6,9 +6,17 @@ use std::sync::Mutex;
 
 use hookpoint::extension;
 use hookpoint_extensions::{
-    Agent, LoopData, MONOLOGUE_END, MonologueEnd, Namespace, PLANNING_STARTED, SYSTEM_PROMPT,
-    ScriptedModel, ScriptedReply, StopReason, SystemPrompt, TOOL_BEFORE_CALL, TOOL_EXECUTE,
-    TOOL_REGISTER, ToolCall, ToolExecution, ToolRegistry, ToolSpec, current_agent,
+    agent::{Agent, current_agent},
+    context::Namespace,
+    model::{ScriptedModel, ScriptedReply},
+    payloads::{
+        LoopData, MonologueEnd, StopReason, SystemPrompt, ToolCall, ToolExecution, ToolRegistry,
+        ToolSpec,
+    },
+    points::{
+        MONOLOGUE_END, PLANNING_STARTED, SYSTEM_PROMPT, TOOL_BEFORE_CALL, TOOL_EXECUTE,
+        TOOL_REGISTER,
+    },
 };
 use serde_json::json;
 

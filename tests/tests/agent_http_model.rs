@@ -6,7 +6,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hookpoint_extensions::*;
+use hookpoint_extensions::{
+    model::{ModelError, OpenAiModel, Usage},
+    prelude::*,
+};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

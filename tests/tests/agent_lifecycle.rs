@@ -9,7 +9,18 @@ use std::sync::Mutex;
 
 use hookpoint::{CallEnd, CallStart, ScopeBuilder, extension};
 use hookpoint_extensions::layout::AgentZeroLayout;
-use hookpoint_extensions::*;
+use hookpoint_extensions::{
+    agent::SavedContext,
+    builtin::FALLBACK_GREETING,
+    config::AgentConfig,
+    history::Role,
+    model::{ModelError, Usage},
+    payloads::*,
+    points,
+    points::*,
+    prelude::*,
+    ui::{banners, webui},
+};
 use serde_json::json;
 
 // ---------------------------------------------------------------------------------------------
@@ -396,8 +407,8 @@ fn every_point_of_the_runtime_fires_somewhere() {
         webui::disconnect("c1").await.expect("disconnect");
     });
     let all: Vec<&str> = SEEN.lock().unwrap().iter().map(|(_, p)| *p).collect();
-    for point in POINTS {
-        assert!(all.contains(point), "`{point}` never fired");
+    for point in points::all() {
+        assert!(all.contains(&point.as_str()), "`{point}` never fired");
     }
     let mine = seen_by("lc-all");
     assert!(mine.contains(&"handle_exception/start") && mine.contains(&"handle_exception/end"));

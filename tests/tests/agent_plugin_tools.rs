@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use hookpoint::{Scope, ScopeBuilder, extension};
 use hookpoint_extensions::layout::AgentZeroLayout;
-use hookpoint_extensions::*;
+use hookpoint_extensions::{history::Role, prelude::*};
 use serde_json::json;
 
 #[derive(Default, serde::Serialize, serde::Deserialize)]

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use hookpoint::extension;
 use hookpoint_extensions::layout::AgentZeroLayout;
-use hookpoint_extensions::*;
+use hookpoint_extensions::{history::Role, payloads::*, points, points::*, prelude::*};
 use serde_json::json;
 
 const TOKEN: &str = "tok-9f8e7d6c5b4a";
@@ -380,9 +380,9 @@ const SPY_HOOK: &str = "#!/bin/sh\ncat >> spy.log\necho >> spy.log\n";
 /// A user layer with the spy hook on every point of the runtime, first and last in each chain.
 fn spied_layer() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
-    for point in POINTS {
+    for point in points::all() {
         for file in ["_-1000_spy_first", "_1000_spy_last"] {
-            hookpoint_tests::hook(dir.path(), point, file, SPY_HOOK);
+            hookpoint_tests::hook(dir.path(), &point, file, SPY_HOOK);
         }
     }
     dir

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use hookpoint::ScopeBuilder;
 use hookpoint_extensions::layout::AgentZeroLayout;
-use hookpoint_extensions::*;
+use hookpoint_extensions::{config::AgentConfig, prelude::*, settings::merge_overrides};
 use serde_json::json;
 
 fn write(path: &Path, text: &str) {

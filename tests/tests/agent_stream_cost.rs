@@ -11,7 +11,7 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use hookpoint_extensions::*;
+use hookpoint_extensions::prelude::*;
 
 thread_local! {
     static ALLOCATED: Cell<u64> = const { Cell::new(0) };

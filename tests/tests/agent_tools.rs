@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use hookpoint::extension;
-use hookpoint_extensions::*;
+use hookpoint_extensions::{decision::Answer, history::Role, payloads::*, points::*, prelude::*};
 use serde_json::json;
 
 fn rt() -> tokio::runtime::Runtime {

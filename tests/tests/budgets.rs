@@ -83,7 +83,7 @@ fn a_manifest_gives_a_compiled_async_extension_a_budget() {
     );
     let scope = project_scope("budget-manifest", dir.path());
     let mut v = Vec::new();
-    let err = rt().block_on(LOGGED.call_in(&scope, &mut v)).unwrap_err();
+    let err = rt().block_on(scope.bind(LOGGED.call(&mut v))).unwrap_err();
     assert_eq!(
         (err.kind(), err.extension()),
         (ErrorKind::Timeout, Some("hangs_but_logged"))
@@ -121,6 +121,7 @@ fn a_budget_on_a_sync_extension_is_refused_with_a_warning() {
 
 #[test]
 fn an_extension_slower_than_the_threshold_is_logged_with_its_name_and_time() {
+    let _serial = THRESHOLD.lock().unwrap_or_else(|p| p.into_inner());
     let (_, log) = capture(|| {
         hookpoint::observe::set_slow_threshold(Some(Duration::from_millis(10)));
         SLOW.call(&mut 0).unwrap();
@@ -129,6 +130,51 @@ fn an_extension_slower_than_the_threshold_is_logged_with_its_name_and_time() {
     assert!(log.contains("slow extension"), "{log}");
     assert!(log.contains("takes_a_while"), "{log}");
     assert!(log.contains("duration_us="), "{log}");
+}
+
+/// The process default threshold is process-wide: the tests that depend on it take turns.
+static THRESHOLD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+#[test]
+fn a_scope_threshold_applies_to_that_scope_whatever_the_process_default() {
+    let _serial = THRESHOLD.lock().unwrap_or_else(|p| p.into_inner());
+    let timed = hookpoint::ScopeBuilder::new("slow-timed")
+        .slow_threshold(Some(Duration::from_millis(10)))
+        .build()
+        .unwrap();
+    let quiet = hookpoint::ScopeBuilder::new("slow-quiet")
+        .slow_threshold(None)
+        .build()
+        .unwrap();
+    let follows = hookpoint::ScopeBuilder::new("slow-follows")
+        .build()
+        .unwrap();
+    assert_eq!(follows.slow_threshold(), None);
+    let (_, log) = capture(|| {
+        follows.enter(|| SLOW.call(&mut 0)).unwrap();
+        quiet.enter(|| SLOW.call(&mut 0)).unwrap();
+    });
+    assert!(
+        !log.contains("slow extension"),
+        "no threshold applies: {log}"
+    );
+    let (_, log) = capture(|| timed.enter(|| SLOW.call(&mut 0)).unwrap());
+    assert!(
+        log.contains("slow extension") && log.contains("takes_a_while"),
+        "{log}"
+    );
+
+    hookpoint::observe::set_slow_threshold(Some(Duration::from_millis(10)));
+    assert_eq!(follows.slow_threshold(), Some(Duration::from_millis(10)));
+    assert_eq!(quiet.slow_threshold(), None);
+    let (_, quiet_log) = capture(|| quiet.enter(|| SLOW.call(&mut 0)).unwrap());
+    let (_, follows_log) = capture(|| follows.enter(|| SLOW.call(&mut 0)).unwrap());
+    hookpoint::observe::set_slow_threshold(None);
+    assert!(
+        !quiet_log.contains("slow extension"),
+        "opted out: {quiet_log}"
+    );
+    assert!(follows_log.contains("slow extension"), "{follows_log}");
 }
 
 fn capture<R>(f: impl FnOnce() -> R) -> (R, String) {

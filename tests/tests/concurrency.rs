@@ -76,7 +76,7 @@ fn many_threads_dispatching_the_same_point_all_see_full_results() {
                         0 => call_sync("conc_threads_sync", &mut v).unwrap(),
                         1 => CONC_TYPED.call(&mut v).unwrap(),
                         _ => call!("conc_threads_sync", &mut v).unwrap(),
-                    }
+                    };
                     assert_eq!(v, [1, 10]);
                     ok.fetch_add(1, Ordering::Relaxed);
                 }

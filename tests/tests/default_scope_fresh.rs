@@ -33,7 +33,7 @@ fn an_unscoped_dispatch_after_another_scope_emptied_the_point_runs_its_extension
         .build()
         .unwrap();
     let mut in_scope = Vec::new();
-    FRESH.call_in(&scope, &mut in_scope).unwrap();
+    scope.enter(|| FRESH.call(&mut in_scope)).unwrap();
     assert!(in_scope.is_empty());
     let mut unscoped = Vec::new();
     FRESH.call(&mut unscoped).unwrap();

@@ -597,7 +597,7 @@ fn async_extension_may_dispatch_other_points_sync_and_async() {
 
 #[extension(point = "dispatch_nested_error_outer")]
 fn nested_error_outer(n: &mut u32) -> Result<(), Error> {
-    call_sync("dispatch_nested_error_inner", n)
+    call_sync("dispatch_nested_error_inner", n).map(drop)
 }
 
 #[extension(point = "dispatch_nested_error_inner")]
@@ -621,7 +621,7 @@ fn recurse_forever(cx: &Cx<'_>, n: &mut u64) -> Result<(), Error> {
     RECURSE_RUNS.fetch_add(1, Ordering::SeqCst);
     RECURSE_MAX_DEPTH.fetch_max(cx.depth() as usize, Ordering::SeqCst);
     *n += 1;
-    call_sync("dispatch_recurse_forever", n)
+    call_sync("dispatch_recurse_forever", n).map(drop)
 }
 
 #[test]
@@ -642,7 +642,9 @@ fn self_redispatch_hits_the_depth_limit_not_a_stack_overflow() {
 #[extension(point = "dispatch_recurse_forever_async")]
 async fn recurse_forever_async(n: &mut u64) -> Result<(), Error> {
     *n += 1;
-    call_async("dispatch_recurse_forever_async", n).await
+    call_async("dispatch_recurse_forever_async", n)
+        .await
+        .map(drop)
 }
 
 #[test]

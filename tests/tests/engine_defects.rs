@@ -39,17 +39,17 @@ fn by_name_dispatch_of_a_serde_point_runs_its_command_hooks() {
     let scope = project_scope("defects-by-name", dir.path());
     let by_name = scope.enter(|| {
         let mut note = Note::default();
-        hookpoint::call_sync("defects_declared_serde", &mut note).map(|()| note.text)
+        hookpoint::call_sync("defects_declared_serde", &mut note).map(|_| note.text)
     });
     assert_eq!(by_name.unwrap(), "hooked;compiled;");
     let by_site = scope.enter(|| {
         let mut note = Note::default();
-        hookpoint::call!("defects_declared_serde", &mut note).map(|()| note.text)
+        hookpoint::call!("defects_declared_serde", &mut note).map(|_| note.text)
     });
     assert_eq!(by_site.unwrap(), "hooked;compiled;");
     let typed = {
         let mut note = Note::default();
-        DECLARED.call_in(&scope, &mut note).map(|()| note.text)
+        scope.enter(|| DECLARED.call(&mut note)).map(|_| note.text)
     };
     assert_eq!(typed.unwrap(), "hooked;compiled;");
 }

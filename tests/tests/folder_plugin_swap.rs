@@ -26,8 +26,8 @@ const POINT: &str = "folder_plugin_swap_point";
 /// What the plugin's hooks append, or the dispatch error.
 fn run(scope: &Scope) -> Result<Vec<String>, String> {
     let mut doc = Doc::default();
-    SWAPPED
-        .call_in(scope, &mut doc)
+    scope
+        .enter(|| SWAPPED.call(&mut doc))
         .map_err(|e| format!("{e:#}"))?;
     Ok(doc.parts)
 }

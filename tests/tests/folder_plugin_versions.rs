@@ -28,8 +28,8 @@ const POINT: &str = "folder_plugin_versions_point";
 
 fn run(scope: &Scope) -> Result<Vec<String>, String> {
     let mut doc = Doc::default();
-    VERSIONED
-        .call_in(scope, &mut doc)
+    scope
+        .enter(|| VERSIONED.call(&mut doc))
         .map_err(|e| format!("{e:#}"))?;
     Ok(doc.parts)
 }

@@ -70,7 +70,7 @@ fn plugin(root: &Path, name: &str, extra: &str, log: &Path) -> PathBuf {
 
 fn greet(scope: &Scope) -> Vec<String> {
     let mut doc = Doc::default();
-    GREETING.call_in(scope, &mut doc).unwrap();
+    scope.enter(|| GREETING.call(&mut doc)).unwrap();
     doc.parts
 }
 

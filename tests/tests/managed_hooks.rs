@@ -24,7 +24,7 @@ fn appending(part: &str) -> String {
 
 fn run(scope: &hookpoint::Scope) -> Vec<String> {
     let mut doc = Doc::default();
-    GUARDED.call_in(scope, &mut doc).unwrap();
+    scope.enter(|| GUARDED.call(&mut doc)).unwrap();
     doc.parts
 }
 

@@ -43,9 +43,9 @@ fn run(scope: Option<&hookpoint::Scope>, tool: &str) -> Vec<String> {
         seen: Vec::new(),
     };
     match scope {
-        Some(s) => CALLS.call_in(s, &mut call).unwrap(),
+        Some(s) => s.enter(|| CALLS.call(&mut call)).unwrap(),
         None => CALLS.call(&mut call).unwrap(),
-    }
+    };
     call.seen
 }
 

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use hookpoint::observe::{self, What};
-use hookpoint::{Error, Flow, extension, point};
+use hookpoint::{Error, Flow, ScopeBuilder, extension, point};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -42,7 +42,7 @@ fn fails(_: &mut u8) -> Result<(), Error> {
     Err(Error::msg("boom"))
 }
 
-/// Observers are global: the tests that register one run one at a time.
+/// Process default observers see every scope: the tests that register one run one at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn record<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
@@ -149,4 +149,86 @@ fn without_observers_nothing_is_delivered_and_unobserve_says_so() {
     let mut doc = Doc::default();
     WATCHED.call(&mut doc).unwrap();
     assert_eq!(doc.text, "ab");
+}
+
+point! {
+    pub static SCOPED: SyncPoint<u32> = "observe_scoped";
+}
+
+#[extension(point = SCOPED)]
+fn scoped_bump(n: &mut u32) {
+    *n += 1;
+}
+
+/// The scope names an observer saw start a dispatch of `observe_scoped`.
+fn starts(log: &Arc<Mutex<Vec<String>>>) -> impl Fn(&observe::Event<'_>) + Send + Sync + 'static {
+    let sink = log.clone();
+    move |e| {
+        if matches!(e.what, What::Start) && e.point == "observe_scoped" {
+            sink.lock().unwrap().push(e.scope.to_owned());
+        }
+    }
+}
+
+#[test]
+fn a_scope_observer_sees_its_scope_only_and_the_default_sees_every_scope_not_opted_out() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let (on_a, on_b, global) = (
+        Arc::new(Mutex::new(Vec::new())),
+        Arc::new(Mutex::new(Vec::new())),
+        Arc::new(Mutex::new(Vec::new())),
+    );
+    let a = ScopeBuilder::new("obs-a")
+        .observer(starts(&on_a))
+        .build()
+        .unwrap();
+    let b = ScopeBuilder::new("obs-b").build().unwrap();
+    let private = ScopeBuilder::new("obs-private")
+        .default_observers(false)
+        .build()
+        .unwrap();
+    let id_b = b.observe(starts(&on_b));
+    let id = observe::observe(starts(&global));
+    assert!(a.is_observed() && b.is_observed() && !private.is_observed());
+    for scope in [&a, &b, &private, &a] {
+        scope.enter(|| SCOPED.call(&mut 0)).unwrap();
+    }
+    SCOPED.call(&mut 0).unwrap();
+    assert!(observe::unobserve(id));
+    assert!(b.unobserve(id_b) && !b.unobserve(id_b));
+    assert!(
+        !observe::unobserve(id_b),
+        "a scope's observer is not a default one"
+    );
+    b.enter(|| SCOPED.call(&mut 0)).unwrap();
+    assert_eq!(*on_a.lock().unwrap(), ["obs-a", "obs-a"]);
+    assert_eq!(*on_b.lock().unwrap(), ["obs-b"]);
+    assert_eq!(
+        *global.lock().unwrap(),
+        ["obs-a", "obs-b", "obs-a", "default"],
+        "the default observers see every scope but the one that opted out"
+    );
+    assert!(!b.is_observed());
+}
+
+#[test]
+fn a_scope_observer_makes_did_and_doing_answer_for_that_scope() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let scope = ScopeBuilder::new("obs-nested")
+        .observer(|_| {})
+        .build()
+        .unwrap();
+    let before = observe::did("observe_nested");
+    let mut v = Vec::new();
+    scope.enter(|| NESTED.call(&mut v)).unwrap();
+    assert_eq!(observe::did("observe_nested") - before, 1);
+    assert_eq!(v, ["observe_nested", "true"]);
+    drop(scope);
+    let mut v = Vec::new();
+    NESTED.call(&mut v).unwrap();
+    assert_eq!(
+        v,
+        ["none", "false"],
+        "a dropped scope's observers observe nothing"
+    );
 }

@@ -133,7 +133,7 @@ fn a_manifest_replaces_an_extensions_constraints() {
     );
     let scope = project_scope("ordering-manifest", dir.path());
     let mut v = Vec::new();
-    ORDERED.call_in(&scope, &mut v).unwrap();
+    scope.enter(|| ORDERED.call(&mut v)).unwrap();
     assert_eq!(v, ["setup", "uses_setup", "report", "dangling", "early"]);
     let info = scope
         .introspect()
@@ -156,7 +156,7 @@ fn a_cycle_made_by_a_manifest_is_reported_at_reload() {
     );
     let scope = project_scope("ordering-cycle", dir.path());
     let mut v = Vec::new();
-    ORDERED.call_in(&scope, &mut v).unwrap();
+    scope.enter(|| ORDERED.call(&mut v)).unwrap();
     // The cycle setup → uses_setup → setup: both keep their numbers (1 and 50); `early` still
     // moves up to just before `setup`, the first of those it must precede.
     assert_eq!(v, ["uses_setup", "early", "setup", "report", "dangling"]);

@@ -3,8 +3,9 @@
 //!
 //! Compiled-in extensions are global to this test binary, so every point here is `ovr_*` and
 //! belongs to this file. Scopes are per test, so tests do not see each other's override files.
-//! The one global knob, `set_command_hooks_enabled`, rebuilds every live scope: the test that
-//! flips it takes `SWITCH` for writing, every other test holds it for reading.
+//! The process default for command hooks, `set_command_hooks_enabled`, rebuilds every live
+//! scope: the tests that flip it take `SWITCH` for writing, every other test holds it for
+//! reading.
 
 use std::collections::HashSet;
 use std::error::Error as _;
@@ -130,7 +131,7 @@ push_ext!(OVR_NESTED, nested_outer, "outer", 20);
 macro_rules! run {
     ($point:expr, $scope:expr) => {{
         let mut doc = Doc::default();
-        $point.call_in($scope, &mut doc).map(|()| doc.parts)
+        $scope.enter(|| $point.call(&mut doc)).map(|_| doc.parts)
     }};
 }
 
@@ -472,8 +473,8 @@ fn command_hook_with_empty_or_braces_output_leaves_the_payload() {
     let mut doc = Doc {
         parts: parts(&["seed"]),
     };
-    OVR_BASIC
-        .call_in(&scope, &mut doc)
+    scope
+        .enter(|| OVR_BASIC.call(&mut doc))
         .expect("empty output is a success");
     assert_eq!(doc.parts, parts(&["seed", "a", "b", "c"]));
 }
@@ -588,7 +589,7 @@ fn async_dispatch_runs_command_hooks_and_enforces_their_timeout() {
         .build()
         .expect("rt");
     let mut doc = Doc::default();
-    rt.block_on(OVR_ASYNC.call_in(&scope, &mut doc))
+    rt.block_on(scope.bind(OVR_ASYNC.call(&mut doc)))
         .expect("dispatch");
     assert_eq!(doc.parts, parts(&["first", "ovr_async/add@ovr_async"]));
 
@@ -601,7 +602,7 @@ fn async_dispatch_runs_command_hooks_and_enforces_their_timeout() {
     scope.reload();
     let start = Instant::now();
     let err = rt
-        .block_on(OVR_ASYNC.call_in(&scope, &mut Doc::default()))
+        .block_on(scope.bind(OVR_ASYNC.call(&mut Doc::default())))
         .expect_err("times out");
     assert!(
         start.elapsed() < Duration::from_secs(5),
@@ -1089,8 +1090,8 @@ fn failing_hook(name: &str, script: &str, timeout_ms: u64, doc: Doc) -> (Error, 
     assert!(scope.status().problems.is_empty(), "{:?}", scope.status());
     let mut doc = doc;
     let start = Instant::now();
-    let err = OVR_CMD
-        .call_in(&scope, &mut doc)
+    let err = scope
+        .enter(|| OVR_CMD.call(&mut doc))
         .expect_err("the hook fails");
     let took = start.elapsed();
     assert_eq!(err.kind(), ErrorKind::Command, "{err:?}");
@@ -1205,8 +1206,8 @@ fn command_hook_exiting_zero_without_reading_large_stdin_succeeds() {
     let mut doc = Doc {
         parts: vec![big.clone()],
     };
-    OVR_CMD
-        .call_in(&scope, &mut doc)
+    scope
+        .enter(|| OVR_CMD.call(&mut doc))
         .expect("exit 0 without reading stdin is a success");
     assert_eq!(doc.parts, vec![big, "first".to_owned(), "last".to_owned()]);
 }
@@ -1325,6 +1326,60 @@ fn global_switch_disables_every_command_hook() {
         run!(OVR_TRUST, &scope).expect("dispatch"),
         parts(&["base", "proj", "user"])
     );
+}
+
+#[test]
+fn a_scope_setting_for_command_hooks_wins_over_the_process_default() {
+    let _exclusive = SWITCH.write().unwrap_or_else(|p| p.into_inner());
+    struct Restore;
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            hookpoint::set_command_hooks_enabled(true);
+        }
+    }
+    let _restore = Restore;
+    let base = tempfile::tempdir().expect("tempdir");
+    let user = base.path().join("user");
+    hook(&user, "ovr_trust", "_20_user.py", &append_script("user"));
+    let build = |name: &str, setting: Option<bool>| {
+        let b = ScopeBuilder::new(name)
+            .layer(&user, user_layer())
+            .watch(false);
+        match setting {
+            Some(on) => b.command_hooks(on),
+            None => b,
+        }
+        .build()
+        .expect("scope")
+    };
+    let (off, on, follows) = (
+        build("hooks-off", Some(false)),
+        build("hooks-on", Some(true)),
+        build("hooks-default", None),
+    );
+    assert_eq!(run!(OVR_TRUST, &off).expect("dispatch"), parts(&["base"]));
+    assert!(!off.command_hooks_enabled());
+    let why = inactive_why(&off, "ovr_trust", "user");
+    assert!(
+        why.len() == 1 && why[0].contains("for this scope"),
+        "{why:?}"
+    );
+    assert_eq!(
+        run!(OVR_TRUST, &follows).expect("dispatch"),
+        parts(&["base", "user"])
+    );
+
+    hookpoint::set_command_hooks_enabled(false);
+    assert!(on.command_hooks_enabled() && !follows.command_hooks_enabled());
+    assert_eq!(
+        run!(OVR_TRUST, &on).expect("dispatch"),
+        parts(&["base", "user"])
+    );
+    assert_eq!(
+        run!(OVR_TRUST, &follows).expect("dispatch"),
+        parts(&["base"])
+    );
+    assert_eq!(run!(OVR_TRUST, &off).expect("dispatch"), parts(&["base"]));
 }
 
 // =============================================================================================

@@ -53,7 +53,7 @@ fn a_failing_check_keeps_the_plugin_out_of_dispatch_until_a_reload_fixes_it() {
         .unwrap();
 
     let mut v = Vec::new();
-    HEALTH.call_in(&scope, &mut v).unwrap();
+    scope.enter(|| HEALTH.call(&mut v)).unwrap();
     assert!(v.is_empty(), "an unhealthy plugin's extension ran");
     let info = scope
         .plugins()
@@ -81,7 +81,7 @@ fn a_failing_check_keeps_the_plugin_out_of_dispatch_until_a_reload_fixes_it() {
     write(&config, r#"{"database": "notes.db"}"#, 0o644);
     scope.reload();
     let mut v = Vec::new();
-    HEALTH.call_in(&scope, &mut v).unwrap();
+    scope.enter(|| HEALTH.call(&mut v)).unwrap();
     assert_eq!(v, ["checked"]);
     let info = scope
         .plugins()

@@ -2,15 +2,15 @@
 //! calls by outcome, tokens of both models) through `tracing` and a JSON lines file; dispatch is
 //! observed only while a task of an enabled scope runs; a disabled plugin records nothing.
 //!
-//! `tracing`'s level is process-wide, so the tests here take turns (`ONE_AT_A_TIME`).
+//! The tests here take turns (`ONE_AT_A_TIME`): `armed` and `tracing`'s level are process-wide.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use hookpoint::{Error, Scope, ScopeBuilder, extension};
+use hookpoint::{Cx, Error, Scope, ScopeBuilder, extension};
 use hookpoint_extensions::layout::AgentZeroLayout;
-use hookpoint_extensions::*;
+use hookpoint_extensions::{payloads::*, points::*, prelude::*};
 use hookpoint_plugin_observability::{TaskSummary, recent};
 use serde_json::{Value, json};
 use tracing_subscriber::filter::Targets;
@@ -48,12 +48,16 @@ fn deny_forbidden(call: &mut ToolCall) {
     }
 }
 
-/// Whether dispatch was observed (a subscriber enabled `debug`) while the task ran.
+/// Whether the task's scope was observed while the task ran.
 static OBSERVED_DURING_TASK: AtomicBool = AtomicBool::new(false);
+/// Whether a `tracing` subscriber enabled hookpoint's `debug` while the task ran (the plugin
+/// reads typed events: it never raises the process's level).
+static DEBUG_DURING_TASK: AtomicBool = AtomicBool::new(false);
 
 #[extension(point = MESSAGE_LOOP_START)]
-fn note_observed(_ld: &mut LoopData) {
-    OBSERVED_DURING_TASK.store(
+fn note_observed(cx: &Cx<'_>, _ld: &mut LoopData) {
+    OBSERVED_DURING_TASK.store(cx.scope().is_observed(), Ordering::SeqCst);
+    DEBUG_DURING_TASK.store(
         tracing::level_enabled!(tracing::Level::DEBUG),
         Ordering::SeqCst,
     );
@@ -87,13 +91,11 @@ fn scope(name: &str, layer: &Path, config: Value) -> Scope {
         .unwrap()
 }
 
-/// One task calling each tool once, under a subscriber with the plugin's layer.
+/// One task calling each tool once, under a subscriber that collects the plugin's events.
 fn task(scope: &Scope, collect: &Collect) {
-    let subscriber = tracing_subscriber::registry()
-        .with(hookpoint_plugin_observability::layer())
-        .with(collect.clone().with_filter(
-            Targets::new().with_target("hookpoint_plugin_observability", tracing::Level::INFO),
-        ));
+    let subscriber = tracing_subscriber::registry().with(collect.clone().with_filter(
+        Targets::new().with_target("hookpoint_plugin_observability", tracing::Level::INFO),
+    ));
     let _guard = tracing::subscriber::set_default(subscriber);
     let model = Arc::new(ScriptedModel::new("m"));
     for tool in ["fine", "broken", "forbidden", "summarize"] {
@@ -184,13 +186,7 @@ fn dispatch_is_observed_only_while_an_enabled_scope_runs_a_task() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let scope = scope("armed", dir.path(), json!({}));
-    let subscriber = tracing_subscriber::registry().with(hookpoint_plugin_observability::layer());
-    let guard = tracing::subscriber::set_default(subscriber);
-    assert!(
-        !tracing::level_enabled!(tracing::Level::DEBUG),
-        "observed before any task"
-    );
-    drop(guard);
+    assert!(!scope.is_observed(), "observed before any task");
 
     task(&scope, &Collect::default());
     assert!(
@@ -198,9 +194,14 @@ fn dispatch_is_observed_only_while_an_enabled_scope_runs_a_task() {
         "not observed during the task"
     );
     assert!(
+        !DEBUG_DURING_TASK.load(Ordering::SeqCst),
+        "the plugin raised tracing's level"
+    );
+    assert!(
         !hookpoint_plugin_observability::armed(),
         "still armed after task.end"
     );
+    assert!(!scope.is_observed(), "still observed after task.end");
 
     scope.set_plugin_enabled("observability", false).unwrap();
     task(&scope, &Collect::default());

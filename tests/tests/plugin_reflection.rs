@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use hookpoint::{Cx, Scope, ScopeBuilder, extension};
 use hookpoint_extensions::layout::AgentZeroLayout;
-use hookpoint_extensions::*;
+use hookpoint_extensions::{model::ModelRequest, payloads::*, points::*, prelude::*};
 use serde_json::{Value, json};
 
 hookpoint::link!(hookpoint_plugin_reflection);

@@ -25,7 +25,7 @@ fn from_toggled(v: &mut Vec<&'static str>) {
 
 fn ran(scope: &Scope) -> Vec<&'static str> {
     let mut v = Vec::new();
-    TOGGLED.call_in(scope, &mut v).unwrap();
+    scope.enter(|| TOGGLED.call(&mut v)).unwrap();
     v
 }
 

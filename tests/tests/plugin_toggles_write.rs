@@ -32,7 +32,7 @@ hookpoint::plugin! {
 
 fn run(scope: &Scope) -> Vec<String> {
     let mut doc = Doc::default();
-    TOGGLED.call_in(scope, &mut doc).unwrap();
+    scope.enter(|| TOGGLED.call(&mut doc)).unwrap();
     doc.parts
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use hookpoint::{Scope, ScopeBuilder, extension};
 use hookpoint_extensions::layout::AgentZeroLayout;
-use hookpoint_extensions::*;
+use hookpoint_extensions::{decision::Answer, history::Role, prelude::*};
 use serde_json::{Value, json};
 
 hookpoint::link!(hookpoint_plugin_tool_policy);

@@ -70,7 +70,7 @@ fn after_the_hook(doc: &mut Doc) {
 #[test]
 fn a_stop_in_a_plain_list_ends_the_chain_and_names_who() {
     let mut v = Vec::new();
-    let outcome = PLAIN.dispatch(&mut v).unwrap();
+    let outcome = PLAIN.call(&mut v).unwrap();
     assert_eq!(v, ["first", "handler"]);
     assert_eq!(outcome.stopped_by(), Some("plain_handler"));
     let mut v = Vec::new();
@@ -81,7 +81,7 @@ fn a_stop_in_a_plain_list_ends_the_chain_and_names_who() {
 #[test]
 fn a_stop_in_a_general_list_ends_the_chain() {
     let mut v = Vec::new();
-    let outcome = LOGGED.dispatch(&mut v).unwrap();
+    let outcome = LOGGED.call(&mut v).unwrap();
     assert_eq!(v, ["stops"]);
     assert_eq!(outcome.stopped_by(), Some("logged_stops"));
 }
@@ -92,7 +92,7 @@ fn a_stop_in_an_async_dispatch_ends_the_chain() {
         .build()
         .unwrap();
     let mut v = Vec::new();
-    let outcome = rt.block_on(LATER.dispatch(&mut v)).unwrap();
+    let outcome = rt.block_on(LATER.call(&mut v)).unwrap();
     assert_eq!(v, ["async"]);
     assert_eq!(outcome.stopped_by(), Some("async_stops"));
 }
@@ -102,7 +102,108 @@ fn no_stop_means_no_one_stopped() {
     hookpoint::point! { pub static QUIET: SyncPoint<u8> = "stop_quiet"; }
     #[extension(point = QUIET)]
     fn quiet(_: &mut u8) {}
-    assert_eq!(QUIET.dispatch(&mut 0).unwrap().stopped_by(), None);
+    assert_eq!(QUIET.call(&mut 0).unwrap().stopped_by(), None);
+}
+
+#[test]
+fn by_name_dispatch_tells_who_stopped() {
+    let mut v = Vec::new();
+    let outcome = hookpoint::call_sync("stop_plain", &mut v).unwrap();
+    assert_eq!(
+        (v.as_slice(), outcome.stopped_by()),
+        (&["first", "handler"][..], Some("plain_handler"))
+    );
+    let mut v = Vec::new();
+    let outcome = hookpoint::call!("stop_logged", &mut v).unwrap();
+    assert!(outcome.is_stopped());
+    assert_eq!(
+        (v.as_slice(), outcome.stopped_by()),
+        (&["stops"][..], Some("logged_stops"))
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let mut v: Vec<&'static str> = Vec::new();
+    let outcome = rt
+        .block_on(hookpoint::call_async("stop_async", &mut v))
+        .unwrap();
+    assert_eq!(
+        (v.as_slice(), outcome.stopped_by()),
+        (&["async"][..], Some("async_stops"))
+    );
+    let mut v = Vec::new();
+    let outcome = rt
+        .block_on(async { hookpoint::call!(async "stop_async", &mut v).await })
+        .unwrap();
+    assert_eq!(
+        (v.as_slice(), outcome.stopped_by()),
+        (&["async"][..], Some("async_stops"))
+    );
+}
+
+#[test]
+fn a_stop_in_a_named_scope_is_told_through_enter_and_bind() {
+    let scope = hookpoint::ScopeBuilder::new("stop-named").build().unwrap();
+    let mut v = Vec::new();
+    let outcome = scope.enter(|| PLAIN.call(&mut v)).unwrap();
+    assert_eq!(
+        (v.as_slice(), outcome.stopped_by()),
+        (&["first", "handler"][..], Some("plain_handler"))
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let mut v = Vec::new();
+    let outcome = rt.block_on(scope.bind(LATER.call(&mut v))).unwrap();
+    assert_eq!(
+        (v.as_slice(), outcome.stopped_by()),
+        (&["async"][..], Some("async_stops"))
+    );
+}
+
+#[test]
+fn a_dispatch_that_nobody_stops_says_so_on_every_path() {
+    hookpoint::point! {
+        pub static BARE: SyncPoint<u8> = "stop_none_bare";
+        pub static GENERAL: SyncPoint<u8> = "stop_none_general";
+        pub static EMPTY: SyncPoint<u8> = "stop_none_empty";
+        pub static ASYNC: AsyncPoint<u8> = "stop_none_async";
+    }
+    #[extension(point = BARE)]
+    fn bare(n: &mut u8) {
+        *n += 1;
+    }
+    #[extension(point = GENERAL, on_error = "log")]
+    fn general(n: &mut u8) -> Flow {
+        *n += 1;
+        Flow::Continue
+    }
+    #[extension(point = ASYNC)]
+    async fn later(n: &mut u8) {
+        *n += 1;
+    }
+    let mut n = 0;
+    for outcome in [
+        BARE.call(&mut n).unwrap(),
+        GENERAL.call(&mut n).unwrap(),
+        EMPTY.call(&mut n).unwrap(),
+        hookpoint::call_sync("stop_none_nowhere", &mut n).unwrap(),
+        hookpoint::Scope::default_scope()
+            .enter(|| BARE.call(&mut n))
+            .unwrap(),
+    ] {
+        assert!(!outcome.is_stopped());
+        assert_eq!(outcome.stopped_by(), None);
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let outcome = rt.block_on(ASYNC.call(&mut n)).unwrap();
+    assert_eq!(outcome, hookpoint::Outcome::default());
+    assert_eq!(
+        n, 4,
+        "bare, general, bare in the scope, async: each ran once"
+    );
 }
 
 #[extensible]
@@ -142,7 +243,7 @@ fn a_command_hook_stops_the_chain_with_continue_false() {
     );
     let scope = project_scope("stop-hook", dir.path());
     let mut doc = Doc::default();
-    let outcome = HOOKED.dispatch_in(&scope, &mut doc).unwrap();
+    let outcome = scope.enter(|| HOOKED.call(&mut doc)).unwrap();
     assert_eq!(doc.parts, ["gate"]);
     assert_eq!(outcome.stopped_by(), Some("gate"));
 }

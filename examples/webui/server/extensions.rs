@@ -4,7 +4,10 @@ use std::sync::LazyLock;
 use std::time::Instant;
 
 use hookpoint::extension;
-use hookpoint_extensions::{WEBUI_WS_CONNECT, WEBUI_WS_EVENT, WsEvent};
+use hookpoint_extensions::{
+    payloads::WsEvent,
+    points::{WEBUI_WS_CONNECT, WEBUI_WS_EVENT},
+};
 use serde_json::json;
 
 static STARTED: LazyLock<Instant> = LazyLock::new(Instant::now);

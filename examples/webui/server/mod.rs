@@ -164,7 +164,7 @@ pub fn demo_scope(staged: &stage::Staged) -> Result<Scope, hookpoint::Error> {
     for text in SEED_MEMORIES {
         store
             .add(
-                hookpoint_extensions::MemoryKind::Fragment,
+                hookpoint_extensions::payloads::MemoryKind::Fragment,
                 text,
                 "",
                 "webui-demo",

@@ -11,7 +11,7 @@ use axum::extract::State;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
 use hookpoint::Scope;
-use hookpoint_extensions::webui;
+use hookpoint_extensions::ui::webui;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 

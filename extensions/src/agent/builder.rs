@@ -22,7 +22,7 @@ use crate::trace::{PointTrace, TraceFn};
 /// hookpoint scope, a [`ScriptedModel`] that answers "Done.", no secrets, default settings.
 ///
 /// ```
-/// use hookpoint_extensions::{Agent, AgentConfig, ScriptedModel, SecretStore};
+/// use hookpoint_extensions::{agent::Agent, config::AgentConfig, model::ScriptedModel, secrets::SecretStore};
 /// let agent = Agent::builder("ada")
 ///     .model(ScriptedModel::new("scripted"))
 ///     .settings(AgentConfig { max_iterations: 5, ..AgentConfig::default() })
@@ -127,10 +127,10 @@ impl AgentBuilder {
     /// layer winning, with the `settings.json` of the scope's project and profile layers —
     /// `<project>/agents/<profile>/`, `<project>/`, `<user>/agents/<profile>/`,
     /// `<plugin>/agents/<profile>/`, `<agents>/<profile>/`, not `<user>/` or `<plugin>/`
-    /// ([`settings_candidates`](crate::settings_candidates)). Build the scope with the same
+    /// ([`settings_candidates`](crate::settings::settings_candidates)). Build the scope with the same
     /// profile, or its profile layers do not exist. A file that cannot be read or parsed, or is
     /// not an object, is skipped and logged in the agent's log (an
-    /// [`LogKind::Error`](crate::LogKind::Error) entry headed `profile settings`, naming the
+    /// [`LogKind::Error`](crate::log::LogKind::Error) entry headed `profile settings`, naming the
     /// file); so are merged settings that do not fit [`AgentConfig`], which then leave the
     /// settings as they were.
     pub fn profile(mut self, profile: impl Into<String>) -> Self {
@@ -152,10 +152,10 @@ impl AgentBuilder {
         self
     }
 
-    /// The callback that answers [`Decision::Ask`](crate::Decision::Ask).
+    /// The callback that answers [`Decision::Ask`](crate::decision::Decision::Ask).
     ///
     /// ```
-    /// use hookpoint_extensions::{Agent, Answer};
+    /// use hookpoint_extensions::{agent::Agent, decision::Answer};
     /// let agent = Agent::builder("ada")
     ///     .on_ask(|req| async move {
     ///         if req.tool == "shell" { Answer::Deny("not today".into()) } else { Answer::Allow }
@@ -228,11 +228,15 @@ impl AgentBuilder {
             ask: self.ask,
             tracer: self.tracer,
             trace_buf: Mutex::default(),
+            trace_observer: std::sync::OnceLock::new(),
             points: self.points,
             next_task: AtomicU64::new(saved.tasks),
             job_ticks: AtomicU64::new(0),
             scope,
         });
+        if let Some(id) = super::traced::observe_runs(&core) {
+            let _ = core.trace_observer.set(id);
+        }
         let handle = AgentRef::from_core(Arc::clone(&core));
         let scope = core.scope.clone();
         CURRENT.sync_scope(handle, || scope.enter(|| init(&core, restored)))?;
@@ -263,7 +267,7 @@ fn init(core: &AgentCore, restored: bool) -> Result<(), hookpoint::Error> {
     let mut init = AgentInit {
         name: core.name.clone(),
         number: core.number,
-        profile: super::handle::lock(&core.config).profile.clone(),
+        profile: crate::lock::lock(&core.config).profile.clone(),
         restored,
     };
     core.fire_sync(&AGENT_INIT, &mut init)

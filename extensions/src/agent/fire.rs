@@ -2,19 +2,12 @@
 //! a tracer, and not at all in the benchmark's points-off baseline. The payload is masked first
 //! ([`Outgoing`]): no extension of any order or kind sees a secret value, whoever wrote it.
 
-use std::sync::MutexGuard;
-
 use hookpoint::{AsyncPoint, Error, PointSpec, SyncPoint};
 use serde_json::Value;
 
-use super::handle::{AgentCore, lock};
+use super::handle::AgentCore;
 use crate::payloads::{Outgoing, ToolExecution, executing};
 use crate::points::TOOL_EXECUTE;
-use crate::trace::ExtensionRun;
-
-pub(crate) fn lock_trace(core: &AgentCore) -> MutexGuard<'_, Vec<ExtensionRun>> {
-    lock(&core.trace_buf)
-}
 
 impl AgentCore {
     /// Masks `payload`, then fires the async `point` on it.
@@ -61,9 +54,9 @@ impl AgentCore {
         P: Send,
     {
         let Some(t) = self.trace_begin(|| view(payload)) else {
-            return point.call(payload).await;
+            return point.call(payload).await.map(drop);
         };
-        let r = point.call(payload).await;
+        let r = point.call(payload).await.map(drop);
         self.trace_end(point.name(), t, view(payload), &r);
         r
     }
@@ -85,9 +78,9 @@ impl AgentCore {
             payload.mask_secrets(&self.secrets);
         }
         let Some(t) = self.trace_begin(|| payload.trace_view()) else {
-            return point.call(payload);
+            return point.call(payload).map(drop);
         };
-        let r = point.call(payload);
+        let r = point.call(payload).map(drop);
         self.trace_end(point.name(), t, payload.trace_view(), &r);
         r
     }

@@ -1,7 +1,7 @@
 //! The shared agent ([`AgentRef`]) that extensions and tools reach while the agent works.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use hookpoint::Scope;
 
@@ -11,6 +11,7 @@ use crate::config::AgentConfig;
 use crate::context::TaskContext;
 use crate::decision::AskFn;
 use crate::history::{History, Role};
+use crate::lock::lock;
 use crate::log::AgentLog;
 use crate::model::{ChatMessage, Model, ModelRequest, complete};
 use crate::payloads::{
@@ -48,10 +49,20 @@ pub(crate) struct AgentCore {
     pub(crate) ask: Option<AskFn>,
     pub(crate) tracer: Option<TraceFn>,
     pub(crate) trace_buf: Mutex<Vec<ExtensionRun>>,
+    /// The observer that fills `trace_buf` (a traced agent only), detached when the agent goes.
+    pub(crate) trace_observer: std::sync::OnceLock<hookpoint::observe::ObserverId>,
     /// False only in the benchmark's baseline: no point fires.
     pub(crate) points: bool,
     pub(crate) next_task: AtomicU64,
     pub(crate) job_ticks: AtomicU64,
+}
+
+impl Drop for AgentCore {
+    fn drop(&mut self) {
+        if let Some(id) = self.trace_observer.get() {
+            self.scope.unobserve(*id);
+        }
+    }
 }
 
 impl AgentCore {
@@ -78,16 +89,12 @@ impl AgentCore {
     }
 }
 
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// The agent doing the current work, for extensions and tools: `None` outside an agent's
 /// `send` or `agent_init` (e.g. a point dispatched by hand).
 ///
 /// ```
 /// use hookpoint::extension;
-/// use hookpoint_extensions::{LogKind, MONOLOGUE_START, MonologueStart, current_agent};
+/// use hookpoint_extensions::{agent::current_agent, log::LogKind, payloads::MonologueStart, points::MONOLOGUE_START};
 ///
 /// #[extension(point = MONOLOGUE_START, order = 90)]
 /// fn note_start(start: &mut MonologueStart) {
@@ -132,11 +139,11 @@ impl AgentRef {
     /// True when the agent continues a saved context ([`AgentBuilder::restore`](super::AgentBuilder::restore)),
     /// whatever that context holds (an empty log or history too). Fixed when the agent is
     /// built: extensions cannot change it, so they decide on it rather than on
-    /// [`AgentInit::restored`](crate::AgentInit::restored), a copy any earlier extension may
+    /// [`AgentInit::restored`](crate::payloads::AgentInit::restored), a copy any earlier extension may
     /// rewrite.
     ///
     /// ```
-    /// use hookpoint_extensions::{Agent, SavedContext};
+    /// use hookpoint_extensions::agent::{Agent, SavedContext};
     /// let fresh = Agent::builder("ada").build().unwrap();
     /// assert!(!fresh.handle().is_restored());
     /// let again = Agent::builder("ada").restore(SavedContext::default()).build().unwrap();

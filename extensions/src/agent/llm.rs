@@ -22,7 +22,7 @@ use crate::points::{
 ///
 /// Per chunk the work depends on the chunk, not on the text so far: the held tail is shorter
 /// than the longest secret, `full` and the log entry grow by the shown chunk only
-/// ([`SecretStore::push_masked`](crate::SecretStore::push_masked)).
+/// ([`SecretStore::push_masked`](crate::secrets::SecretStore::push_masked)).
 struct Stream {
     payload: StreamChunk,
     pending: String,

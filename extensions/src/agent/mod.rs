@@ -1,14 +1,14 @@
 //! The agent: a context (history, log, settings, secrets, cache), a model, and the loop that
 //! dispatches every point at its moment.
 //!
-//! - [`builder`]: [`AgentBuilder`] — what an application sets up; `build` fires
+//! - `builder`: [`AgentBuilder`] — what an application sets up; `build` fires
 //!   `startup_migration` (once per process) and `agent_init`.
-//! - [`handle`]: [`AgentRef`] — the shared agent that extensions reach with
+//! - `handle`: [`AgentRef`] — the shared agent that extensions reach with
 //!   [`current_agent`] (history, log, task context, utility model...).
-//! - [`fire`]: one dispatch helper (scope, trace, the points-off switch of the benchmark).
-//! - [`monologue`]: `send` → one monologue → its loop iterations.
-//! - [`prompt`], [`llm`], [`tools`], [`reply`]: the steps of one iteration.
-//! - [`saved`]: a context saved and restored.
+//! - `fire`: one dispatch helper (scope, trace, the points-off switch of the benchmark).
+//! - `monologue`: `send` → one monologue → its loop iterations.
+//! - `prompt`, `llm`, `tools`, `reply`: the steps of one iteration.
+//! - `saved`: a context saved and restored.
 
 mod builder;
 mod fire;
@@ -19,6 +19,7 @@ mod prompt;
 mod reply;
 mod saved;
 mod tools;
+mod traced;
 
 use std::sync::Arc;
 
@@ -33,8 +34,11 @@ pub use saved::SavedContext;
 use crate::model::{ModelError, Usage};
 use crate::payloads::{StopReason, ToolResult};
 
-pub(crate) use fire::lock_trace;
 pub(crate) use handle::{AgentCore, CURRENT};
+
+/// The agent's `handle_exception` end point, where the built-in `handle_intervention` turns an
+/// intervention into a clean stop (Agent Zero's `_functions/.../handle_exception/end`).
+pub const HANDLE_EXCEPTION_END: &str = Agent::HANDLE_EXCEPTION_END.name();
 
 /// Why `send` failed. The history keeps everything that was added before the failure.
 #[derive(Debug, thiserror::Error)]
@@ -62,13 +66,13 @@ pub enum AgentError {
 /// A tool's result is read from [`tools`](Self::tools): every tool request of this `send`, in
 /// order, as the model saw its result (after `tool.after_call`; masked) — denied, unknown and
 /// failed calls too, and the final `response` call last when the agent answered. The same
-/// results are in the history (each but the final answer as a [`Role::Tool`](crate::Role::Tool)
-/// message `{"tool_name": .., "tool_result": ..}`) and in the log ([`LogKind::Tool`](crate::LogKind::Tool)
+/// results are in the history (each but the final answer as a [`Role::Tool`](crate::history::Role::Tool)
+/// message `{"tool_name": .., "tool_result": ..}`) and in the log ([`LogKind::Tool`](crate::log::LogKind::Tool)
 /// entries).
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// use hookpoint_extensions::{Agent, ScriptedModel, ScriptedReply, ToolStatus};
+/// use hookpoint_extensions::{agent::Agent, model::{ScriptedModel, ScriptedReply}, payloads::ToolStatus};
 /// let model = ScriptedModel::new("demo")
 ///     .reply(ScriptedReply::tool("look", "no_such_tool", serde_json::json!({})))
 ///     .reply(ScriptedReply::respond("Done."));
@@ -97,7 +101,7 @@ pub struct Reply {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// use hookpoint_extensions::{Agent, ScriptedModel, ScriptedReply};
+/// use hookpoint_extensions::{agent::Agent, model::{ScriptedModel, ScriptedReply}};
 /// let model = ScriptedModel::new("demo").reply(ScriptedReply::respond("Hi!"));
 /// let mut agent = Agent::builder("doc-agent").model(model).build().unwrap();
 /// let reply = agent.send("hello").await.unwrap();

@@ -4,11 +4,12 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::handle::{AgentCore, lock};
+use super::handle::AgentCore;
 use super::reply::parse_tool_request;
 use super::{Agent, AgentError, Reply};
 use crate::context::{TaskContext, TaskFacts};
 use crate::history::Role;
+use crate::lock::lock;
 use crate::log::LogKind;
 use crate::model::Usage;
 use crate::payloads::{
@@ -35,10 +36,7 @@ struct Tally {
 impl Agent {
     pub(super) async fn monologue(&mut self, message: String) -> Result<Reply, AgentError> {
         let core = Arc::clone(&self.core);
-        core.trace_buf
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        lock(&core.trace_buf).clear();
         let mut ui = UserMessage {
             agent: core.name.clone(),
             text: message,

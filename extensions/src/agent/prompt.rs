@@ -3,7 +3,8 @@
 
 use hookpoint::Error;
 
-use super::handle::{AgentCore, lock};
+use super::handle::AgentCore;
+use crate::lock::lock;
 use crate::log::LogKind;
 use crate::model::ChatMessage;
 use crate::payloads::{LoopData, SystemPrompt, ToolRegistry, ToolSpec};

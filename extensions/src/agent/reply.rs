@@ -13,7 +13,7 @@ pub struct ToolRequest {
     /// A one-line summary.
     #[serde(default)]
     pub headline: String,
-    /// The tool to call, by its exact registered name ([`ToolSpec::name`](crate::ToolSpec::name)).
+    /// The tool to call, by its exact registered name ([`ToolSpec::name`](crate::payloads::ToolSpec::name)).
     pub tool_name: String,
     /// Its arguments.
     #[serde(default)]
@@ -31,7 +31,7 @@ pub struct ToolRequest {
 /// next iteration (it counts toward `max_iterations`).
 ///
 /// ```
-/// use hookpoint_extensions::parse_tool_request;
+/// use hookpoint_extensions::agent::parse_tool_request;
 /// let r = parse_tool_request("Sure!\n```json\n{'tool_name': 'response', tool_args: {text: 'hi',},}\n```").unwrap();
 /// assert_eq!(r.tool_name, "response");
 /// assert!(parse_tool_request("just words").is_err());

@@ -2,17 +2,18 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::handle::{AgentCore, lock};
+use super::handle::AgentCore;
 use crate::config::AgentConfig;
 use crate::history::History;
+use crate::lock::lock;
 use crate::log::LogEntry;
 
 /// An agent's history, log and settings, serializable (masked: the history and log never hold
-/// secret values). Restore with [`AgentBuilder::restore`](crate::AgentBuilder::restore): a
+/// secret values). Restore with [`AgentBuilder::restore`](crate::agent::AgentBuilder::restore): a
 /// restored context is never greeted again, whatever it holds (an emptied log too).
 ///
 /// ```
-/// use hookpoint_extensions::{Agent, SavedContext};
+/// use hookpoint_extensions::agent::{Agent, SavedContext};
 /// let agent = Agent::builder("ada").build().unwrap();
 /// let json = serde_json::to_string(&agent.save()).unwrap();
 /// let saved: SavedContext = serde_json::from_str(&json).unwrap();

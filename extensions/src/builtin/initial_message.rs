@@ -31,7 +31,7 @@ pub fn greeting_template(scope: &Scope) -> String {
 }
 
 /// Greets once: only the main agent (number 0) of a new context — never a restored one
-/// ([`AgentRef::is_restored`](crate::AgentRef::is_restored), whatever its log or history holds).
+/// ([`AgentRef::is_restored`](crate::agent::AgentRef::is_restored), whatever its log or history holds).
 /// The template enters the history as the agent's message;
 /// its `tool_args.text` (or [`FALLBACK_GREETING`]) becomes a finished response in the log, tied
 /// to that history message.

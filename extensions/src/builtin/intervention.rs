@@ -5,7 +5,7 @@ use hookpoint::{CallEnd, extension};
 use crate::agent::{Agent, AgentError};
 
 /// Turns a user intervention into a clean stop: the monologue ends with
-/// [`StopReason::Intervened`](crate::StopReason::Intervened) instead of an error.
+/// [`StopReason::Intervened`](crate::payloads::StopReason::Intervened) instead of an error.
 #[extension(point = Agent::HANDLE_EXCEPTION_END, order = 40)]
 fn handle_intervention(end: &mut CallEnd<Result<(), AgentError>, &mut Agent>) {
     if matches!(end.result, Err(AgentError::Intervention(_))) {

@@ -13,7 +13,7 @@
 //! | `_functions/…/Agent/handle_exception/end` | 40 | `handle_intervention` | an intervention becomes a clean stop |
 //!
 //! Secrets are not masked by built-ins but by the runtime itself, as each payload is fired (see
-//! [`SecretStore`](crate::SecretStore)): no order, override or disabled file can let an
+//! [`SecretStore`](crate::secrets::SecretStore)): no order, override or disabled file can let an
 //! extension see a value.
 
 mod initial_message;

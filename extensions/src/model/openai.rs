@@ -20,7 +20,7 @@ use super::{Model, ModelError, ModelEvent, ModelRequest, ModelStream, Usage};
 /// [`ModelError::Timeout`].
 ///
 /// ```
-/// use hookpoint_extensions::{Model, OpenAiModel};
+/// use hookpoint_extensions::model::{Model, OpenAiModel};
 /// let model = OpenAiModel::new("http://127.0.0.1:8080/v1", "qwen2.5-7b-instruct")
 ///     .api_key("sk-local")
 ///     .idle_timeout(std::time::Duration::from_secs(30));

@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use super::{Model, ModelError, ModelEvent, ModelRequest, ModelStream, Usage};
+use crate::lock::lock;
 
 /// One scripted reply: its reasoning and answer chunks, or an error.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,7 +49,7 @@ impl ScriptedReply {
     /// `{"thoughts": [..], "headline": .., "tool_name": .., "tool_args": ..}`.
     ///
     /// ```
-    /// use hookpoint_extensions::ScriptedReply;
+    /// use hookpoint_extensions::model::ScriptedReply;
     /// let r = ScriptedReply::tool("I need arithmetic", "calculator", serde_json::json!({"expression": "6 * 7"}));
     /// assert!(r.content.concat().contains("\"tool_name\":\"calculator\""));
     /// ```
@@ -94,7 +95,7 @@ type ReplyFn = dyn Fn(&ModelRequest) -> ScriptedReply + Send + Sync;
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// use hookpoint_extensions::{ModelRequest, ScriptedModel, ScriptedReply, complete};
+/// use hookpoint_extensions::model::{ModelRequest, ScriptedModel, ScriptedReply, complete};
 /// let model = ScriptedModel::new("demo").reply(ScriptedReply::text("hi there"));
 /// let done = complete(&model, ModelRequest::default()).await.unwrap();
 /// assert_eq!(done.content, "hi there");
@@ -127,10 +128,7 @@ impl ScriptedModel {
 
     /// Queues a reply.
     pub fn push(&self, reply: ScriptedReply) {
-        self.queue
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push_back(reply);
+        lock(&self.queue).push_back(reply);
     }
 
     /// Answers with `f` once the queue is empty.
@@ -144,18 +142,11 @@ impl ScriptedModel {
 
     /// Every request received so far.
     pub fn requests(&self) -> Vec<ModelRequest> {
-        self.requests
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock(&self.requests).clone()
     }
 
     fn next_reply(&self, request: &ModelRequest) -> ScriptedReply {
-        let queued = self
-            .queue
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pop_front();
+        let queued = lock(&self.queue).pop_front();
         queued.unwrap_or_else(|| match &self.then {
             Some(f) => f(request),
             None => ScriptedReply::respond("Done."),
@@ -175,10 +166,7 @@ impl Model for ScriptedModel {
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let reply = self.next_reply(&request);
         let prompt_chars: usize = request.messages.iter().map(|m| m.content.len()).sum();
-        self.requests
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(request);
+        lock(&self.requests).push(request);
         let reply_chars: usize = reply
             .reasoning
             .iter()

@@ -8,7 +8,7 @@ use crate::model::Usage;
 
 /// `agent_init` (sync): in the agent's constructor, once per agent (main and subordinates),
 /// also for an agent restored from a saved context. Read-only facts; extensions act through
-/// [`AgentRef`](crate::AgentRef) (`current_agent()`): the built-ins greet (order 10) and load the
+/// [`AgentRef`](crate::agent::AgentRef) (`current_agent()`): the built-ins greet (order 10) and load the
 /// profile's settings (order 15).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AgentInit {
@@ -19,12 +19,12 @@ pub struct AgentInit {
     /// The agent's profile (`""` for none).
     pub profile: String,
     /// True when the agent continues a saved context. A copy: decide on
-    /// [`AgentRef::is_restored`](crate::AgentRef::is_restored), which no extension can rewrite.
+    /// [`AgentRef::is_restored`](crate::agent::AgentRef::is_restored), which no extension can rewrite.
     pub restored: bool,
 }
 
 /// `task.start`, then `monologue_start`: the agent starts working on one user message. The
-/// task context exists already ([`AgentRef::task`](crate::AgentRef::task)). Extensions may
+/// task context exists already ([`AgentRef::task`](crate::agent::AgentRef::task)). Extensions may
 /// rewrite `user_message` (what enters the history).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MonologueStart {

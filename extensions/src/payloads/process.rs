@@ -34,7 +34,7 @@ pub struct Banner {
     pub text: String,
 }
 
-/// `banners`: the user interface asks for start-up banners ([`banners`](crate::banners)).
+/// `banners`: the user interface asks for start-up banners ([`banners`](crate::ui::banners)).
 /// Extensions push banners; the order is the extensions' order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Banners {
@@ -66,7 +66,7 @@ pub struct ErrorFormat {
     pub message: String,
 }
 
-/// `job_loop`: a periodic background tick ([`AgentRef::job_loop_tick`](crate::AgentRef::job_loop_tick)).
+/// `job_loop`: a periodic background tick ([`AgentRef::job_loop_tick`](crate::agent::AgentRef::job_loop_tick)).
 /// Extensions do maintenance; the `trim_cache` built-in drops cache entries unused for
 /// `max_idle_secs` and adds the count to `trimmed`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -80,7 +80,7 @@ pub struct JobLoop {
 }
 
 /// `embedding_model_changed`: the embedding model setting changed
-/// ([`AgentRef::set_embedding_model`](crate::AgentRef::set_embedding_model)). Read-only facts;
+/// ([`AgentRef::set_embedding_model`](crate::agent::AgentRef::set_embedding_model)). Read-only facts;
 /// a memory plugin re-indexes here.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EmbeddingModelChanged {
@@ -91,7 +91,7 @@ pub struct EmbeddingModelChanged {
 }
 
 /// `webui_ws_connect`, `webui_ws_disconnect`, `webui_ws_event`: the web interface's WebSocket
-/// ([`webui`](crate::webui)). Extensions read the event and may set `reply` (sent back to that
+/// ([`webui`](crate::ui::webui)). Extensions read the event and may set `reply` (sent back to that
 /// client by the application).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WsEvent {

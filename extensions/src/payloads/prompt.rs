@@ -10,7 +10,7 @@ use super::ToolSpec;
 /// earlier ones. `tools` is this round's tool list (from `tool.register`). Read.
 ///
 /// ```
-/// let mut prompt = hookpoint_extensions::SystemPrompt::new("ada");
+/// let mut prompt = hookpoint_extensions::payloads::SystemPrompt::new("ada");
 /// prompt.push("Be brief.");
 /// assert_eq!(prompt.render(), "Be brief.");
 /// ```

@@ -6,12 +6,13 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::decision::{Decision, Verdict, decide};
+use crate::lock::lock;
 use crate::secrets::SecretStore;
 
 /// A tool as the model sees it: name, description and the JSON Schema of its arguments.
 ///
 /// ```
-/// use hookpoint_extensions::ToolSpec;
+/// use hookpoint_extensions::payloads::ToolSpec;
 /// let spec = ToolSpec::new("calculator", "Evaluates `a op b`.")
 ///     .arg("expression", "string", "e.g. `6 * 7`", true);
 /// assert!(spec.check_args(&serde_json::json!({"expression": "1 + 1"})).is_ok());
@@ -170,10 +171,10 @@ struct Ledger(Arc<Mutex<Vec<Verdict>>>);
 
 impl Ledger {
     fn push(&self, v: Verdict) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(v);
+        lock(&self.0).push(v);
     }
     fn all(&self) -> Vec<Verdict> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        lock(&self.0).clone()
     }
 }
 
@@ -537,7 +538,7 @@ impl MemoryWrite {
     /// A write of `kind` with `content`, for the current task `task_id` (no tool).
     ///
     /// ```
-    /// use hookpoint_extensions::{MemoryKind, MemoryWrite};
+    /// use hookpoint_extensions::payloads::{MemoryKind, MemoryWrite};
     /// let w = MemoryWrite::new(7, MemoryKind::Fragment, "My name is Ada");
     /// assert_eq!(w.text(), "My name is Ada");
     /// ```

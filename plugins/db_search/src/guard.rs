@@ -7,6 +7,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use hookpoint_extensions::lock::lock;
 use rusqlite::Connection;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 
@@ -46,7 +47,7 @@ impl Guard {
                 None => Authorization::Allow,
                 Some(why) => {
                     let internal = on_schema_table(&ctx.action);
-                    let mut first = seen.0.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut first = lock(&seen.0);
                     first.get_or_insert((internal, why));
                     Authorization::Deny
                 }
@@ -57,7 +58,7 @@ impl Guard {
 
     /// What was denied, if anything, in words; `sql` is the statement, for a schema change.
     pub(crate) fn denied(&self, sql: &str) -> Option<String> {
-        let first = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let first = lock(&self.0);
         first.as_ref().map(|(internal, why)| {
             if *internal {
                 let head: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -2,7 +2,10 @@
 //! `tool.execute` (on a blocking thread, so the agent's executor keeps going).
 
 use hookpoint::{Error, extension};
-use hookpoint_extensions::{TOOL_EXECUTE, TOOL_REGISTER, ToolExecution, ToolRegistry, ToolSpec};
+use hookpoint_extensions::{
+    payloads::{ToolExecution, ToolRegistry, ToolSpec},
+    points::{TOOL_EXECUTE, TOOL_REGISTER},
+};
 use serde_json::json;
 
 use crate::config::DbSearchConfig;

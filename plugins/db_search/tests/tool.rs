@@ -6,7 +6,11 @@ use std::sync::Arc;
 
 use hookpoint::{Scope, ScopeBuilder};
 use hookpoint_extensions::layout::AgentZeroLayout;
-use hookpoint_extensions::{Agent, Role, ScriptedModel, ScriptedReply};
+use hookpoint_extensions::{
+    agent::Agent,
+    history::Role,
+    model::{ScriptedModel, ScriptedReply},
+};
 use serde_json::{Value, json};
 
 hookpoint::link!(hookpoint_plugin_db_search);

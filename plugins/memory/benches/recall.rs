@@ -15,7 +15,11 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use hookpoint_extensions::{Agent, MemoryKind, ScriptedModel, ScriptedReply};
+use hookpoint_extensions::{
+    agent::Agent,
+    model::{ScriptedModel, ScriptedReply},
+    payloads::MemoryKind,
+};
 use hookpoint_plugin_memory::{MemoryStore, fts_query, set_data_dir, store};
 
 hookpoint::link!(hookpoint_plugin_memory);

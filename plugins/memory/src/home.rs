@@ -9,6 +9,7 @@ use hookpoint::Scope;
 
 use crate::MEMORY;
 use crate::config::MemoryConfig;
+use hookpoint_extensions::lock::lock;
 
 /// The folder the application chose for a scope.
 #[derive(Default)]
@@ -27,7 +28,7 @@ struct ChosenDir(Mutex<Option<PathBuf>>);
 /// ```
 pub fn set_data_dir(scope: &Scope, dir: impl Into<PathBuf>) {
     let chosen = scope.enter(|| MEMORY.state::<ChosenDir>());
-    *chosen.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(dir.into());
+    *lock(&chosen.0) = Some(dir.into());
 }
 
 /// The default data folder: `$XDG_DATA_HOME/hookpoint/memory`, else
@@ -83,7 +84,7 @@ pub fn database_path(scope: &Scope) -> Result<Option<PathBuf>, hookpoint::Error>
 
 pub(crate) fn path_for(scope: &Scope, config: &MemoryConfig) -> Option<PathBuf> {
     let chosen = scope.enter(|| MEMORY.state::<ChosenDir>());
-    let chosen = chosen.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let chosen = lock(&chosen.0).clone();
     let dir = config
         .data_dir
         .clone()

@@ -29,7 +29,7 @@
 //! UI anchor named `memory`, is in the plugin folder the crate ships ([`shipped_folder`]).
 //!
 //! ```
-//! use hookpoint_extensions::MemoryKind;
+//! use hookpoint_extensions::payloads::MemoryKind;
 //! let scope = hookpoint::ScopeBuilder::new("lib-doc").watch(false).build().unwrap();
 //! # let dir = tempfile::tempdir().unwrap();
 //! hookpoint_plugin_memory::set_data_dir(&scope, dir.path());

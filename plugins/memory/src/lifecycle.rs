@@ -4,8 +4,8 @@
 
 use hookpoint::{Cx, Error, Scope, extension};
 use hookpoint_extensions::{
-    EMBEDDING_MODEL_CHANGED, EmbeddingModelChanged, MONOLOGUE_START, MonologueStart, SYSTEM_PROMPT,
-    SystemPrompt,
+    payloads::{EmbeddingModelChanged, MonologueStart, SystemPrompt},
+    points::{EMBEDDING_MODEL_CHANGED, MONOLOGUE_START, SYSTEM_PROMPT},
 };
 
 use crate::MEMORY;

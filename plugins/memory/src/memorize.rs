@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use hookpoint::{Cx, Error, extension};
 use hookpoint_extensions::{
-    MEMORY_WRITE, MONOLOGUE_END, MemoryKind, MemoryWrite, MonologueEnd, StopReason, current_agent,
+    agent::current_agent,
+    payloads::{MemoryKind, MemoryWrite, MonologueEnd, StopReason},
+    points::{MEMORY_WRITE, MONOLOGUE_END},
 };
 
 use crate::MEMORY;
@@ -57,7 +59,8 @@ async fn memorize_solutions(cx: &Cx<'_>, end: &mut MonologueEnd) -> Result<(), E
         end.response
     );
     let mut write = MemoryWrite::new(end.task_id, MemoryKind::Solution, content);
-    MEMORY_WRITE.call(&mut write).await
+    MEMORY_WRITE.call(&mut write).await?;
+    Ok(())
 }
 
 /// Stores what reaches `memory.write` (its `summary` if an earlier extension set one): fragments,

@@ -1,6 +1,6 @@
 //! One stored memory, as the store returns it and the web interface shows it.
 
-use hookpoint_extensions::MemoryKind;
+use hookpoint_extensions::payloads::MemoryKind;
 use serde::{Deserialize, Serialize};
 
 /// A stored memory.

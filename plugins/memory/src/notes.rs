@@ -1,6 +1,6 @@
 //! What the plugin tells the user: the agent's log (when an agent is working) and `tracing`.
 
-use hookpoint_extensions::{LogKind, current_agent};
+use hookpoint_extensions::{agent::current_agent, log::LogKind};
 
 /// A warning: something did not work and the agent goes on without it.
 pub(crate) fn warn(title: &str, text: impl Into<String>) {

@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use hookpoint::{Cx, Error, extension};
 use hookpoint_extensions::{
-    AgentRef, LoopData, MESSAGE_LOOP_PROMPTS_AFTER, MemoryKind, Namespace, current_agent,
+    agent::{AgentRef, current_agent},
+    context::Namespace,
+    payloads::{LoopData, MemoryKind},
+    points::MESSAGE_LOOP_PROMPTS_AFTER,
 };
 use serde::Serialize;
 use tokio::task::JoinHandle;

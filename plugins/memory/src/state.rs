@@ -10,6 +10,7 @@ use hookpoint::{Error, Scope};
 use crate::MEMORY;
 use crate::home::path_for;
 use crate::store::MemoryStore;
+use hookpoint_extensions::lock::lock;
 
 /// The open store of one scope, if any.
 #[derive(Default)]
@@ -22,7 +23,7 @@ impl OpenStore {
 
     /// The store at `path`, opening it (and closing one on another path) if needed.
     pub(crate) fn get_or_open(&self, path: PathBuf) -> Result<Arc<MemoryStore>, Error> {
-        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = lock(&self.0);
         if let Some(open) = slot.as_ref().filter(|s| s.path() == path) {
             return Ok(Arc::clone(open));
         }
@@ -39,12 +40,12 @@ impl OpenStore {
 
     /// The store if one is open.
     pub(crate) fn current(&self) -> Option<Arc<MemoryStore>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        lock(&self.0).clone()
     }
 
     /// Closes the store (its connections close when the last user drops it); returns its path.
     pub(crate) fn close(&self) -> Option<PathBuf> {
-        let store = self.0.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+        let store = lock(&self.0).take()?;
         Some(store.path().to_owned())
     }
 }
@@ -57,7 +58,7 @@ impl OpenStore {
 /// or the database cannot be opened.
 ///
 /// ```
-/// use hookpoint_extensions::MemoryKind;
+/// use hookpoint_extensions::payloads::MemoryKind;
 /// let scope = hookpoint::ScopeBuilder::new("doc-store").watch(false).build().unwrap();
 /// # let dir = tempfile::tempdir().unwrap();
 /// hookpoint_plugin_memory::set_data_dir(&scope, dir.path());

@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use hookpoint_extensions::MemoryKind;
+use hookpoint_extensions::payloads::MemoryKind;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::memory::{Memory, kind_from, row_to_memory};
 use crate::query::fts_query;
+use hookpoint_extensions::lock::lock;
 
 /// Why the store failed.
 #[derive(Debug, thiserror::Error)]
@@ -76,7 +77,7 @@ ORDER BY f.rank LIMIT ?3";
 /// connection, so a recall never waits for a write.
 ///
 /// ```
-/// use hookpoint_extensions::MemoryKind;
+/// use hookpoint_extensions::payloads::MemoryKind;
 /// use hookpoint_plugin_memory::MemoryStore;
 /// # let dir = tempfile::tempdir().unwrap();
 /// let store = MemoryStore::open(dir.path().join("memory.sqlite"))?;
@@ -143,11 +144,11 @@ impl MemoryStore {
     }
 
     fn writer(&self) -> MutexGuard<'_, Connection> {
-        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.writer)
     }
 
     fn reader(&self) -> MutexGuard<'_, Connection> {
-        self.reader.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.reader)
     }
 
     /// Stores `text` as a memory of `kind` (from `tool`, by `agent`); the same kind and text

@@ -14,7 +14,10 @@
 //! named `memory` that lists, searches and deletes memories through these events.
 
 use hookpoint::{Cx, extension};
-use hookpoint_extensions::{MemoryKind, WEBUI_WS_EVENT, WsEvent};
+use hookpoint_extensions::{
+    payloads::{MemoryKind, WsEvent},
+    points::WEBUI_WS_EVENT,
+};
 use serde_json::{Value, json};
 
 use crate::state::store;

@@ -9,7 +9,13 @@ use std::sync::Arc;
 
 use futures_util::stream;
 use hookpoint::extension;
-use hookpoint_extensions::*;
+use hookpoint_extensions::{
+    model::{ModelError, ModelRequest, ModelStream},
+    payloads::*,
+    points::*,
+    prelude::*,
+    ui::webui,
+};
 use hookpoint_plugin_memory::{open_store, store};
 use serde_json::json;
 

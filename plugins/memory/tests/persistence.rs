@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use hookpoint_extensions::{MemoryKind, ScriptedModel};
+use hookpoint_extensions::{model::ScriptedModel, payloads::MemoryKind};
 use hookpoint_plugin_memory::{MemoryStore, store};
 use serde_json::json;
 

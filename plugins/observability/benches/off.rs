@@ -1,19 +1,21 @@
 //! "Off costs nothing measurable on dispatch": a typed point with 10 extensions, dispatched
 //!
-//! - `dispatch/no_subscriber`: the baseline, no `tracing` subscriber at all;
-//! - `dispatch/layer_idle`: the application's subscriber has the plugin's layer (and a `fmt`
-//!   layer at `warn`), and no task is observed — the plugin disabled, or between tasks;
-//! - `dispatch/observed`: for scale, a subscriber that enables `debug` for hookpoint (what
-//!   every dispatch costs while a task is observed: a span, an event and a clock per extension).
+//! - `dispatch/unobserved`: the baseline, nothing observes dispatch;
+//! - `dispatch/plugin_idle`: the plugin linked and enabled in the dispatching scope, and no task
+//!   observed — between tasks, or with the plugin disabled: no observer is attached;
+//! - `dispatch/other_scope_observed`: a task of another scope is observed (an observer is
+//!   attached there): this scope's dispatch pays one more check and keeps its fast path;
+//! - `dispatch/observed`: for scale, an observer attached to the dispatching scope (what every
+//!   dispatch costs while a task is observed: a clock and an event per extension).
 //!
 //! `cargo bench -p hookpoint-plugin-observability --bench off`
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use hookpoint::{extension, point};
-use tracing_subscriber::filter::{LevelFilter, Targets};
-use tracing_subscriber::prelude::*;
+use hookpoint::{Scope, ScopeBuilder, extension, point};
+
+hookpoint::link!(hookpoint_plugin_observability);
 
 point! {
     static TEN: SyncPoint<u64> = "observability_bench_ten";
@@ -47,39 +49,37 @@ fn dispatch(p: &mut u64) {
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("dispatch");
-    g.bench_function("no_subscriber", |b| {
+    let scope = Scope::default_scope();
+    g.bench_function("unobserved", |b| {
+        let mut p = 0u64;
+        b.iter(|| dispatch(black_box(&mut p)))
+    });
+    assert!(scope.enter(|| hookpoint_plugin_observability::OBSERVABILITY.enabled()));
+    assert!(!hookpoint_plugin_observability::armed() && !scope.is_observed());
+    g.bench_function("plugin_idle", |b| {
         let mut p = 0u64;
         b.iter(|| dispatch(black_box(&mut p)))
     });
     {
-        let subscriber = tracing_subscriber::registry()
-            .with(hookpoint_plugin_observability::layer())
-            .with(
-                tracing_subscriber::fmt::layer()
-                    .with_writer(std::io::sink)
-                    .with_filter(LevelFilter::WARN),
-            );
-        let _guard = tracing::subscriber::set_default(subscriber);
-        assert!(
-            !tracing::level_enabled!(tracing::Level::DEBUG),
-            "idle layer enables debug"
-        );
-        g.bench_function("layer_idle", |b| {
+        let other = ScopeBuilder::new("observed elsewhere").build().unwrap();
+        let id = other.observe(|e| {
+            black_box(e.point);
+        });
+        g.bench_function("other_scope_observed", |b| {
             let mut p = 0u64;
             b.iter(|| dispatch(black_box(&mut p)))
         });
+        other.unobserve(id);
     }
     {
-        let subscriber = tracing_subscriber::registry().with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(std::io::sink)
-                .with_filter(Targets::new().with_target("hookpoint", LevelFilter::DEBUG)),
-        );
-        let _guard = tracing::subscriber::set_default(subscriber);
+        let id = scope.observe(|e| {
+            black_box(e.point);
+        });
         g.bench_function("observed", |b| {
             let mut p = 0u64;
             b.iter(|| dispatch(black_box(&mut p)))
         });
+        scope.unobserve(id);
     }
     g.finish();
 }

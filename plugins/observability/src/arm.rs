@@ -1,53 +1,78 @@
-//! When hookpoint's dispatch is observed. hookpoint takes its observed path (a span per
-//! dispatch, an event per extension, clocks) only when some subscriber enables `debug` for it —
-//! and `tracing` decides that from one process-wide maximum level, the largest level any
-//! subscriber's layers hint. The plugin's layer hints `OFF` unless a task is being observed
-//! right now (its `task.start` ran in a scope where the plugin is enabled); while none is, its
-//! layer costs dispatch nothing. Arming and disarming rebuild `tracing`'s interest cache, once
-//! per task, so the new maximum takes effect.
+//! When a scope's dispatch is observed. The plugin attaches its observer to a scope
+//! ([`hookpoint::Scope::observe`]) while at least one task of that scope is observed (its
+//! `task.start` ran with the plugin enabled) and detaches it after the last one ends. With no
+//! observer attached anywhere, dispatch takes its fast path: the plugin costs nothing between
+//! tasks, where it is disabled, and in every other scope's dispatches but the one check.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Observed tasks in flight, process-wide (the level it gates is process-wide too).
-static ARMED: AtomicUsize = AtomicUsize::new(0);
-/// Layers made; with none, arming need not touch `tracing`.
-static LAYERS: AtomicUsize = AtomicUsize::new(0);
-/// Serializes count changes with their rebuilds, so the last rebuild sees the last count.
-static CHANGE: Mutex<()> = Mutex::new(());
+use hookpoint::Scope;
+use hookpoint::observe::{Event, ObserverId, What};
+use hookpoint_extensions::lock::lock;
 
-/// True while at least one task is observed.
+use crate::OBSERVABILITY;
+use crate::recorder::{Recorder, current_task};
+
+/// Observed tasks in flight, process-wide.
+static ARMED: AtomicUsize = AtomicUsize::new(0);
+
+/// True while at least one task is observed, in any scope.
 pub fn armed() -> bool {
     ARMED.load(Ordering::Relaxed) > 0
 }
 
-pub(crate) fn layer_made() {
-    LAYERS.fetch_add(1, Ordering::Relaxed);
-}
+/// One scope's observed tasks and the observer attached for them (plugin state).
+#[derive(Default)]
+struct Armed(Mutex<(usize, Option<ObserverId>)>);
 
-fn rebuild() {
-    if LAYERS.load(Ordering::Relaxed) > 0 {
-        tracing::callsite::rebuild_interest_cache();
+/// One more task of `scope` observed: attaches the observer to the first.
+pub(crate) fn arm(scope: &Scope) {
+    let state = scope.enter(|| OBSERVABILITY.state::<Armed>());
+    let mut s = lock(&state.0);
+    s.0 += 1;
+    ARMED.fetch_add(1, Ordering::Relaxed);
+    if s.1.is_none() {
+        s.1 = Some(scope.observe(record));
     }
 }
 
-/// One more task observed.
-pub(crate) fn arm() {
-    let _one = CHANGE.lock().unwrap_or_else(|p| p.into_inner());
-    if ARMED.fetch_add(1, Ordering::Relaxed) == 0 {
-        rebuild();
-    }
-}
-
-/// One task less.
-pub(crate) fn disarm() {
-    let _one = CHANGE.lock().unwrap_or_else(|p| p.into_inner());
-    let before = ARMED.load(Ordering::Relaxed);
-    if before == 0 {
+/// One task of `scope` less: detaches the observer after the last.
+pub(crate) fn disarm(scope: &Scope) {
+    let state = scope.enter(|| OBSERVABILITY.state::<Armed>());
+    let mut s = lock(&state.0);
+    if s.0 == 0 {
         return;
     }
-    ARMED.store(before - 1, Ordering::Relaxed);
-    if before == 1 {
-        rebuild();
+    s.0 -= 1;
+    ARMED.fetch_sub(1, Ordering::Relaxed);
+    if s.0 == 0
+        && let Some(id) = s.1.take()
+    {
+        scope.unobserve(id);
+    }
+}
+
+/// The observer: adds each extension's time and outcome, and each point's time, to the observed
+/// task the work belongs to (the agent whose task emits the event).
+fn record(event: &Event<'_>) {
+    let us = |d: &std::time::Duration| d.as_secs_f64() * 1e6;
+    let (name, elapsed, ok) = match &event.what {
+        What::Extension {
+            name,
+            elapsed,
+            outcome,
+            ..
+        } => (Some(*name), elapsed, outcome.is_ok()),
+        What::End { elapsed, .. } => (None, elapsed, true),
+        _ => return,
+    };
+    let Some((agent, key)) = current_task() else {
+        return;
+    };
+    let recorder = Recorder::of(agent.scope());
+    match name {
+        Some(name) => recorder.extension(&key, event.point, name, us(elapsed), ok),
+        None => recorder.point(&key, event.point, us(elapsed)),
     }
 }

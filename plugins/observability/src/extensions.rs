@@ -1,13 +1,16 @@
-//! The task's window and what the payloads tell: `task.start` opens it (and arms the layer),
-//! `tool.after_call` counts tool calls, the model-call points count tokens, `task.end` closes it
-//! with the summary.
+//! The task's window and what the payloads tell: `task.start` opens it (and attaches the
+//! observer), `tool.after_call` counts tool calls, the model-call points count tokens,
+//! `task.end` closes it with the summary.
 
 use std::io::Write;
 
 use hookpoint::{Cx, Error, Scope, extension};
 use hookpoint_extensions::{
-    CHAT_MODEL_CALL_AFTER, ChatModelResult, LogKind, MonologueEnd, MonologueStart, TASK_END,
-    TASK_START, TOOL_AFTER_CALL, ToolResult, ToolStatus, UTIL_MODEL_CALL_AFTER, UtilModelResult,
+    log::LogKind,
+    payloads::{
+        ChatModelResult, MonologueEnd, MonologueStart, ToolResult, ToolStatus, UtilModelResult,
+    },
+    points::{CHAT_MODEL_CALL_AFTER, TASK_END, TASK_START, TOOL_AFTER_CALL, UTIL_MODEL_CALL_AFTER},
 };
 
 use crate::OBSERVABILITY;
@@ -21,7 +24,7 @@ fn observe_task(cx: &Cx<'_>, _start: &mut MonologueStart) {
     if let Some((_, key)) = current_task()
         && Recorder::of(cx.scope()).begin(key)
     {
-        arm();
+        arm(cx.scope());
     }
 }
 
@@ -79,7 +82,7 @@ fn summarize_task(cx: &Cx<'_>, end: &mut MonologueEnd) -> Result<(), Error> {
     let Some(summary) = recorder.finish(cx.scope().name(), &key, end) else {
         return Ok(());
     };
-    disarm();
+    disarm(cx.scope());
     let config = OBSERVABILITY.config()?;
     let json = serde_json::to_string(&summary)?;
     if config.log_summary {
@@ -113,7 +116,7 @@ fn append_line(file: &std::path::Path, json: &str) -> std::io::Result<()> {
 /// `uninstall`: stops observing the scope's open tasks (their `task.end` will not run).
 pub(crate) fn uninstall(scope: &Scope) -> Result<(), Error> {
     for _ in 0..Recorder::of(scope).abandon_all() {
-        disarm();
+        disarm(scope);
     }
     Ok(())
 }

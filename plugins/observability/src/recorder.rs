@@ -1,15 +1,20 @@
 //! Per scope (plugin state, not a module static): the tasks being observed and the summaries of
-//! the last ones. The layer and the extensions write here; [`recent`] reads.
+//! the last ones. The observer and the extensions write here; [`recent`] reads.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use hookpoint::Scope;
-use hookpoint_extensions::{AgentRef, MonologueEnd, Usage, current_agent};
+use hookpoint_extensions::{
+    agent::{AgentRef, current_agent},
+    model::Usage,
+    payloads::MonologueEnd,
+};
 
 use crate::OBSERVABILITY;
 use crate::summary::{TaskSummary, Timing, ToolCount, sort_slowest_first};
+use hookpoint_extensions::lock::lock;
 
 /// A task: agent name, agent number, task id.
 pub(crate) type TaskKey = (String, u32, u64);
@@ -38,10 +43,6 @@ pub(crate) struct Open {
 pub(crate) struct Recorder {
     open: Mutex<HashMap<TaskKey, Open>>,
     recent: Mutex<VecDeque<TaskSummary>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Recorder {
@@ -76,10 +77,6 @@ impl Recorder {
         if let Some(open) = lock(&self.open).get_mut(key) {
             f(open);
         }
-    }
-
-    pub(crate) fn is_open(&self, key: &TaskKey) -> bool {
-        lock(&self.open).contains_key(key)
     }
 
     pub(crate) fn point(&self, key: &TaskKey, point: &str, us: f64) {

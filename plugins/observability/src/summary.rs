@@ -1,6 +1,6 @@
 //! What one task did, as the plugin reports it at `task.end`.
 
-use hookpoint_extensions::Usage;
+use hookpoint_extensions::model::Usage;
 use serde::{Deserialize, Serialize};
 
 /// Calls and time of one point or one extension. Times in microseconds.

@@ -3,8 +3,10 @@
 
 use hookpoint::{Error, extension};
 use hookpoint_extensions::{
-    LoopData, MEMORY_WRITE, MemoryKind, MemoryWrite, Namespace, PLANNING_STARTED, TOOL_ERROR,
-    ToolError, current_agent,
+    agent::current_agent,
+    context::Namespace,
+    payloads::{LoopData, MemoryKind, MemoryWrite, ToolError},
+    points::{MEMORY_WRITE, PLANNING_STARTED, TOOL_ERROR},
 };
 use serde::Serialize;
 

@@ -1,6 +1,6 @@
 //! A lesson: what failed, with which arguments, the error, and what to do instead.
 
-use hookpoint_extensions::glob_match;
+use hookpoint_extensions::glob::glob_match;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

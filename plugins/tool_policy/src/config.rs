@@ -2,7 +2,7 @@
 //! read again on every call, so an edit applies on the next call without a restart.
 
 use hookpoint::Error;
-use hookpoint_extensions::Decision;
+use hookpoint_extensions::decision::Decision;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

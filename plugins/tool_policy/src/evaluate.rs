@@ -3,7 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use hookpoint_extensions::{Decision, Verdict, glob_match};
+use hookpoint_extensions::{
+    decision::{Decision, Verdict},
+    glob::glob_match,
+};
 use serde_json::Value;
 
 use crate::config::{Condition, PolicyConfig};
@@ -28,7 +31,7 @@ fn holds(c: &Condition, args: &Value) -> bool {
 /// exceeded rate limit.
 ///
 /// ```
-/// use hookpoint_extensions::{Decision, decide};
+/// use hookpoint_extensions::decision::{Decision, decide};
 /// use hookpoint_plugin_tool_policy::{PolicyConfig, verdicts};
 /// let config: PolicyConfig = serde_json::from_value(serde_json::json!({"rules": [
 ///     {"tool": "shell", "decision": "ask", "reason": "changes the machine"},

@@ -5,8 +5,11 @@ use std::collections::BTreeMap;
 
 use hookpoint::{Error, extension};
 use hookpoint_extensions::{
-    Decision, Namespace, TOOL_AFTER_CALL, TOOL_BEFORE_CALL, ToolCall, ToolResult, ToolStatus,
-    current_agent,
+    agent::current_agent,
+    context::Namespace,
+    decision::Decision,
+    payloads::{ToolCall, ToolResult, ToolStatus},
+    points::{TOOL_AFTER_CALL, TOOL_BEFORE_CALL},
 };
 use serde::Serialize;
 

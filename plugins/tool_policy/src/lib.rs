@@ -21,7 +21,7 @@
 //! let every call through.
 //!
 //! ```
-//! use hookpoint_extensions::{Decision, decide};
+//! use hookpoint_extensions::decision::{Decision, decide};
 //! use hookpoint_plugin_tool_policy::{PolicyConfig, check, verdicts};
 //! use serde_json::json;
 //!

@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use super::chain::Chain;
-use super::{Call, DepthGuard, ErrorSink, MAX_DEPTH, ScopeRef, depth_error, precheck};
+use super::{Call, DepthGuard, ErrorSink, MAX_DEPTH, Outcome, ScopeRef, depth_error, precheck};
 use crate::error::{Error, ErrorKind};
 use crate::observe;
 use crate::registry::{BoxFuture, Cx, Flow};
@@ -94,12 +94,7 @@ struct CancelNotice<'a> {
 impl Drop for CancelNotice<'_> {
     fn drop(&mut self) {
         if !self.done {
-            tracing::debug!(
-                point = self.point,
-                ran = self.next,
-                total = self.total,
-                "async dispatch dropped before it finished; the remaining extensions did not run"
-            );
+            observe::tracing_out::dropped_early(self.point, self.next, self.total);
         }
     }
 }
@@ -111,12 +106,12 @@ pub(crate) async fn run_async(
     scope: ScopeRef<'_>,
     call: Call<'_>,
     sink: Option<ErrorSink<'_>>,
-) -> Result<(), Error> {
+) -> Result<Outcome, Error> {
     let Some(list) = snap.list(call.id) else {
-        return Ok(());
+        return Ok(Outcome::RAN_ALL);
     };
     if matches!(list.shape, Shape::Empty) {
-        return Ok(());
+        return Ok(Outcome::RAN_ALL);
     }
     precheck(list, call.point, &call.want, false)?;
     let call = call.with_declared_codec(list);
@@ -170,7 +165,7 @@ pub(crate) async fn run_async(
         }
         notice.done = true;
         chain.finish(&result);
-        result
+        result.map(|()| chain.outcome())
     };
     let fut = WithDepth {
         depth,

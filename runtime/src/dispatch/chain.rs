@@ -1,13 +1,14 @@
 //! The rules that apply to each extension of a general list, written once for the sync and the
 //! async loop: which extensions run for this payload (generic instantiation, `when` predicate,
-//! `"match"`), what is observed (timing, outcome, slow extensions, observers, `EXTENSIONS_LOG`),
-//! what `Flow::Stop` does, and what an error does (the extension's policy, or the caller's sink).
+//! `"match"`), what is observed (the typed events that observers, hookpoint's `tracing` output
+//! and `EXTENSIONS_LOG` read), what `Flow::Stop` does, and what an error does (the extension's
+//! policy, or the caller's sink).
 
 use std::time::Instant;
 
-use super::{Call, ErrorSink, ScopeRef};
+use super::{Call, ErrorSink, Outcome, ScopeRef};
 use crate::error::Error;
-use crate::observe::{self, Event, PayloadView, What};
+use crate::observe::{self, Event, PayloadView, Watch, What, tracing_out};
 use crate::registry::{ErrorPolicy, Flow};
 use crate::snapshot::{Matcher, PointList};
 use crate::stats;
@@ -19,10 +20,11 @@ pub(super) struct Chain<'a, 's> {
     sink: Option<ErrorSink<'s>>,
     scope: ScopeRef<'a>,
     depth: u32,
-    /// A tracing subscriber wants `debug` from hookpoint, or a switch is on (see `stats`).
+    /// Something reads this dispatch's events (`tracing`, `EXTENSIONS_LOG`, an observer of the
+    /// scope, a threshold that applies here): they are made and delivered.
     pub(super) observing: bool,
-    /// Observers are registered: events are delivered.
-    observers: bool,
+    /// Who the events go to (collected when observing; no observer and no threshold else).
+    watch: Watch,
     started: Option<Instant>,
     stopped_by: Option<usize>,
 }
@@ -34,7 +36,7 @@ pub(super) struct Turn {
 }
 
 impl<'a, 's> Chain<'a, 's> {
-    /// Starts the chain (counting it and telling observers when observed).
+    /// Starts the chain (telling what observes it, when observed).
     pub(super) fn new(
         list: &'a PointList,
         call: Call<'a>,
@@ -42,12 +44,16 @@ impl<'a, 's> Chain<'a, 's> {
         scope: ScopeRef<'a>,
         depth: u32,
     ) -> Self {
-        let observing = stats::observing();
-        let observers = observing && observe::has_observers();
-        if observing {
-            stats::count(call.point);
-        }
-        if observers {
+        let observing = stats::observing() && scope.observation().wanted();
+        let watch = if observing {
+            scope.observation().watch()
+        } else {
+            Watch {
+                observers: Vec::new(),
+                slow: None,
+            }
+        };
+        if !watch.observers.is_empty() {
             observe::count(call.id);
         }
         let chain = Chain {
@@ -57,7 +63,7 @@ impl<'a, 's> Chain<'a, 's> {
             scope,
             depth,
             observing,
-            observers,
+            watch,
             started: observing.then(Instant::now),
             stopped_by: None,
         };
@@ -66,28 +72,27 @@ impl<'a, 's> Chain<'a, 's> {
     }
 
     fn emit(&self, what: What<'_>) {
-        if self.observers {
-            observe::emit(&Event {
-                point: self.call.point,
-                scope: self.scope.name(),
-                depth: self.depth,
-                what,
-                payload: PayloadView {
-                    ptr: self.call.payload.0,
-                    codec: self.call.want.codec,
+        if self.observing {
+            observe::deliver(
+                &Event {
+                    point: self.call.point,
+                    scope: self.scope.name(),
+                    depth: self.depth,
+                    what,
+                    payload: PayloadView {
+                        ptr: self.call.payload.0,
+                        codec: self.call.want.codec,
+                    },
                 },
-            });
+                &self.watch,
+            );
         }
     }
 
     /// The `debug` span of the whole dispatch (disabled unless observing).
     pub(super) fn span(&self) -> tracing::Span {
         if self.observing {
-            tracing::debug_span!(
-                "hookpoint.dispatch",
-                point = self.call.point,
-                depth = self.depth
-            )
+            tracing_out::dispatch_span(self.call.point, self.depth)
         } else {
             tracing::Span::none()
         }
@@ -95,7 +100,7 @@ impl<'a, 's> Chain<'a, 's> {
 
     /// Marks this dispatch's point as being dispatched on this thread (for `doing`).
     pub(super) fn doing(&self) -> Option<observe::Doing> {
-        self.observers.then(|| observe::resume(self.call.id))
+        (!self.watch.observers.is_empty()).then(|| observe::resume(self.call.id))
     }
 
     /// Starts extension `index`'s turn, or `None` when it does not run for this payload: a
@@ -138,7 +143,7 @@ impl<'a, 's> Chain<'a, 's> {
     pub(super) fn extension_span(&self, turn: &Turn) -> tracing::Span {
         if self.observing {
             let m = &self.list.meta[turn.index];
-            tracing::trace_span!("hookpoint.extension", extension = &*m.name, origin = %m.origin)
+            tracing_out::extension_span(&m.name, &m.origin)
         } else {
             tracing::Span::none()
         }
@@ -165,9 +170,6 @@ impl<'a, 's> Chain<'a, 's> {
             Ok(Flow::Continue) => return Ok(Flow::Continue),
             Ok(Flow::Stop) => {
                 self.stopped_by = Some(turn.index);
-                if let Some(slot) = self.call.stopped {
-                    let _ = slot.set(m.name.clone());
-                }
                 return Ok(Flow::Stop);
             }
             Err(err) => err,
@@ -175,7 +177,7 @@ impl<'a, 's> Chain<'a, 's> {
         let point = self.call.point;
         let err = err.at_extension(&m.name, &m.origin).at_point(point);
         if m.policy == ErrorPolicy::Log {
-            tracing::warn!(point, extension = &*m.name, origin = %m.origin, error = %err, "extension failed; continuing (on_error = log)");
+            tracing_out::continued_after_error(point, &m.name, &m.origin, &err);
             return Ok(Flow::Continue);
         }
         match &mut self.sink {
@@ -187,27 +189,23 @@ impl<'a, 's> Chain<'a, 's> {
         }
     }
 
-    /// Logs an extension's outcome and time, warns when it was slow, tells observers.
+    /// Tells what observes the chain how the extension did and how long it ran.
     fn observe_outcome(&self, index: usize, start: Instant, result: &Result<Flow, Error>) {
         let m = &self.list.meta[index];
-        let elapsed = start.elapsed();
-        let duration_us = elapsed.as_secs_f64() * 1e6;
-        let point = self.call.point;
-        match result {
-            Ok(_) => tracing::trace!(point, extension = &*m.name, duration_us, outcome = "ok"),
-            Err(e) => {
-                tracing::debug!(point, extension = &*m.name, duration_us, outcome = "error", error = %e)
-            }
-        }
-        if observe::slow_threshold().is_some_and(|t| elapsed > t) {
-            tracing::warn!(point, extension = &*m.name, origin = %m.origin, duration_us, "slow extension");
-        }
         self.emit(What::Extension {
             name: &m.name,
             origin: &m.origin,
-            elapsed,
+            elapsed: start.elapsed(),
             outcome: result.as_ref().copied(),
         });
+    }
+
+    /// Which extension stopped the chain, if one did.
+    pub(super) fn outcome(&self) -> Outcome {
+        match self.stopped_by {
+            Some(i) => Outcome::stopped(&self.list.meta[i].name),
+            None => Outcome::RAN_ALL,
+        }
     }
 
     /// Ends the chain: tells observers how it ended.

@@ -42,11 +42,11 @@ fn apply(out: HookOutput, call: &Call<'_>, name: &str) -> Result<Flow, Error> {
     if !out.stop {
         return Ok(Flow::Continue);
     }
-    tracing::debug!(
-        point = call.point,
-        extension = name,
-        reason = out.stop_reason.as_deref().unwrap_or(""),
-        "command hook stopped the chain"
+    crate::observe::tracing_out::stopped_by(
+        call.point,
+        name,
+        "command hook",
+        out.stop_reason.as_deref().unwrap_or(""),
     );
     Ok(Flow::Stop)
 }

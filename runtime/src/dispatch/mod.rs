@@ -13,6 +13,7 @@ mod asynchronous;
 mod chain;
 #[cfg(hookpoint_overrides)]
 mod hook;
+mod outcome;
 mod sync;
 #[cfg(hookpoint_wasm)]
 mod wasm;
@@ -21,6 +22,7 @@ use std::any::TypeId;
 use std::cell::Cell;
 
 pub(crate) use asynchronous::run_async;
+pub use outcome::Outcome;
 pub(crate) use sync::{run_bare, run_sync};
 
 use crate::error::{Error, ErrorKind};
@@ -31,11 +33,28 @@ use crate::snapshot::PointList;
 /// before [`ErrorKind::DepthLimit`] is returned instead of overflowing the stack.
 pub const MAX_DEPTH: u32 = 64;
 
-/// The scope a dispatch runs in, as [`Cx`](crate::Cx) carries it (the scope layer sits above).
-pub(crate) type ScopeRef<'a> = &'a dyn crate::registry::DispatchScope;
+/// The scope a dispatch runs in, as dispatch sees it: what [`Cx`](crate::Cx) carries, and who
+/// observes it (the scope layer sits above and implements it).
+pub(crate) trait ScopeView: crate::registry::DispatchScope {
+    /// Who observes the scope's dispatches, and its observation settings.
+    fn observation(&self) -> &crate::observe::ScopeObservation;
+}
 
-/// Where a dispatch that wants to know records which extension stopped the chain.
-pub(crate) type StopSlot = std::sync::OnceLock<std::sync::Arc<str>>;
+/// The scope a dispatch runs in, erased.
+pub(crate) type ScopeRef<'a> = &'a dyn ScopeView;
+
+/// Whether a dispatch in `scope` may take a fast loop: one check while nothing is observed
+/// anywhere; when something is, whether anything reads this scope's events.
+#[inline(always)]
+pub(crate) fn unobserved(scope: ScopeRef<'_>) -> bool {
+    !crate::stats::observing() || !observed_here(scope)
+}
+
+#[cold]
+#[inline(never)]
+fn observed_here(scope: ScopeRef<'_>) -> bool {
+    scope.observation().wanted()
+}
 
 /// What a payload looks like to the erased dispatch core.
 #[derive(Clone, Copy)]
@@ -64,8 +83,6 @@ pub(crate) struct Call<'a> {
     pub(crate) want: Erased<'a>,
     /// The `&mut P` being dispatched, erased; its type is `want.key`'s.
     pub(crate) payload: SendPtr,
-    /// Set to the name of the extension that returned `Flow::Stop`, when the caller asks.
-    pub(crate) stopped: Option<&'a StopSlot>,
 }
 
 /// Called with an extension's error instead of stopping the chain (the `#[extensible]` mode: the

@@ -3,7 +3,7 @@
 //! goes through [`run_general`], which checks the whole list before anything runs.
 
 use super::chain::Chain;
-use super::{Call, DepthGuard, ErrorSink, ScopeRef, precheck};
+use super::{Call, DepthGuard, ErrorSink, Outcome, ScopeRef, precheck, unobserved};
 use crate::error::Error;
 use crate::registry::{Cx, Flow, SyncFn};
 use crate::snapshot::{PointList, Run, Shape, Snapshot};
@@ -20,13 +20,13 @@ pub(crate) fn run_sync(
     scope: ScopeRef<'_>,
     call: Call<'_>,
     sink: Option<ErrorSink<'_>>,
-) -> Result<(), Error> {
+) -> Result<Outcome, Error> {
     let Some(list) = snap.list(call.id) else {
-        return Ok(());
+        return Ok(Outcome::RAN_ALL);
     };
     match &list.shape {
-        Shape::Empty => Ok(()),
-        Shape::Bare { key, fns } if *key == call.want.key && !stats::observing() => {
+        Shape::Empty => Ok(Outcome::RAN_ALL),
+        Shape::Bare { key, fns } if *key == call.want.key && unobserved(scope) => {
             let (_depth, _) = DepthGuard::next(&tl.depth, call.point)?;
             for f in fns.iter() {
                 // SAFETY: the shape's key equals the dispatcher's payload key, so `payload`
@@ -34,9 +34,9 @@ pub(crate) fn run_sync(
                 // take no `Cx`, cannot fail and do not stop the chain.
                 unsafe { f(call.payload.0) };
             }
-            Ok(())
+            Ok(Outcome::RAN_ALL)
         }
-        Shape::Plain { key, fns } if *key == call.want.key && !stats::observing() => {
+        Shape::Plain { key, fns } if *key == call.want.key && unobserved(scope) => {
             run_plain(tl, list, fns, scope, call, sink)
         }
         _ => run_general(tl, snap, list, scope, call, sink),
@@ -44,7 +44,8 @@ pub(crate) fn run_sync(
 }
 
 /// The bare loop alone, for callers that inline it: `None` when the list is not a bare list of
-/// this payload type (or dispatch is observed), and the caller goes the full way.
+/// this payload type (or dispatch is observed), and the caller goes the full way. Bare handlers
+/// cannot stop the chain, so there is no [`Outcome`] to tell.
 #[inline(always)]
 pub(crate) fn run_bare(
     tl: &ThreadState,
@@ -81,17 +82,14 @@ fn run_plain(
     scope: ScopeRef<'_>,
     call: Call<'_>,
     mut sink: Option<ErrorSink<'_>>,
-) -> Result<(), Error> {
+) -> Result<Outcome, Error> {
     let (_depth, depth) = DepthGuard::next(&tl.depth, call.point)?;
     let cx = &Cx::new(call.point, depth, scope);
     for (i, f) in fns.iter().enumerate() {
         // SAFETY: as for the bare loop above.
         match unsafe { f(call.payload.0, cx) } {
             Ok(Flow::Continue) => {}
-            Ok(Flow::Stop) => {
-                stopped(list, i, call);
-                return Ok(());
-            }
+            Ok(Flow::Stop) => return Ok(Outcome::stopped(&list.meta[i].name)),
             Err(e) => {
                 let e = attributed(list, i, call.point, e);
                 match &mut sink {
@@ -101,16 +99,7 @@ fn run_plain(
             }
         }
     }
-    Ok(())
-}
-
-/// Records who stopped a plain list's chain, for a caller that asked.
-#[cold]
-#[inline(never)]
-fn stopped(list: &PointList, i: usize, call: Call<'_>) {
-    if let Some(slot) = call.stopped {
-        let _ = slot.set(list.meta[i].name.clone());
-    }
+    Ok(Outcome::RAN_ALL)
 }
 
 /// The error of extension `i`, attributed (the fast loop's error exit).
@@ -130,7 +119,7 @@ fn run_general(
     scope: ScopeRef<'_>,
     call: Call<'_>,
     sink: Option<ErrorSink<'_>>,
-) -> Result<(), Error> {
+) -> Result<Outcome, Error> {
     precheck(list, call.point, &call.want, true)?;
     let call = call.with_declared_codec(list);
     let (_depth, depth) = DepthGuard::next(&tl.depth, call.point)?;
@@ -161,7 +150,7 @@ fn run_general(
         }
     }
     chain.finish(&result);
-    result
+    result.map(|()| chain.outcome())
 }
 
 /// Calls one extension from a sync dispatch.

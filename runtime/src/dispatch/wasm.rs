@@ -37,12 +37,7 @@ pub(super) fn run(hook: &WasmHook, name: &str, call: Call<'_>) -> Result<Flow, E
                 return Ok(Flow::Continue);
             }
             let reason = stop_reason.as_deref().unwrap_or("");
-            tracing::debug!(
-                point = call.point,
-                extension = name,
-                reason,
-                "wasm extension stopped the chain"
-            );
+            crate::observe::tracing_out::stopped_by(call.point, name, "wasm extension", reason);
             Ok(Flow::Stop)
         }
         Ok(Answer::Failed(message)) => Err(failed(WasmError::Failed {

@@ -189,6 +189,8 @@ pub(crate) struct FsConfig {
     pub(crate) managed: Vec<PathBuf>,
     /// Command hooks run only from managed layers.
     pub(crate) managed_hooks_only: bool,
+    /// Whether command hooks may run here; `None`: the process default.
+    pub(crate) command_hooks: Option<bool>,
     #[cfg(hookpoint_watch)]
     pub(crate) watch: bool,
     #[cfg(hookpoint_watch)]
@@ -210,6 +212,7 @@ impl Default for FsConfig {
             toggles: None,
             managed: Vec::new(),
             managed_hooks_only: false,
+            command_hooks: None,
             #[cfg(hookpoint_watch)]
             watch: true,
             #[cfg(hookpoint_watch)]

@@ -21,8 +21,8 @@ use crate::error::Error;
 /// because it handled the point (pluggy's `firstresult`, Claude Code's `"continue": false`).
 ///
 /// An extension returns it directly (`-> Flow`) or in a result (`-> Result<Flow, E>`). The
-/// caller learns who stopped the chain from [`SyncPoint::dispatch`](crate::SyncPoint::dispatch);
-/// the end extensions of an `#[extensible]` fn still run when a start extension stops.
+/// caller learns who stopped the chain from the [`Outcome`](crate::Outcome) every dispatch
+/// returns; the end extensions of an `#[extensible]` fn still run when a start extension stops.
 ///
 /// ```
 /// use hookpoint::Flow;

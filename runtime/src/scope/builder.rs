@@ -33,6 +33,7 @@ pub struct ScopeBuilder {
     pub(crate) disabled_plugins: Vec<String>,
     #[cfg(hookpoint_overrides)]
     pub(crate) fs: crate::fs::FsConfig,
+    pub(crate) observation: crate::observe::ObservationConfig,
 }
 
 impl ScopeBuilder {
@@ -43,6 +44,7 @@ impl ScopeBuilder {
             disabled_plugins: Vec::new(),
             #[cfg(hookpoint_overrides)]
             fs: crate::fs::FsConfig::default(),
+            observation: Default::default(),
         }
     }
 
@@ -123,6 +125,7 @@ impl ScopeBuilder {
             #[cfg(hookpoint_overrides)]
             fs,
             plugins,
+            self.observation,
         );
         #[cfg(hookpoint_wasm)]
         scope.wake_on_compiled();

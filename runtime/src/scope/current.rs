@@ -1,9 +1,13 @@
 //! Which scope a dispatch uses, and how it finds that scope's snapshot fast.
 //!
 //! The current scope is the one entered with [`Scope::enter`] or bound with [`Scope::bind`] on
-//! this thread, else the default scope. A sync dispatch of the default scope reads this thread's
-//! copy of its snapshot pointer (`thread_state`), refreshed when the global epoch moves; this
-//! module owns what keeps that pointer valid.
+//! this thread, else the default scope. Entering costs no reference count: `enter` records its
+//! own `&self` in this thread's state and restores the previous value when it returns (also on
+//! panic), so the record is valid for exactly as long as code runs inside that `enter`.
+//!
+//! A sync dispatch of the default scope reads this thread's copy of its snapshot pointer
+//! (`thread_state`), refreshed when the global epoch moves; this module owns what keeps that
+//! pointer valid.
 //!
 //! An outer dispatch may still be using the old snapshot when a nested one refreshes (an
 //! extension reloaded), so a refresh at depth > 0 retires the old handle instead of dropping
@@ -20,14 +24,13 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::{DEFAULT, Scope};
-use crate::dispatch::{self, Call, ErrorSink};
+use crate::dispatch::{self, Call, ErrorSink, Outcome};
 use crate::error::Error;
 use crate::snapshot::Snapshot;
 use crate::thread_state::{self, ThreadState};
 
-/// The owning part of the per-thread state: touched only on refresh and on `Scope::enter`.
+/// The owning part of the per-thread state: touched only on refresh.
 struct Owned {
-    entered: RefCell<Option<Scope>>,
     snapshot: RefCell<Option<Arc<Snapshot>>>,
     retired: RefCell<Vec<Arc<Snapshot>>>,
 }
@@ -43,29 +46,24 @@ impl Drop for Owned {
 thread_local! {
     static OWNED: Owned = const {
         Owned {
-            entered: RefCell::new(None),
             snapshot: RefCell::new(None),
             retired: RefCell::new(Vec::new()),
         }
     };
 }
 
-/// The entered scope, if any (cloned: it may be replaced while the caller uses it).
+/// The scope entered on this thread, if any.
+///
+/// # Safety
+/// The caller must not use the reference after the innermost [`Scope::enter`] running on this
+/// thread returns: it borrows that call's `&self`. Code that runs within that call (a dispatch
+/// started there, with all it nests) may use it throughout.
 #[inline]
-fn entered(tl: &ThreadState) -> Option<Scope> {
-    if !tl.entered.get() {
-        return None;
-    }
-    OWNED
-        .try_with(|o| o.entered.borrow().clone())
-        .ok()
-        .flatten()
-}
-
-/// Replaces the entered scope, returning the previous one.
-fn set_entered(scope: Option<Scope>) -> Option<Scope> {
-    thread_state::get().entered.set(scope.is_some());
-    OWNED.try_with(|o| o.entered.replace(scope)).ok().flatten()
+unsafe fn entered<'a>(tl: &ThreadState) -> Option<&'a Scope> {
+    let scope = tl.entered.get() as *const Scope;
+    // SAFETY: non-null only between the set and the restore in `Scope::enter`, where it is that
+    // call's `&self`, borrowed for the whole call; the caller keeps to the call (above).
+    unsafe { scope.as_ref() }
 }
 
 /// The default scope's current snapshot as seen by this thread, or null when this thread can no
@@ -114,16 +112,17 @@ impl Scope {
     pub(crate) fn dispatch_current(
         call: Call<'_>,
         sink: Option<ErrorSink<'_>>,
-    ) -> Result<(), Error> {
+    ) -> Result<Outcome, Error> {
         if let Some(done) = Self::dispatch_bare(call.id, call.want.key, call.point, call.payload.0)
         {
-            return done;
+            return done.map(|()| Outcome::RAN_ALL);
         }
         Self::dispatch_current_slow(call, sink)
     }
 
     /// The common case of [`dispatch_current`](Self::dispatch_current) alone, from plain values
-    /// (callers build the full dispatch only when this returns `None`).
+    /// (callers build the full dispatch only when this returns `None`). A bare list cannot stop
+    /// the chain, so success is `Ok(())`.
     #[inline(always)]
     pub(crate) fn dispatch_bare(
         id: u32,
@@ -132,7 +131,7 @@ impl Scope {
         payload: *mut (),
     ) -> Option<Result<(), Error>> {
         let tl = thread_state::get();
-        if tl.entered.get() || tl.cached_epoch.get() != thread_state::epoch() {
+        if !tl.entered.get().is_null() || tl.cached_epoch.get() != thread_state::epoch() {
             return None;
         }
         // SAFETY: a valid copy (its epoch is current) is non-null and kept alive by `OWNED`
@@ -145,10 +144,11 @@ impl Scope {
     pub(crate) fn dispatch_current_slow(
         call: Call<'_>,
         sink: Option<ErrorSink<'_>>,
-    ) -> Result<(), Error> {
+    ) -> Result<Outcome, Error> {
         let tl = thread_state::get();
-        if let Some(scope) = entered(tl) {
-            let snap = scope.0.snapshot.load_full();
+        // SAFETY: the dispatch runs and ends within the `enter` that set the scope.
+        if let Some(scope) = unsafe { entered(tl) } {
+            let snap = scope.0.snapshot.load();
             return dispatch::run_sync(tl, &snap, scope.as_dispatch(), call, sink);
         }
         let default = Scope::default_scope();
@@ -162,26 +162,13 @@ impl Scope {
         dispatch::run_sync(tl, snap, default.as_dispatch(), call, sink)
     }
 
-    /// Sync dispatch on this scope, entered while its extensions run: one that dispatches again
-    /// (through [`Scope::current`]) stays in this scope, as under [`Scope::enter`].
-    pub(crate) fn dispatch_sync(
-        &self,
-        call: Call<'_>,
-        sink: Option<ErrorSink<'_>>,
-    ) -> Result<(), Error> {
-        self.enter(|| {
-            let snap = self.0.snapshot.load();
-            dispatch::run_sync(thread_state::get(), &snap, self.as_dispatch(), call, sink)
-        })
-    }
-
     /// Async dispatch on this scope, on the snapshot current when it starts, bound to the scope
     /// while its extensions are polled (as under [`Scope::bind`]).
     pub(crate) async fn dispatch_async(
         &self,
         call: Call<'_>,
         sink: Option<ErrorSink<'_>>,
-    ) -> Result<(), Error> {
+    ) -> Result<Outcome, Error> {
         self.bind(dispatch::run_async(
             self.snapshot(),
             self.as_dispatch(),
@@ -192,26 +179,42 @@ impl Scope {
     }
 
     /// Runs `f` with this scope as the current scope of this thread (restored afterwards, also on
-    /// panic). For async code use [`Scope::bind`]: a thread-local does not follow a task.
+    /// panic): every dispatch in `f`, and every dispatch its extensions make, runs in this
+    /// scope. This is how a point is called in a named scope, `scope.enter(|| POINT.call(&mut
+    /// p))`; entering is two thread-local writes (no reference count, no allocation). For async
+    /// code use [`Scope::bind`]: a thread-local does not follow a task.
     ///
     /// ```
-    /// let scope = hookpoint::Scope::default_scope().clone();
-    /// let name = scope.enter(|| hookpoint::Scope::current().name().to_owned());
-    /// assert_eq!(name, "default");
+    /// hookpoint::point! { pub static SEEN: SyncPoint<Vec<String>> = "doc_enter_seen"; }
+    /// #[hookpoint::extension(point = SEEN)]
+    /// fn note(cx: &hookpoint::Cx, seen: &mut Vec<String>) {
+    ///     seen.push(cx.scope().name().to_owned());
+    /// }
+    /// let scope = hookpoint::ScopeBuilder::new("agent-1").build()?;
+    /// let mut seen = Vec::new();
+    /// scope.enter(|| SEEN.call(&mut seen))?;
+    /// SEEN.call(&mut seen)?;
+    /// assert_eq!(seen, ["agent-1", "default"]);
+    /// # Ok::<(), hookpoint::Error>(())
     /// ```
+    #[inline]
     pub fn enter<R>(&self, f: impl FnOnce() -> R) -> R {
-        struct Restore(Option<Scope>);
+        /// Puts the previously entered scope back, also when `f` panics.
+        struct Restore(*const ());
         impl Drop for Restore {
+            #[inline]
             fn drop(&mut self) {
-                set_entered(self.0.take());
+                thread_state::get().entered.set(self.0);
             }
         }
-        let _restore = Restore(set_entered(Some(self.clone())));
+        let tl = thread_state::get();
+        let _restore = Restore(tl.entered.replace(self as *const Scope as *const ()));
         f()
     }
 
     /// Wraps a future so that, each time it is polled, this scope is the current scope. The
-    /// scope follows the task across `.await` points and threads.
+    /// scope follows the task across `.await` points and threads. This is how an async point is
+    /// called in a named scope: `scope.bind(POINT.call(&mut p)).await`.
     ///
     /// ```
     /// let scope = hookpoint::ScopeBuilder::new("task").build().unwrap();
@@ -250,7 +253,11 @@ impl Scope {
     /// assert_eq!(Scope::current().name(), "default", "left again when `enter` returns");
     /// ```
     pub fn current() -> Scope {
-        entered(thread_state::get()).unwrap_or_else(|| DEFAULT.clone())
+        // SAFETY: cloned at once, within the `enter` that set it.
+        match unsafe { entered(thread_state::get()) } {
+            Some(scope) => scope.clone(),
+            None => DEFAULT.clone(),
+        }
     }
 }
 

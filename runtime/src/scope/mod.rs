@@ -19,6 +19,7 @@ mod builder;
 pub(crate) mod current;
 #[cfg(hookpoint_overrides)]
 mod folder_plugins;
+mod observation;
 mod plugin_handle;
 mod plugin_info;
 mod plugins;
@@ -62,6 +63,7 @@ pub(crate) struct ScopeInner {
     #[cfg(hookpoint_overrides)]
     pub(crate) fs: crate::fs::ScopeFs,
     pub(crate) plugins: plugins::PluginStates,
+    pub(crate) observation: crate::observe::ScopeObservation,
 }
 
 /// The set of layers that apply to one dispatch, and their merged [`Snapshot`].
@@ -70,9 +72,10 @@ pub(crate) struct ScopeInner {
 /// are built with a [`ScopeBuilder`] (with the `fs` feature: from override folders). Cloning a
 /// scope is cheap (an `Arc`).
 ///
-/// Dispatch functions without a scope argument use the *current* scope: the one entered with
-/// [`Scope::enter`] (sync code) or [`Scope::bind`] (a future, across `.await`s), else the default
-/// scope.
+/// Every dispatch uses the *current* scope: the one entered with [`Scope::enter`] (sync code) or
+/// bound with [`Scope::bind`] (a future, across `.await`s), else the default scope. To run a
+/// point in a scope, enter or bind it around the call:
+/// `scope.enter(|| POINT.call(&mut p))`, `scope.bind(POINT.call(&mut p)).await`.
 ///
 /// ```
 /// let scope = hookpoint::Scope::default_scope();
@@ -89,6 +92,7 @@ static DEFAULT: LazyLock<Scope> = LazyLock::new(|| {
         #[cfg(hookpoint_overrides)]
         crate::fs::ScopeFs::default(),
         Default::default(),
+        Default::default(),
     )
 });
 
@@ -102,6 +106,7 @@ impl Scope {
         name: String,
         #[cfg(hookpoint_overrides)] fs: crate::fs::ScopeFs,
         plugins: plugins::PluginStates,
+        observation: crate::observe::ObservationConfig,
     ) -> Scope {
         crate::stats::init();
         let first = snapshot::compiled_snapshot(&COMPILED, &Default::default(), 1);
@@ -113,6 +118,7 @@ impl Scope {
             #[cfg(hookpoint_overrides)]
             fs,
             plugins,
+            observation: crate::observe::ScopeObservation::new(observation),
         });
         locks::lock(&SCOPES).push(Arc::downgrade(&inner));
         let scope = Scope(inner);
@@ -228,7 +234,7 @@ impl Scope {
     }
 
     /// This scope as dispatch and [`Cx`] carry it.
-    pub(crate) fn as_dispatch(&self) -> &dyn DispatchScope {
+    pub(crate) fn as_dispatch(&self) -> &dyn crate::dispatch::ScopeView {
         self
     }
 }
@@ -253,6 +259,12 @@ pub fn scope_of(any: &(dyn Any + Send + Sync)) -> &Scope {
 impl DispatchScope for Scope {
     fn name(&self) -> &str {
         &self.0.name
+    }
+}
+
+impl crate::dispatch::ScopeView for Scope {
+    fn observation(&self) -> &crate::observe::ScopeObservation {
+        &self.0.observation
     }
 }
 

@@ -10,9 +10,10 @@ use crate::fs::switch;
 use crate::fs::{LayerRoot, ReloadEvent};
 use crate::locks;
 
-/// Turns command hooks on or off for every scope (on by default). Off: override files that are
-/// command hooks are loaded but do not run (introspection shows them as inactive, with why), and
-/// every live scope is rebuilt at once.
+/// Sets the process default for command hooks (on by default): it applies to every scope that
+/// was not given a setting of its own with [`ScopeBuilder::command_hooks`](crate::ScopeBuilder::command_hooks).
+/// Off: override files that are command hooks are loaded but do not run (introspection shows
+/// them as inactive, with why), and every live scope is rebuilt at once.
 ///
 /// ```
 /// hookpoint::set_command_hooks_enabled(false);
@@ -27,12 +28,47 @@ pub fn set_command_hooks_enabled(enabled: bool) {
     }
 }
 
-/// Whether command hooks may run (see [`set_command_hooks_enabled`]).
+/// The process default for command hooks (see [`set_command_hooks_enabled`]); a scope may
+/// have its own ([`Scope::command_hooks_enabled`]).
 pub fn command_hooks_enabled() -> bool {
     switch::command_hooks_enabled()
 }
 
+impl crate::ScopeBuilder {
+    /// Whether command hooks may run in this scope, whatever the process default
+    /// ([`set_command_hooks_enabled`]); without it the scope follows the default. Off: command
+    /// hooks (and folder plugins' commands) are loaded but do not run, and introspection shows
+    /// them inactive with why. The other rules still apply when on
+    /// (a layer's trust, [`LayerSpec::trusted`](crate::LayerSpec::trusted), and
+    /// [`managed_hooks_only`](Self::managed_hooks_only)).
+    ///
+    /// ```
+    /// let scope = hookpoint::ScopeBuilder::new("no-commands")
+    ///     .command_hooks(false)
+    ///     .watch(false)
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(!scope.command_hooks_enabled());
+    /// assert!(hookpoint::command_hooks_enabled()); // the default is untouched
+    /// ```
+    pub fn command_hooks(mut self, enabled: bool) -> Self {
+        self.fs.command_hooks = Some(enabled);
+        self
+    }
+}
+
 impl Scope {
+    /// Whether command hooks may run in this scope now: its own setting
+    /// ([`ScopeBuilder::command_hooks`](crate::ScopeBuilder::command_hooks)), else the process
+    /// default ([`set_command_hooks_enabled`]).
+    pub fn command_hooks_enabled(&self) -> bool {
+        self.0
+            .fs
+            .config
+            .command_hooks
+            .unwrap_or_else(switch::command_hooks_enabled)
+    }
+
     /// Rescans every layer and publishes a new snapshot now (the watcher does this by itself on
     /// change). Returns what the reload found.
     ///

@@ -54,7 +54,7 @@
 //!     .wasm_cache(None)
 //!     .build()?;
 //! let mut call = Call { status: "pending".into() };
-//! DECIDE.call_in(&scope, &mut call)?;
+//! scope.enter(|| DECIDE.call(&mut call))?;
 //! assert_eq!(call.status, "allowed");
 //! # Ok(())
 //! # }

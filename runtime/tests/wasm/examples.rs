@@ -17,7 +17,10 @@ fn decide(layer: &Layer, status: &str) -> Call {
         args: json!({"cmd": "echo \"status\":\"pending\"", "cwd": "/srv"}),
         status: status.into(),
     };
-    CALL.call_in(&layer.scope(), &mut call).expect("dispatch");
+    layer
+        .scope()
+        .enter(|| CALL.call(&mut call))
+        .expect("dispatch");
     call
 }
 
@@ -82,7 +85,7 @@ fn the_demo_policy_guest_appends_one_prompt_section() {
             parts: parts.clone(),
             tools: vec![json!({"name": "shell", "enum": ["]"]})],
         };
-        PROMPT.call_in(&scope, &mut prompt).expect("dispatch");
+        scope.enter(|| PROMPT.call(&mut prompt)).expect("dispatch");
         let mut want = parts;
         want.push(section.to_owned());
         assert_eq!(prompt.parts, want);

@@ -140,7 +140,7 @@ pub fn run(scope: &Scope) -> Result<Doc, hookpoint::Error> {
         text: "start".into(),
         seen: None,
     };
-    DOC.call_in(scope, &mut doc).map(|()| doc)
+    scope.enter(|| DOC.call(&mut doc)).map(|_| doc)
 }
 
 /// The scope's status problems, as `file: message` lines.

@@ -37,8 +37,8 @@ fn error_answer_fails_the_extension_with_its_message_and_leaves_the_payload() {
     );
     let scope = layer.scope();
     let mut doc = Doc::default();
-    let e = DOC
-        .call_in(&scope, &mut doc)
+    let e = scope
+        .enter(|| DOC.call(&mut doc))
         .expect_err("the guest said no");
     assert_eq!(e.kind(), ErrorKind::Wasm);
     assert_eq!(e.extension(), Some("gate"));
@@ -66,7 +66,7 @@ fn continue_false_stops_the_chain() {
     );
     let scope = layer.scope();
     let mut doc = Doc::default();
-    let outcome = DOC.dispatch_in(&scope, &mut doc).expect("dispatch");
+    let outcome = scope.enter(|| DOC.call(&mut doc)).expect("dispatch");
     assert_eq!(outcome.stopped_by(), Some("stop"));
     assert_eq!(doc.text, "", "compiled_tail did not run");
 }
@@ -177,7 +177,7 @@ fn a_replacing_payload_that_does_not_fit_the_type_is_an_error_and_leaves_the_pay
     layer.ext("x.wasm", Guest::answer(r#"{"payload":{"n":"two"}}"#).wasm());
     let scope = layer.scope();
     let mut doc = Doc::default();
-    let e = DOC.call_in(&scope, &mut doc).expect_err("bad payload");
+    let e = scope.enter(|| DOC.call(&mut doc)).expect_err("bad payload");
     assert_eq!(e.kind(), ErrorKind::Wasm);
     assert!(e.to_string().contains("does not deserialize"), "{e}");
     assert_eq!(doc, Doc::default());
@@ -195,7 +195,7 @@ fn async_dispatch_runs_wasm_extensions() {
         .build()
         .expect("rt");
     let mut doc = Doc::default();
-    rt.block_on(DOC_ASYNC.call_in(&scope, &mut doc))
+    rt.block_on(scope.bind(DOC_ASYNC.call(&mut doc)))
         .expect("dispatch");
     assert_eq!((doc.n, doc.text.as_str()), (9, "async"));
 }
@@ -299,7 +299,7 @@ fn match_skips_a_wasm_extension_for_payloads_it_rejects() {
         text: "gone".into(),
         ..Doc::default()
     };
-    DOC.call_in(&scope, &mut doc).expect("dispatch");
+    scope.enter(|| DOC.call(&mut doc)).expect("dispatch");
     assert_eq!(doc.n, 5);
 }
 
@@ -374,7 +374,9 @@ fn a_module_gets_the_payload_through_the_outgoing_filters_whatever_wrote_it() {
     );
     let scope = layer.scope();
     let mut doc = Doc::default();
-    DOC_OUTGOING.call_in(&scope, &mut doc).expect("dispatch");
+    scope
+        .enter(|| DOC_OUTGOING.call(&mut doc))
+        .expect("dispatch");
     let seen = doc.seen.expect("the module ran").to_string();
     assert!(
         !seen.contains(OUTGOING_VALUE) && seen.contains("the value is (hidden)"),

@@ -7,7 +7,11 @@ use std::sync::Arc;
 
 use hookpoint::{Scope, ScopeBuilder};
 use hookpoint_extensions::layout::AgentZeroLayout;
-use hookpoint_extensions::{Agent, LogKind, Model, ScriptedModel, ScriptedReply};
+use hookpoint_extensions::{
+    agent::Agent,
+    log::LogKind,
+    model::{Model, ScriptedModel, ScriptedReply},
+};
 use serde_json::Value;
 
 hookpoint::link!(hookpoint_plugin_memory);

@@ -457,8 +457,8 @@ fn refusal(f: &FileInEffect<'_>, config: &FsConfig) -> Option<String> {
 }
 
 /// Why a command (a hook, or a folder plugin's install/uninstall/check) from folder `place` may
-/// not run, if it may not: the global switch, managed-only, an untrusted layer. `what` names the
-/// place in the message ("project layer", "plugin folder").
+/// not run, if it may not: the scope's switch (or the process default), managed-only, an
+/// untrusted layer. `what` names the place in the message ("project layer", "plugin folder").
 pub(crate) fn command_refusal(
     config: &FsConfig,
     trusted: bool,
@@ -466,10 +466,19 @@ pub(crate) fn command_refusal(
     place: &std::path::Path,
     what: &str,
 ) -> Option<String> {
-    if !switch::command_hooks_enabled() {
-        return Some(
-            "command hooks are switched off (hookpoint::set_command_hooks_enabled)".into(),
-        );
+    match config.command_hooks {
+        Some(false) => {
+            return Some(
+                "command hooks are switched off for this scope (ScopeBuilder::command_hooks)"
+                    .into(),
+            );
+        }
+        None if !switch::command_hooks_enabled() => {
+            return Some(
+                "command hooks are switched off (hookpoint::set_command_hooks_enabled)".into(),
+            );
+        }
+        _ => {}
     }
     if config.managed_hooks_only && !managed {
         return Some(format!(

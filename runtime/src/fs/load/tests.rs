@@ -80,7 +80,7 @@ fn scope(layer: &Path) -> Scope {
 
 fn run(scope: &Scope) -> Vec<String> {
     let mut doc = Doc::default();
-    TORN.call_in(scope, &mut doc).expect("dispatch");
+    scope.enter(|| TORN.call(&mut doc)).expect("dispatch");
     doc.parts
 }
 
