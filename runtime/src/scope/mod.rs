@@ -21,6 +21,7 @@ pub(crate) mod current;
 mod folder_plugins;
 mod observation;
 mod plugin_handle;
+mod plugin_info;
 mod plugins;
 #[cfg(hookpoint_overrides)]
 mod reload;
@@ -40,7 +41,7 @@ use arc_swap::ArcSwap;
 pub use builder::ScopeBuilder;
 pub use current::Bound;
 pub use plugin_handle::Plugin;
-pub use plugins::{PluginInfo, PluginKind};
+pub use plugin_info::{PluginInfo, PluginSource, PluginState};
 #[cfg(hookpoint_overrides)]
 pub use reload::{command_hooks_enabled, set_command_hooks_enabled};
 

@@ -149,7 +149,7 @@ pub fn problems(scope: &Scope) -> Vec<String> {
         .status()
         .problems
         .iter()
-        .map(|p| format!("{}: {}", p.path.display(), p.message))
+        .map(|p| format!("{}: {}", p.path().display(), p.message))
         .collect()
 }
 
