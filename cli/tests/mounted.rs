@@ -199,6 +199,45 @@ fn validate_as_json() {
 }
 
 #[test]
+fn validate_as_json_gives_each_diagnostic_a_code_a_place_and_a_subject() {
+    let (exit, out) = Fixture::new().run(&["validate", "--format", "json"]);
+    assert_eq!(exit, Exit::Problems);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let broken = &v["problems"][0];
+    assert_eq!(
+        (
+            &broken["file"],
+            &broken["line"],
+            &broken["column"],
+            &broken["code"],
+            &broken["severity"]
+        ),
+        (
+            &"[DIR]/project/extensions/prompt/_7_broken.json".into(),
+            &2.into(),
+            &12.into(),
+            &"manifest.invalid".into(),
+            &"error".into()
+        ),
+        "{broken}"
+    );
+    let unknown = v["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .find(|w| w["code"] == "override.unknown_point")
+        .expect("the unknown point is a warning");
+    assert_eq!(
+        (&unknown["file"], &unknown["point"], &unknown["severity"]),
+        (
+            &"[DIR]/user/extensions/promt/x.json".into(),
+            &"promt".into(),
+            &"warning".into()
+        )
+    );
+}
+
+#[test]
 fn validate_of_clean_folders_exits_0_unless_warnings_are_denied() {
     let dir = tempfile::tempdir().expect("tempdir");
     put(dir.path(), "extensions/prompt/_1_intro.json", "{}", 0o644);

@@ -170,6 +170,46 @@ fn json_output_carries_file_line_and_column() {
 }
 
 #[test]
+fn json_problems_carry_a_stable_code_and_what_they_concern() {
+    let ws = workspace();
+    let d = ws.path().join("layer");
+    put(
+        &d,
+        "extensions/note/_1_stamp.json",
+        "{\n  \"oder\": 3\n}",
+        0o644,
+    );
+    put(&d, "extensions/note/ghost.json", "{\"order\": 3}", 0o644);
+    let (code, out, _) = validate(&ws, &["layer"], &["--format", "json"]);
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let problems = v["problems"].as_array().expect("problems");
+    let unknown_key = problems
+        .iter()
+        .find(|p| p["file"] == "[DIR]/layer/extensions/note/_1_stamp.json")
+        .expect("the unknown key is reported");
+    assert_eq!(unknown_key["code"], "manifest.unknown_key", "{unknown_key}");
+    assert_eq!(unknown_key["severity"], "error");
+    assert_eq!(
+        (unknown_key["line"].as_u64(), unknown_key["column"].as_u64()),
+        (Some(2), Some(3))
+    );
+    let ghost = problems
+        .iter()
+        .find(|p| p["file"] == "[DIR]/layer/extensions/note/ghost.json")
+        .expect("the override of no extension is reported");
+    assert_eq!(ghost["code"], "override.unknown_extension", "{ghost}");
+    assert_eq!(
+        (&ghost["point"], &ghost["extension"]),
+        (&"note".into(), &"ghost".into())
+    );
+    assert_eq!(
+        (&ghost["line"], &ghost["column"]),
+        (&serde_json::Value::Null, &serde_json::Value::Null)
+    );
+}
+
+#[test]
 fn several_folders_are_all_checked() {
     let ws = workspace();
     put(&ws.path().join("a"), "extensions/nope/x.json", "{}", 0o644);

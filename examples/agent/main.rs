@@ -176,17 +176,19 @@ fn print_scope(out: &Renderer, scope: &Scope) {
         out.say("warn", &format!("override problem: {p}"));
     }
     for w in &status.warnings {
-        out.say("warn", w);
+        out.say("warn", &w.to_string());
     }
 }
 
 /// One line for a plugin: its name, kind, what it carries and its state.
 pub fn describe_plugin(p: &hookpoint::PluginInfo) -> String {
-    let what = match &p.folder {
-        Some(folder) => format!("folder plugin {}", folder.display()),
-        None => format!("{} extensions", p.extensions),
+    let what = match &p.source {
+        hookpoint::PluginSource::Folder { path, .. } => {
+            format!("folder plugin {}", path.display())
+        }
+        hookpoint::PluginSource::Crate { extensions, .. } => format!("{extensions} extensions"),
     };
-    let state = match (&p.broken, &p.unhealthy, p.enabled) {
+    let state = match (p.state.broken(), p.state.unhealthy(), p.state.is_enabled()) {
         (Some(why), _, _) => format!("broken: {why}"),
         (None, Some(why), _) => format!("unhealthy: {why}"),
         (None, None, true) => "enabled".to_owned(),

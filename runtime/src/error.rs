@@ -43,7 +43,20 @@ pub enum ErrorKind {
 }
 
 /// Where an extension comes from: a compiled-in `#[extension]` or an override file.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// Serialized with a `kind` tag: `{"kind": "compiled", "crate_name": "app", "file":
+/// "src/lib.rs", "line": 12}` or `{"kind": "file", "path": "/layer/extensions/p/x.json"}`.
+///
+/// ```
+/// let o = hookpoint::Origin::Compiled { crate_name: "app", file: "src/lib.rs", line: 12 };
+/// assert_eq!(o.to_string(), "app, src/lib.rs:12");
+/// assert_eq!(
+///     serde_json::to_value(&o).unwrap(),
+///     serde_json::json!({"kind": "compiled", "crate_name": "app", "file": "src/lib.rs", "line": 12})
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Origin {
     /// Declared with `#[extension]` in a crate linked into the binary.
     Compiled {

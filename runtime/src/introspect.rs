@@ -11,10 +11,67 @@
 
 use serde::Serialize;
 
-use crate::registry::PointKind;
+use crate::error::Origin;
+use crate::registry::{ErrorPolicy, PointKind};
 use crate::scope::{COMPILED, Scope};
 use crate::site;
-use crate::snapshot::{Matcher, PointList, Run, Snapshot};
+use crate::snapshot::{Layer, Matcher, PointList, Run, Snapshot};
+
+/// How an extension runs. Serialized as its [`as_str`](RunsAs::as_str) (`"sync"`, `"async"`,
+/// `"command"`, `"wasm"`, `"registered"`).
+///
+/// ```
+/// use hookpoint::introspect::RunsAs;
+/// assert_eq!(serde_json::to_value(RunsAs::Command).unwrap(), "command");
+/// assert_eq!(RunsAs::Async.to_string(), "async");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunsAs {
+    /// A compiled-in plain fn (`#[extension]` on a `fn`).
+    Sync,
+    /// A compiled-in `async fn`.
+    Async,
+    /// A command hook: a program an override layer names, fed the payload as JSON.
+    Command,
+    /// A WebAssembly module an override layer names (feature `wasm`).
+    Wasm,
+    /// An extension registered while the program runs rather than compiled in or read from a
+    /// layer.
+    Registered,
+}
+
+impl RunsAs {
+    /// `"sync"`, `"async"`, `"command"`, `"wasm"` or `"registered"`: its JSON form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunsAs::Sync => "sync",
+            RunsAs::Async => "async",
+            RunsAs::Command => "command",
+            RunsAs::Wasm => "wasm",
+            RunsAs::Registered => "registered",
+        }
+    }
+
+    /// How `run` runs.
+    fn of(run: &Run) -> RunsAs {
+        match run {
+            Run::Sync(_) => RunsAs::Sync,
+            Run::Async(_) => RunsAs::Async,
+            #[cfg(hookpoint_command_hooks)]
+            Run::Command(_) => RunsAs::Command,
+            #[cfg(hookpoint_wasm)]
+            Run::Wasm(_) => RunsAs::Wasm,
+        }
+    }
+}
+
+/// Displays as [`as_str`](RunsAs::as_str) gives it.
+impl std::fmt::Display for RunsAs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// One point as a scope sees it.
 #[derive(Debug, Clone, Serialize)]
@@ -51,14 +108,15 @@ pub struct ExtensionInfo {
     pub name: String,
     /// Its order (lower runs first).
     pub order: i32,
-    /// Where it is defined: `crate, file:line` or the override file.
-    pub origin: String,
-    /// Which layer won for it (`compiled-in` or `layer N (root)`).
-    pub layer: String,
-    /// `sync`, `async`, `command` or (feature `wasm`) `wasm`.
-    pub runs_as: &'static str,
-    /// `propagate` or `log`.
-    pub on_error: &'static str,
+    /// Where it is defined: the compiled-in fn (displays as `crate, file:line`) or the override
+    /// file.
+    pub origin: Origin,
+    /// Which layer won for it (displays as `compiled-in` or `layer N (root)`).
+    pub layer: Layer,
+    /// Sync, async, command or (feature `wasm`) wasm.
+    pub runs_as: RunsAs,
+    /// What its failure does to the chain.
+    pub on_error: ErrorPolicy,
     /// What this definition replaced or changed, if anything.
     pub note: Option<String>,
     /// Extensions of this point it runs after (`after`).
@@ -86,9 +144,9 @@ pub struct InactiveInfo {
     /// Its name.
     pub name: String,
     /// Where it is defined.
-    pub origin: String,
+    pub origin: Origin,
     /// Its layer.
-    pub layer: String,
+    pub layer: Layer,
     /// Why it does not run (disabled by which file, replaced by what).
     pub why: String,
 }
@@ -178,17 +236,10 @@ fn describe(snap: &Snapshot, l: &PointList) -> (Vec<ExtensionInfo>, Vec<Inactive
         .map(|(m, run)| ExtensionInfo {
             name: m.name.to_string(),
             order: m.order,
-            origin: m.origin.to_string(),
-            layer: m.layer.to_string(),
-            runs_as: match run {
-                Run::Sync(_) => "sync",
-                Run::Async(_) => "async",
-                #[cfg(hookpoint_command_hooks)]
-                Run::Command(_) => "command",
-                #[cfg(hookpoint_wasm)]
-                Run::Wasm(_) => "wasm",
-            },
-            on_error: m.policy.as_str(),
+            origin: m.origin.clone(),
+            layer: m.layer.clone(),
+            runs_as: RunsAs::of(run),
+            on_error: m.policy,
             note: m.note.clone(),
             after: m.after.iter().map(|n| n.to_string()).collect(),
             before: m.before.iter().map(|n| n.to_string()).collect(),
@@ -207,8 +258,8 @@ fn describe(snap: &Snapshot, l: &PointList) -> (Vec<ExtensionInfo>, Vec<Inactive
         .iter()
         .map(|i| InactiveInfo {
             name: i.name.to_string(),
-            origin: i.origin.to_string(),
-            layer: i.layer.to_string(),
+            origin: i.origin.clone(),
+            layer: i.layer.clone(),
             why: i.why.clone(),
         })
         .collect();

@@ -127,6 +127,7 @@ mod call;
 pub mod cli;
 #[cfg(hookpoint_command_hooks)]
 pub mod command;
+pub mod diagnostic;
 mod dispatch;
 mod error;
 mod extensible;
@@ -150,7 +151,7 @@ mod snapshot;
 mod stats;
 mod suggest;
 mod thread_state;
-pub mod validate;
+mod validate;
 #[cfg(hookpoint_wasm)]
 pub mod wasm;
 
@@ -161,16 +162,14 @@ pub use extensible::{CallEnd, CallStart};
 #[cfg(hookpoint_webui)]
 pub use fs::webui;
 #[cfg(hookpoint_overrides)]
-pub use fs::{
-    FileProblem, FileReadError, LayerKind, LayerRoot, LayerSpec, ReloadEvent, read_whole_file,
-};
+pub use fs::{FileReadError, LayerKind, LayerRoot, LayerSpec, ReloadEvent, read_whole_file};
 pub use introspect::introspect;
 pub use link::{assert_crates_linked, assert_linked, linked_crates};
 #[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
 pub use outgoing::{OutgoingFilter, add_outgoing_filter};
 pub use point::{AsyncKind, AsyncPoint, FnPoint, PointSpec, SyncKind, SyncPoint};
 pub use registry::{Cx, ErrorPolicy, Flow, PointKind};
-pub use scope::{Bound, Plugin, PluginInfo, PluginKind, Scope, ScopeBuilder};
+pub use scope::{Bound, Plugin, PluginInfo, PluginSource, PluginState, Scope, ScopeBuilder};
 #[cfg(hookpoint_command_hooks)]
 pub use scope::{command_hooks_enabled, set_command_hooks_enabled};
 pub use snapshot::{Layer, Snapshot};

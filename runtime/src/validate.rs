@@ -1,62 +1,45 @@
 //! Whole-registry checks, reported all at once.
 
-use std::fmt;
-
+use crate::diagnostic::{Code, Diagnostic, Report};
 use crate::error::{ErrorKind, Origin};
 use crate::registry::PointKind;
 use crate::scope::COMPILED;
 
-/// One problem found by [`validate`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// What kind of problem ([`ErrorKind::Duplicate`], [`ErrorKind::PayloadMismatch`],
-    /// [`ErrorKind::AsyncOnSync`], or [`ErrorKind::Other`] for an unknown `_functions/` point).
-    pub kind: ErrorKind,
-    /// The point concerned.
-    pub point: String,
-    /// The extension concerned (empty for a problem of a point's declaration).
-    pub extension: String,
-    /// Where the extension is defined.
-    pub origin: Origin,
-    /// What is wrong and what to do.
-    pub message: String,
+/// A registry problem of `point` (and `extension`, unless empty) at `origin`: its message
+/// names them first (`point `p`, extension `e`: ...`), as the diagnostic displays.
+fn problem(code: Code, point: &str, extension: &str, origin: &Origin, message: &str) -> Diagnostic {
+    let text = if extension.is_empty() {
+        format!("point `{point}`: {message}")
+    } else {
+        format!("point `{point}`, extension `{extension}`: {message}")
+    };
+    let mut d = Diagnostic::error(code, text).for_point(point);
+    if !extension.is_empty() {
+        d = d.for_extension(extension);
+    }
+    match origin {
+        Origin::Compiled {
+            crate_name,
+            file,
+            line,
+        } => {
+            d.file = Some((*file).into());
+            d.line = Some(*line as usize);
+            d.crate_name = Some(crate_name);
+        }
+        Origin::File { path } => d.file = Some(path.clone()),
+    }
+    d
 }
 
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.extension.is_empty() {
-            return write!(
-                f,
-                "{}: point `{}`: {}",
-                self.origin, self.point, self.message
-            );
-        }
-        write!(
-            f,
-            "{}: point `{}`, extension `{}`: {}",
-            self.origin, self.point, self.extension, self.message
-        )
+/// The code of a refusal dispatch makes for a whole point.
+fn refusal_code(kind: ErrorKind) -> Code {
+    match kind {
+        ErrorKind::PayloadMismatch => Code::RegistryPayloadMismatch,
+        ErrorKind::AsyncOnSync => Code::RegistryAsyncOnSync,
+        _ => Code::RegistryDuplicate,
     }
 }
-
-/// Every problem [`validate`] found, one per line when displayed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report {
-    /// The problems, sorted by point then extension.
-    pub problems: Vec<Problem>,
-}
-
-impl fmt::Display for Report {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{} hookpoint problem(s):", self.problems.len())?;
-        for p in &self.problems {
-            writeln!(f, "  {p}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for Report {}
 
 /// Checks the compiled-in registry and reports every problem at once, each with file and line:
 ///
@@ -80,8 +63,14 @@ impl std::error::Error for Report {}
 /// cycle keeps numeric order, a lone `replace` runs as one more extension) and are reported here
 /// only.
 ///
+/// Each problem is a [`Diagnostic`] of severity error with the source file and line of the
+/// extension (or declaration) concerned, its package, its point and extension, and a code:
+/// `registry.duplicate`, `registry.payload_mismatch`, `registry.async_on_sync`,
+/// `registry.unknown_function_point`, `ordering.unknown_extension`, `ordering.cycle`,
+/// `registry.replaces_nothing`, `registry.conflicting_declaration`.
+///
 /// # Errors
-/// A [`Report`] listing the problems.
+/// A [`Report`] listing the problems, sorted by point, then extension, then code.
 ///
 /// ```
 /// // A binary whose extensions are consistent validates cleanly.
@@ -91,13 +80,13 @@ pub fn validate() -> Result<(), Report> {
     let table = &*COMPILED;
     let mut problems = Vec::new();
     for (point, refusal) in &table.refusals {
-        problems.push(Problem {
-            kind: refusal.kind,
-            point: point.clone(),
-            extension: refusal.extension.to_string(),
-            origin: refusal.origin.clone(),
-            message: refusal.message.clone(),
-        });
+        problems.push(problem(
+            refusal_code(refusal.kind),
+            point,
+            &refusal.extension,
+            &refusal.origin,
+            &refusal.message,
+        ));
     }
     let known_fn_points: Vec<&str> = table
         .declared
@@ -120,51 +109,43 @@ pub fn validate() -> Result<(), Report> {
                 && let (Some((want, want_name)), Some(k)) = (reference, c.meta.key)
                 && k != want
             {
-                problems.push(Problem {
-                    kind: ErrorKind::PayloadMismatch,
-                    point: point.clone(),
-                    extension: c.meta.name.to_string(),
-                    origin: c.meta.origin.clone(),
-                    message: format!(
+                problems.push(problem(
+                    Code::RegistryPayloadMismatch,
+                    point,
+                    &c.meta.name,
+                    &c.meta.origin,
+                    &format!(
                         "takes `{}` but the point's payload is `{want_name}`",
                         c.meta.payload_type
                     ),
-                });
+                ));
             }
             if c.meta.is_async && declared.is_some_and(|d| d.kind == PointKind::Sync) {
-                problems.push(Problem {
-                    kind: ErrorKind::AsyncOnSync,
-                    point: point.clone(),
-                    extension: c.meta.name.to_string(),
-                    origin: c.meta.origin.clone(),
-                    message:
-                        "async extension on a point dispatched synchronously; make it a plain fn"
-                            .into(),
-                });
+                problems.push(problem(
+                    Code::RegistryAsyncOnSync,
+                    point,
+                    &c.meta.name,
+                    &c.meta.origin,
+                    "async extension on a point dispatched synchronously; make it a plain fn",
+                ));
             }
             if c.replace && c.meta.note.is_none() && !table.refusals.contains_key(point) {
-                problems.push(Problem {
-                    kind: ErrorKind::Other,
-                    point: point.clone(),
-                    extension: c.meta.name.to_string(),
-                    origin: c.meta.origin.clone(),
-                    message: format!(
+                problems.push(problem(Code::RegistryReplacesNothing, point, &c.meta.name, &c.meta.origin, &format!(
                         "marked `replace`, but no other compiled-in extension of this point is named `{}`: it replaces nothing and runs as one more extension (a misspelt name, or the crate it replaces is not linked)",
                         c.meta.name
-                    ),
-                });
+                    )));
             }
             if point.starts_with("_functions/") && declared.is_none() {
                 let hint = crate::suggest::nearest(point, known_fn_points.iter().copied())
                     .map(|n| format!("; nearest known point: `{n}`"))
                     .unwrap_or_default();
-                problems.push(Problem {
-                    kind: ErrorKind::Other,
-                    point: point.clone(),
-                    extension: c.meta.name.to_string(),
-                    origin: c.meta.origin.clone(),
-                    message: format!("no #[extensible] fn creates this point{hint}"),
-                });
+                problems.push(problem(
+                    Code::RegistryUnknownFunctionPoint,
+                    point,
+                    &c.meta.name,
+                    &c.meta.origin,
+                    &format!("no #[extensible] fn creates this point{hint}"),
+                ));
             }
         }
     }
@@ -174,13 +155,14 @@ pub fn validate() -> Result<(), Report> {
     for (first, other) in &table.conflicts {
         problems.push(conflicting_declaration(first, other));
     }
-    problems.sort_by(|a, b| {
-        (&a.point, &a.extension, a.kind as u8).cmp(&(&b.point, &b.extension, b.kind as u8))
-    });
+    problems
+        .sort_by(|a, b| (&a.point, &a.extension, a.code).cmp(&(&b.point, &b.extension, b.code)));
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(Report { problems })
+        Err(Report {
+            diagnostics: problems,
+        })
     }
 }
 
@@ -189,7 +171,7 @@ pub fn validate() -> Result<(), Report> {
 fn conflicting_declaration(
     first: &crate::registry::PointEntry,
     other: &crate::registry::PointEntry,
-) -> Problem {
+) -> Diagnostic {
     let shape = |e: &crate::registry::PointEntry| {
         let kind = match e.kind {
             PointKind::Sync => "sync",
@@ -197,31 +179,33 @@ fn conflicting_declaration(
         };
         format!("{kind}, payload `{}`", (e.payload_type)())
     };
-    Problem {
-        kind: ErrorKind::Duplicate,
-        point: other.name.to_owned(),
-        extension: String::new(),
-        origin: Origin::Compiled {
-            crate_name: other.crate_name,
-            file: other.file,
-            line: other.line,
-        },
-        message: format!(
-            "the point is declared here ({}) and also in {} at {}:{} ({}): a point name is one point across the binary, so rename one of them",
-            shape(other),
-            first.crate_name,
-            first.file,
-            first.line,
-            shape(first)
-        ),
-    }
+    let origin = Origin::Compiled {
+        crate_name: other.crate_name,
+        file: other.file,
+        line: other.line,
+    };
+    let message = format!(
+        "the point is declared here ({}) and also in {} at {}:{} ({}): a point name is one point across the binary, so rename one of them",
+        shape(other),
+        first.crate_name,
+        first.file,
+        first.line,
+        shape(first)
+    );
+    problem(
+        Code::RegistryConflictingDeclaration,
+        other.name,
+        "",
+        &origin,
+        &message,
+    )
 }
 
 /// Constraints naming an extension the point does not have, and cycles.
 fn ordering_problems(
     point: &str,
     cands: &[crate::snapshot::Candidate],
-    problems: &mut Vec<Problem>,
+    problems: &mut Vec<Diagnostic>,
 ) {
     for c in cands {
         for (rel, targets) in [("after", &c.meta.after), ("before", &c.meta.before)] {
@@ -229,15 +213,9 @@ fn ordering_problems(
                 .iter()
                 .filter(|t| !cands.iter().any(|o| o.meta.name == **t))
             {
-                problems.push(Problem {
-                    kind: ErrorKind::Ordering,
-                    point: point.to_owned(),
-                    extension: c.meta.name.to_string(),
-                    origin: c.meta.origin.clone(),
-                    message: format!(
+                problems.push(problem(Code::OrderingUnknownExtension, point, &c.meta.name, &c.meta.origin, &format!(
                         "runs {rel} `{t}`, but no compiled-in extension of this point is named `{t}` (the constraint is ignored)"
-                    ),
-                });
+                    )));
             }
         }
     }
@@ -246,16 +224,10 @@ fn ordering_problems(
         let first = cands.iter().find(|c| c.meta.name == cycle[0]);
         let names: Vec<&str> = cycle.iter().map(|n| &**n).collect();
         if let Some(first) = first {
-            problems.push(Problem {
-                kind: ErrorKind::Ordering,
-                point: point.to_owned(),
-                extension: first.meta.name.to_string(),
-                origin: first.meta.origin.clone(),
-                message: format!(
+            problems.push(problem(Code::OrderingCycle, point, &first.meta.name, &first.meta.origin, &format!(
                     "the ordering constraints form a cycle: {}; those extensions keep their numeric order",
                     names.join(" → ")
-                ),
-            });
+                )));
         }
     }
 }

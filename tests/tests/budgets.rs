@@ -113,7 +113,7 @@ fn a_budget_on_a_sync_extension_is_refused_with_a_warning() {
             .status()
             .warnings
             .iter()
-            .any(|w| w.contains("sync extension")),
+            .any(|w| w.to_string().contains("sync extension")),
         "{:?}",
         scope.status().warnings
     );

@@ -21,13 +21,16 @@ fn a_point_name_declared_twice_with_another_payload_is_reported_with_both_places
     let _ = (&numbers::COUNT, &words::WORDS);
     let report = hookpoint::validate().expect_err("the two declarations conflict");
     let found: Vec<_> = report
-        .problems
+        .diagnostics
         .iter()
-        .filter(|p| p.point == "conflicting_points_shared_name")
+        .filter(|p| p.point.as_deref() == Some("conflicting_points_shared_name"))
         .collect();
     assert_eq!(found.len(), 1, "{report}");
     let p = found[0];
-    assert_eq!(p.kind, hookpoint::ErrorKind::Duplicate);
+    assert_eq!(
+        p.code,
+        hookpoint::diagnostic::Code::RegistryConflictingDeclaration
+    );
     let text = p.to_string();
     assert!(
         text.contains("`u32`") && text.contains("String") && text.contains("conflicting_points.rs"),

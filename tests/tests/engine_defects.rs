@@ -82,7 +82,7 @@ fn a_hook_on_an_undeclared_point_is_listed_inactive_and_dispatch_agrees() {
         hook_entry.why
     );
     assert!(
-        scope.status().problems.iter().any(|p| p.path == path),
+        scope.status().problems.iter().any(|p| p.path() == path),
         "{:?}",
         scope.status()
     );
@@ -107,7 +107,7 @@ fn a_manifest_error_is_reported_at_the_offending_token() {
         .status()
         .problems
         .into_iter()
-        .find(|p| p.path == path)
+        .find(|p| p.path() == path)
         .expect("the bad manifest is reported");
     assert_eq!(
         (problem.line, problem.column),

@@ -7,6 +7,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use hookpoint::diagnostic::Code;
 use hookpoint::{
     CallEnd, CallStart, ErrorKind, Origin, call_async, call_sync, extensible, extension, point,
 };
@@ -267,64 +268,80 @@ fn sync_extensible_fn_with_an_async_end_extension_fails_loudly() {
 #[test]
 fn validate_reports_exactly_the_registry_problems_with_file_and_line() {
     let report = hookpoint::validate().expect_err("this binary has broken fixtures");
-    let mut got: Vec<(ErrorKind, String, String, Origin)> = report
-        .problems
+    type Place = (
+        Option<&'static str>,
+        Option<std::path::PathBuf>,
+        Option<usize>,
+    );
+    let mut got: Vec<(Code, String, String, Place)> = report
+        .diagnostics
         .iter()
         .map(|p| {
             (
-                p.kind,
-                p.point.clone(),
-                p.extension.clone(),
-                p.origin.clone(),
+                p.code,
+                p.point.clone().unwrap_or_default(),
+                p.extension.clone().unwrap_or_default(),
+                (p.crate_name, p.file.clone(), p.line),
             )
         })
         .collect();
+    let here = |line: u32| -> Place {
+        let Origin::Compiled {
+            crate_name,
+            file,
+            line,
+        } = here(line)
+        else {
+            unreachable!("compiled")
+        };
+        (Some(crate_name), Some(file.into()), Some(line as usize))
+    };
     got.sort_by(|a, b| (&a.1, &a.2).cmp(&(&b.1, &b.2)));
     let mut want = vec![
         (
-            ErrorKind::AsyncOnSync,
+            Code::RegistryAsyncOnSync,
             "_functions/errors_and_validation/build_prompt/end".to_owned(),
             "async_on_sync_fn".to_owned(),
             here(ASYNC_ON_SYNC_FN_LINE),
         ),
         (
-            ErrorKind::Other,
+            Code::RegistryUnknownFunctionPoint,
             "_functions/errors_and_validation/build_promt/start".to_owned(),
             "typo_ext".to_owned(),
             here(TYPO_LINE),
         ),
         (
-            ErrorKind::PayloadMismatch,
+            Code::RegistryPayloadMismatch,
             "ev_declared_string".to_owned(),
             "wrong_payload".to_owned(),
             here(WRONG_PAYLOAD_LINE),
         ),
         (
-            ErrorKind::Duplicate,
+            Code::RegistryDuplicate,
             "ev_double_replace".to_owned(),
             "both".to_owned(),
             here(DOUBLE_A_LINE),
         ),
         (
-            ErrorKind::Duplicate,
+            Code::RegistryDuplicate,
             "ev_duplicate".to_owned(),
             "same".to_owned(),
             here(DUP_A_LINE),
         ),
         (
-            ErrorKind::PayloadMismatch,
+            Code::RegistryPayloadMismatch,
             "ev_mixed_payload".to_owned(),
             "takes_u32".to_owned(),
             here(TAKES_U32_LINE),
         ),
         (
-            ErrorKind::AsyncOnSync,
+            Code::RegistryAsyncOnSync,
             "ev_sync_declared".to_owned(),
             "sneaky_async".to_owned(),
             here(SNEAKY_ASYNC_LINE),
         ),
         (
-            ErrorKind::Other,
+            Code::RegistryReplacesNothing,
             "validation_lone_replace".to_owned(),
             "bmup".to_owned(),
             here(LONE_REPLACE_LINE + 1),
@@ -338,9 +355,9 @@ fn validate_reports_exactly_the_registry_problems_with_file_and_line() {
 fn validate_hints_the_nearest_point_for_a_mistyped_functions_point() {
     let report = hookpoint::validate().unwrap_err();
     let typo = report
-        .problems
+        .diagnostics
         .iter()
-        .find(|p| p.extension == "typo_ext")
+        .find(|p| p.extension.as_deref() == Some("typo_ext"))
         .expect("typo reported");
     assert!(
         typo.message
@@ -355,9 +372,9 @@ fn validate_messages_explain_each_problem() {
     let report = hookpoint::validate().unwrap_err();
     let by_ext = |name: &str| {
         report
-            .problems
+            .diagnostics
             .iter()
-            .find(|p| p.extension == name)
+            .find(|p| p.extension.as_deref() == Some(name))
             .unwrap()
     };
     let m = &by_ext("wrong_payload").message;
@@ -373,7 +390,10 @@ fn validate_messages_explain_each_problem() {
     // Display: a count, then one line per problem with crate, file and line.
     let text = report.to_string();
     assert!(
-        text.starts_with(&format!("{} hookpoint problem(s):", report.problems.len())),
+        text.starts_with(&format!(
+            "{} hookpoint problem(s):",
+            report.diagnostics.len()
+        )),
         "{text}"
     );
     assert!(
@@ -382,7 +402,7 @@ fn validate_messages_explain_each_problem() {
         )),
         "{text}"
     );
-    assert_eq!(text.lines().count(), report.problems.len() + 1, "{text}");
+    assert_eq!(text.lines().count(), report.diagnostics.len() + 1, "{text}");
 }
 
 hookpoint::point! {
@@ -400,11 +420,11 @@ fn bmup(n: &mut u8) {
 fn a_replace_that_replaces_nothing_is_reported_and_still_runs() {
     let report = hookpoint::validate().unwrap_err();
     let p = report
-        .problems
+        .diagnostics
         .iter()
-        .find(|p| p.point == "validation_lone_replace")
+        .find(|p| p.point.as_deref() == Some("validation_lone_replace"))
         .expect("the lone replace is reported");
-    assert_eq!(p.extension, "bmup");
+    assert_eq!(p.extension.as_deref(), Some("bmup"));
     assert!(p.message.contains("replaces nothing"), "{}", p.message);
     let mut n = 0;
     LONE_REPLACE.call(&mut n).unwrap();

@@ -654,7 +654,10 @@ fn introspection_lists_extensible_points_with_kind_and_extensions() {
     let p = find("_functions/extensible/agent/Agent/handle/start");
     assert_eq!(p.kind, Some(PointKind::Async));
     assert_eq!(p.extensions[0].name, "handle_start");
-    assert_eq!(p.extensions[0].runs_as, "async");
+    assert_eq!(
+        p.extensions[0].runs_as,
+        hookpoint::introspect::RunsAs::Async
+    );
 
     // Declared points are listed even without extensions.
     let p = find("_functions/extensible/untouched/end");

@@ -121,8 +121,8 @@ impl Folders {
             .find(|p| p.name == "swap")
             .expect("the symlink is listed");
         assert!(
-            swap.broken
-                .as_deref()
+            swap.state
+                .broken()
                 .is_some_and(|b| b.contains("symlink leaving")),
             "{swap:?}"
         );

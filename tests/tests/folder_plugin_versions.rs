@@ -47,7 +47,7 @@ fn installed(scope: &Scope, name: &str) -> bool {
     scope
         .plugins()
         .iter()
-        .any(|p| p.name == name && p.installed)
+        .any(|p| p.name == name && p.state.is_installed())
 }
 
 /// Checks the lifecycle log of one plugin name: installs and uninstalls alternate (never two

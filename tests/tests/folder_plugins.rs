@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use hookpoint::{PluginKind, Scope, ScopeBuilder, extension, point};
+use hookpoint::{PluginSource, Scope, ScopeBuilder, extension, point};
 use hookpoint_tests::user_layer;
 use hookpoint_tests::write;
 use serde::{Deserialize, Serialize};
@@ -122,8 +122,12 @@ fn a_dropped_folder_installs_once_and_a_deleted_one_uninstalls_from_its_copy() {
         .find(|p| p.name == "hello")
         .unwrap();
     assert_eq!(
-        (info.kind, info.installed, info.enabled),
-        (PluginKind::Folder, true, true)
+        (
+            matches!(info.source, PluginSource::Folder { .. }),
+            info.state.is_installed(),
+            info.state.is_enabled()
+        ),
+        (true, true, true)
     );
     scope.reload();
     assert_eq!(
@@ -173,7 +177,8 @@ fn disabling_uninstalls_and_the_choice_survives_a_restart() {
             .iter()
             .find(|p| p.name == "togglable")
             .unwrap()
-            .enabled
+            .state
+            .is_enabled()
     );
     second.set_plugin_enabled("togglable", true).unwrap();
     assert_eq!(greet(&second), ["togglable", "compiled"]);
@@ -199,8 +204,8 @@ fn a_failing_check_makes_a_folder_plugin_unhealthy_until_fixed() {
         .find(|p| p.name == "checked")
         .unwrap();
     assert!(
-        info.unhealthy
-            .as_deref()
+        info.state
+            .unhealthy()
             .is_some_and(|u| u.contains("database missing")),
         "{info:?}"
     );
@@ -224,7 +229,7 @@ fn a_bad_plugin_json_keeps_its_last_good_version() {
             .status()
             .problems
             .iter()
-            .any(|p| p.path == dir.join("plugin.json"))
+            .any(|p| p.path() == dir.join("plugin.json"))
     );
     let config: serde_json::Value = scope.plugin_config("edited").unwrap();
     assert_eq!(config["level"], 1);
@@ -304,7 +309,7 @@ fn every_bad_input_is_reported_and_loads_nothing() {
         assert!(
             problems
                 .iter()
-                .any(|p| p.path.starts_with(r.join(folder)) && p.message.contains(why)),
+                .any(|p| p.path().starts_with(r.join(folder)) && p.message.contains(why)),
             "{folder}: no problem saying {why:?} in {problems:#?}"
         );
     }
@@ -314,14 +319,18 @@ fn every_bad_input_is_reported_and_loads_nothing() {
             .iter()
             .find(|p| p.name == name)
             .unwrap_or_else(|| panic!("{name} listed"));
-        assert!(p.broken.is_some(), "{name} is reported broken: {p:?}");
+        assert!(
+            p.state.broken().is_some(),
+            "{name} is reported broken: {p:?}"
+        );
     }
     assert!(
         !plugins
             .iter()
             .find(|p| p.name == "fails")
             .unwrap()
-            .installed
+            .state
+            .is_installed()
     );
 }
 
@@ -502,7 +511,10 @@ fn enabling_a_plugin_whose_install_fails_leaves_it_disabled() {
         .into_iter()
         .find(|p| p.name == "failing")
         .unwrap();
-    assert!(!info.enabled && !info.installed, "{info:?}");
+    assert!(
+        !info.state.is_enabled() && !info.state.is_installed(),
+        "{info:?}"
+    );
     assert_eq!(greet(&scope), ["compiled"]);
     let saved: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(&toggles).unwrap()).unwrap();
@@ -527,12 +539,12 @@ fn a_plugin_whose_requirement_is_disabled_is_not_loaded() {
         .into_iter()
         .find(|p| p.name == "needy")
         .unwrap();
-    assert!(!needy.installed, "{needy:?}");
+    assert!(!needy.state.is_installed(), "{needy:?}");
     assert!(
         needy
-            .unhealthy
-            .as_deref()
-            .is_some_and(|w| w.contains("requires `base`, which is disabled")),
+            .state
+            .unhealthy()
+            .is_some_and(|w| w.to_string().contains("requires `base`, which is disabled")),
         "{needy:?}"
     );
     assert!(
@@ -540,7 +552,7 @@ fn a_plugin_whose_requirement_is_disabled_is_not_loaded() {
             .status()
             .warnings
             .iter()
-            .any(|w| w.contains("plugin `needy` is not loaded")),
+            .any(|w| w.to_string().contains("plugin `needy` is not loaded")),
         "{:?}",
         scope.status().warnings
     );
@@ -553,14 +565,20 @@ fn a_plugin_whose_requirement_is_disabled_is_not_loaded() {
         .into_iter()
         .find(|p| p.name == "needy")
         .unwrap();
-    assert!(needy.enabled && !needy.installed, "{needy:?}");
+    assert!(
+        needy.state.is_enabled() && !needy.state.is_installed(),
+        "{needy:?}"
+    );
     scope.set_plugin_enabled("base", true).unwrap();
     let needy = scope
         .plugins()
         .into_iter()
         .find(|p| p.name == "needy")
         .unwrap();
-    assert!(needy.installed && needy.unhealthy.is_none(), "{needy:?}");
+    assert!(
+        needy.state.is_installed() && needy.state.unhealthy().is_none(),
+        "{needy:?}"
+    );
 }
 
 #[test]
@@ -604,7 +622,7 @@ fn a_bad_toggles_file_is_reported_and_not_overwritten() {
     let problem = status
         .problems
         .iter()
-        .find(|p| p.path == toggles)
+        .find(|p| p.path() == toggles)
         .unwrap_or_else(|| panic!("the toggles file is a problem: {status:?}"));
     assert_eq!(
         (problem.line, problem.column),

@@ -27,6 +27,7 @@ fn linked_crate_extension_runs_and_is_attributed_to_its_crate() {
     assert!(
         p.extensions[0]
             .origin
+            .to_string()
             .starts_with("hookpoint-plugin-linkcheck, plugins/linkcheck/src/lib.rs:"),
         "{}",
         p.extensions[0].origin

@@ -97,7 +97,7 @@ fn a_pinned_program_runs_and_a_changed_one_is_refused_with_the_last_verified_kep
         .status()
         .problems
         .into_iter()
-        .find(|p| p.path == pin)
+        .find(|p| p.path() == pin)
         .expect("the mismatch is reported");
     assert!(problem.message.contains("does not match"), "{problem}");
 }

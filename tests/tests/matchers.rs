@@ -130,7 +130,11 @@ fn a_match_on_a_point_without_a_json_payload_is_refused() {
         r#"{"match": {"/tool": "x"}}"#,
     );
     let scope = project_scope("matchers-not-serde", dir.path());
-    let problem = scope.status().problems.into_iter().find(|p| p.path == path);
+    let problem = scope
+        .status()
+        .problems
+        .into_iter()
+        .find(|p| p.path() == path);
     assert!(problem.is_some_and(|p| p.message.contains("cannot be matched")));
 }
 
@@ -144,6 +148,10 @@ fn a_bad_pattern_is_a_problem_with_the_reason() {
         r#"{"match": {"/tool": {"regex": "("}}}"#,
     );
     let scope = project_scope("matchers-bad", dir.path());
-    let problem = scope.status().problems.into_iter().find(|p| p.path == path);
+    let problem = scope
+        .status()
+        .problems
+        .into_iter()
+        .find(|p| p.path() == path);
     assert!(problem.is_some_and(|p| p.message.contains("bad regex")));
 }

@@ -1,7 +1,8 @@
 //! Ordering constraints by name: `after` / `before` in `#[extension]` and in manifests, applied
 //! after the numeric order; a missing target or a cycle is a `validate()` problem naming it.
 
-use hookpoint::{ErrorKind, extension, point};
+use hookpoint::diagnostic::Code;
+use hookpoint::{extension, point};
 use hookpoint_tests::{manifest, project_scope};
 
 point! {
@@ -82,11 +83,11 @@ fn a_cycle_keeps_numeric_order_and_validate_names_it() {
     assert_eq!(v, ["first", "second"]);
     let report = hookpoint::validate().unwrap_err();
     let cycle = report
-        .problems
+        .diagnostics
         .iter()
-        .find(|p| p.point == "ordering_cyclic")
+        .find(|p| p.point.as_deref() == Some("ordering_cyclic"))
         .expect("the cycle is reported");
-    assert_eq!(cycle.kind, ErrorKind::Ordering);
+    assert_eq!(cycle.code, Code::OrderingCycle);
     assert!(
         cycle.message.contains("first → second → first")
             || cycle.message.contains("second → first → second"),
@@ -113,11 +114,11 @@ fn a_cycles_members_keep_their_numeric_places_among_the_others() {
 fn validate_reports_a_constraint_naming_no_extension() {
     let report = hookpoint::validate().unwrap_err();
     let p = report
-        .problems
+        .diagnostics
         .iter()
-        .find(|p| p.extension == "dangling")
+        .find(|p| p.extension.as_deref() == Some("dangling"))
         .expect("the dangling constraint is reported");
-    assert_eq!(p.kind, ErrorKind::Ordering);
+    assert_eq!(p.code, Code::OrderingUnknownExtension);
     assert!(p.message.contains("no_such_extension"), "{}", p.message);
 }
 
@@ -163,7 +164,7 @@ fn a_cycle_made_by_a_manifest_is_reported_at_reload() {
     assert!(
         warnings
             .iter()
-            .any(|w| w.contains("ordering_ordered") && w.contains("cycle")),
+            .any(|w| w.to_string().contains("ordering_ordered") && w.to_string().contains("cycle")),
         "{warnings:?}"
     );
 }
@@ -180,9 +181,11 @@ fn a_manifest_constraint_naming_no_extension_is_a_reload_warning() {
     let scope = project_scope("ordering-dangling", dir.path());
     let warnings = scope.status().warnings;
     assert!(
-        warnings.iter().any(|w| w.contains("extension `report`")
-            && w.contains("report.json")
-            && w.contains("`after` names `nobody_here`")),
+        warnings
+            .iter()
+            .any(|w| w.to_string().contains("extension `report`")
+                && w.to_string().contains("report.json")
+                && w.to_string().contains("`after` names `nobody_here`")),
         "{warnings:?}"
     );
 }

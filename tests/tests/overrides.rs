@@ -18,8 +18,10 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, mpsc};
 use std::time::{Duration, Instant};
 
 use hookpoint::command::CommandError;
-use hookpoint::introspect::PointInfo;
-use hookpoint::{Error, ErrorKind, LayerKind, LayerSpec, Scope, ScopeBuilder, extension, point};
+use hookpoint::introspect::{PointInfo, RunsAs};
+use hookpoint::{
+    Error, ErrorKind, Layer, LayerKind, LayerSpec, Origin, Scope, ScopeBuilder, extension, point,
+};
 use hookpoint_tests::{plugin_layer, project_layer, user_layer};
 use serde::{Deserialize, Serialize};
 
@@ -226,12 +228,12 @@ fn inactive_why(scope: &Scope, point: &str, name: &str) -> Vec<String> {
         .collect()
 }
 
-fn problems_of(scope: &Scope, path: &Path) -> Vec<hookpoint::FileProblem> {
+fn problems_of(scope: &Scope, path: &Path) -> Vec<hookpoint::diagnostic::Diagnostic> {
     scope
         .status()
         .problems
         .into_iter()
-        .filter(|p| p.path == path)
+        .filter(|p| p.path() == path)
         .collect()
 }
 
@@ -322,7 +324,11 @@ fn manifest_without_number_keeps_the_compiled_order() {
         .find(|e| e.name == "a")
         .expect("a active");
     assert_eq!(a.order, 10, "kept the compiled order");
-    assert_eq!(a.on_error, "log", "the manifest did apply");
+    assert_eq!(
+        a.on_error,
+        hookpoint::ErrorPolicy::Log,
+        "the manifest did apply"
+    );
     assert!(a.note.is_some_and(|n| n.contains("changed by")));
 }
 
@@ -346,8 +352,8 @@ fn executable_file_is_a_command_hook_that_rewrites_the_payload() {
         .into_iter()
         .find(|e| e.name == "shout")
         .expect("listed");
-    assert_eq!((shout.order, shout.runs_as), (25, "command"));
-    assert_eq!(shout.origin, file.display().to_string());
+    assert_eq!((shout.order, shout.runs_as), (25, RunsAs::Command));
+    assert_eq!(shout.origin, Origin::File { path: file.clone() });
 }
 
 #[test]
@@ -380,8 +386,8 @@ fn manifest_with_command_replaces_the_extension_and_keeps_its_order() {
     );
     let list = info(&scope, "ovr_basic");
     let eb = list.extensions.iter().find(|e| e.name == "b").expect("b");
-    assert_eq!((eb.order, eb.runs_as), (20, "command"));
-    assert_eq!(eb.origin, b.display().to_string());
+    assert_eq!((eb.order, eb.runs_as), (20, RunsAs::Command));
+    assert_eq!(eb.origin, Origin::File { path: b.clone() });
     assert!(
         list.inactive
             .iter()
@@ -556,7 +562,8 @@ fn manifest_for_an_unknown_extension_name_warns_and_has_no_effect() {
     assert!(
         warnings
             .iter()
-            .any(|w| w.contains(&file.display().to_string()) && w.contains("`nosuch`")),
+            .any(|w| w.to_string().contains(&file.display().to_string())
+                && w.to_string().contains("`nosuch`")),
         "{warnings:?}"
     );
 }
@@ -753,7 +760,7 @@ fn highest_of_seven_folder_layers_wins_and_deleting_falls_back_to_the_next() {
         assert!(
             shadowed
                 .iter()
-                .all(|w| w.contains("overridden by") && w.contains(&winner)),
+                .all(|w| w.to_string().contains("overridden by") && w.to_string().contains(&winner)),
             "{shadowed:?}"
         );
         let expected = if rank <= 3 {
@@ -774,7 +781,7 @@ fn highest_of_seven_folder_layers_wins_and_deleting_falls_back_to_the_next() {
         .iter()
         .find(|e| e.name == "target")
         .expect("target");
-    assert_eq!((target.order, target.layer.as_str()), (0, "compiled-in"));
+    assert_eq!((target.order, &target.layer), (0, &Layer::Compiled));
     assert!(list.inactive.is_empty(), "{:?}", list.inactive);
     assert_eq!(
         run!(OVR_LAYERS, &scope).expect("dispatch"),
@@ -796,7 +803,16 @@ fn introspection_names_the_layer_whose_manifest_won() {
         .expect("target");
     assert_eq!(target.order, 50, "the manifest applied");
     // `ExtensionInfo::layer` is documented as "which layer won for it".
-    assert!(target.layer.starts_with("layer 1 ("), "{}", target.layer);
+    assert!(
+        matches!(&target.layer, Layer::Folder { rank: 1, .. }),
+        "{:?}",
+        target.layer
+    );
+    assert!(
+        target.layer.to_string().starts_with("layer 1 ("),
+        "{}",
+        target.layer
+    );
 }
 
 // =============================================================================================
@@ -808,7 +824,7 @@ fn introspection_names_the_layer_whose_manifest_won() {
 fn bad_manifest_case(
     name: &str,
     make_bad: impl FnOnce(&Path, &Path),
-    check: impl FnOnce(&hookpoint::FileProblem),
+    check: impl FnOnce(&hookpoint::diagnostic::Diagnostic),
 ) {
     let _g = shared();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -829,7 +845,7 @@ fn bad_manifest_case(
         "last good b, new c"
     );
     assert_eq!(active(&scope, "ovr_bad")[1], ("b".to_owned(), 40));
-    let found: Vec<_> = event.problems.iter().filter(|p| p.path == b).collect();
+    let found: Vec<_> = event.problems.iter().filter(|p| p.path() == b).collect();
     assert_eq!(found.len(), 1, "{:?}", event.problems);
     check(found[0]);
     assert_eq!(problems_of(&scope, &b).len(), 1, "status() holds it too");
@@ -924,7 +940,7 @@ fn bad_file_without_a_good_version_is_reported_and_changes_nothing() {
     );
     let event = scope.reload();
     assert_eq!(event.problems.len(), 1, "{:?}", event.problems);
-    assert_eq!(event.problems[0].path, b);
+    assert_eq!(event.problems[0].path(), b);
     assert_eq!(
         run!(OVR_BAD, &scope).expect("dispatch"),
         parts(&["a", "b", "c"])
@@ -945,7 +961,7 @@ fn refused_command_hook_does_not_run_content_written_after_it_was_refused() {
     write(&cmd, append_script("EVIL"), 0o775);
     let event = scope.reload();
     assert!(
-        event.problems.iter().any(|p| p.path == cmd),
+        event.problems.iter().any(|p| p.path() == cmd),
         "{:?}",
         event.problems
     );
@@ -970,7 +986,7 @@ fn empty_command_hook_mid_save_keeps_last_good() {
     let event = scope.reload();
     let got = run!(OVR_BAD, &scope);
     assert!(
-        event.problems.iter().any(|p| p.path == cmd),
+        event.problems.iter().any(|p| p.path() == cmd),
         "not reported: {:?}; dispatch: {got:?}",
         event.problems
     );
@@ -992,7 +1008,7 @@ fn shared_writable_command_case(name: &str, mode: u32) {
     fs::set_permissions(&cmd, fs::Permissions::from_mode(mode)).expect("chmod");
     manifest(dir.path(), "ovr_bad", "c.json", r#"{"enabled": false}"#);
     let event = scope.reload();
-    let found: Vec<_> = event.problems.iter().filter(|p| p.path == cmd).collect();
+    let found: Vec<_> = event.problems.iter().filter(|p| p.path() == cmd).collect();
     assert_eq!(found.len(), 1, "{:?}", event.problems);
     assert!(
         found[0].message.contains("writable by group or others"),
@@ -1043,8 +1059,8 @@ fn non_utf8_file_name_is_reported_and_skipped() {
     assert_eq!(event.problems.len(), 1, "{:?}", event.problems);
     let p = &event.problems[0];
     assert!(p.message.contains("not valid UTF-8"), "{p}");
-    assert!(p.path.starts_with(&folder), "{p}");
-    assert!(p.path.to_string_lossy().contains('\u{FFFD}'), "{p}");
+    assert!(p.path().starts_with(&folder), "{p}");
+    assert!(p.path().to_string_lossy().contains('\u{FFFD}'), "{p}");
     assert_eq!(
         run!(OVR_BAD, &scope).expect("dispatch"),
         parts(&["c", "a", "b"])
@@ -1239,7 +1255,8 @@ fn untrusted_project_command_hooks_do_not_run_but_user_hooks_do() {
         assert!(
             warnings
                 .iter()
-                .any(|w| w.contains(&file.display().to_string()) && w.contains("untrusted")),
+                .any(|w| w.to_string().contains(&file.display().to_string())
+                    && w.to_string().contains("untrusted")),
             "{warnings:?}"
         );
     }
@@ -1379,17 +1396,19 @@ fn override_for_unknown_point_warns_with_the_nearest_known_point() {
         r#"{"enabled": false}"#,
     );
     let scope = project_scope("unknown-point", dir.path());
-    let check = |warnings: &[String]| {
-        let w: Vec<&String> = warnings
+    let check = |warnings: &[hookpoint::diagnostic::Diagnostic]| {
+        let w: Vec<&hookpoint::diagnostic::Diagnostic> = warnings
             .iter()
             .filter(|w| {
-                w.contains(&file.display().to_string()) && w.contains("`ovr_nearest_knwon`")
+                w.to_string().contains(&file.display().to_string())
+                    && w.to_string().contains("`ovr_nearest_knwon`")
             })
             .collect();
         assert!(!w.is_empty(), "{warnings:?}");
         assert!(
-            w.iter()
-                .any(|w| w.contains("nearest known point: `ovr_nearest_known`")),
+            w.iter().any(|w| w
+                .to_string()
+                .contains("nearest known point: `ovr_nearest_known`")),
             "{w:?}"
         );
     };
@@ -1490,7 +1509,8 @@ fn disabling_a_plugin_removes_its_extensions_and_repeating_is_a_no_op() {
             .iter()
             .find(|p| p.name == "memory")
             .expect("listed")
-            .enabled
+            .state
+            .is_enabled()
     );
 
     // Again: nothing happens (no uninstall, no new snapshot, nothing listed twice).
@@ -1554,7 +1574,7 @@ fn plugin_config_overlays_defaults_key_by_key_and_bad_config_keeps_last_good() {
     let found: Vec<_> = event
         .problems
         .iter()
-        .filter(|p| p.path == project_config)
+        .filter(|p| p.path() == project_config)
         .collect();
     assert_eq!(found.len(), 1, "{:?}", event.problems);
     assert!(found[0].line.is_some(), "{}", found[0]);
@@ -1600,7 +1620,7 @@ fn plugin_config_of_the_wrong_type_keeps_last_good() {
     let event = scope.reload();
     let config = scope.plugin_config::<MemoryConfig>("memory");
     assert!(
-        event.problems.iter().any(|p| p.path == file),
+        event.problems.iter().any(|p| p.path() == file),
         "not reported: {:?}; plugin_config: {config:?}",
         event.problems
     );
@@ -1902,7 +1922,8 @@ fn a_panicking_reload_subscriber_does_not_skip_the_uninstall_hook_or_other_subsc
             .iter()
             .find(|p| p.name == "memory")
             .unwrap()
-            .enabled
+            .state
+            .is_enabled()
     );
     scope.set_plugin_enabled("memory", true).unwrap();
     assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 2);
@@ -1956,7 +1977,7 @@ fn two_custom_layers_rank_by_precedence_and_an_untrusted_layers_hook_does_not_ru
             .status()
             .warnings
             .iter()
-            .any(|w| w.contains(&held.display().to_string())),
+            .any(|w| w.to_string().contains(&held.display().to_string())),
         "the held hook is reported"
     );
 }

@@ -60,14 +60,14 @@ fn a_failing_check_keeps_the_plugin_out_of_dispatch_until_a_reload_fixes_it() {
         .into_iter()
         .find(|p| p.name == "checked")
         .unwrap();
-    let why = info.unhealthy.expect("reported unhealthy");
+    let why = info.state.unhealthy().expect("reported unhealthy");
     assert!(why.contains("must name a .db file"), "{why}");
     assert!(
         scope
             .status()
             .warnings
             .iter()
-            .any(|w| w.contains("`checked` is unhealthy")),
+            .any(|w| w.to_string().contains("`checked` is unhealthy")),
         "{:?}",
         scope.status().warnings
     );
@@ -88,7 +88,7 @@ fn a_failing_check_keeps_the_plugin_out_of_dispatch_until_a_reload_fixes_it() {
         .into_iter()
         .find(|p| p.name == "checked")
         .unwrap();
-    assert!(info.unhealthy.is_none());
+    assert!(info.state.unhealthy().is_none());
 }
 
 #[test]
@@ -112,7 +112,7 @@ fn a_config_value_of_the_wrong_type_is_reported_at_the_value() {
         .status()
         .problems
         .into_iter()
-        .find(|p| p.path == config)
+        .find(|p| p.path() == config)
         .expect("the config is reported");
     assert_eq!(
         (problem.line, problem.column),

@@ -224,5 +224,10 @@ fn a_relative_jsonl_path_makes_the_plugin_unhealthy() {
         .into_iter()
         .find(|p| p.name == "observability")
         .unwrap();
-    assert!(info.unhealthy.expect("unhealthy").contains("absolute"));
+    assert!(
+        info.state
+            .unhealthy()
+            .expect("unhealthy")
+            .contains("absolute")
+    );
 }

@@ -203,7 +203,12 @@ fn a_bad_hint_makes_the_plugin_unhealthy() {
         .into_iter()
         .find(|p| p.name == "reflection")
         .unwrap();
-    assert!(info.unhealthy.expect("unhealthy").contains("hints[0]"));
+    assert!(
+        info.state
+            .unhealthy()
+            .expect("unhealthy")
+            .contains("hints[0]")
+    );
 }
 
 #[test]

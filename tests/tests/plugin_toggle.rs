@@ -57,7 +57,8 @@ fn enabled(scope: &Scope) -> bool {
         .into_iter()
         .find(|p| p.name == "toggled")
         .unwrap()
-        .enabled
+        .state
+        .is_enabled()
 }
 
 #[test]

@@ -58,7 +58,7 @@ fn eight_threads_enabling_at_once_install_once() {
         scope
             .plugins()
             .iter()
-            .any(|p| p.name == "slow_install" && p.enabled)
+            .any(|p| p.name == "slow_install" && p.state.is_enabled())
     );
 
     // A hook that toggles its own plugin gets an error instead of waiting for itself.

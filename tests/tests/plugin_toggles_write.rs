@@ -42,7 +42,8 @@ fn enabled(scope: &Scope, name: &str) -> bool {
         .into_iter()
         .find(|p| p.name == name)
         .unwrap()
-        .enabled
+        .state
+        .is_enabled()
 }
 
 /// A scope with the folder plugin `kept` (logging to `log`) and the toggles file `toggles`.

@@ -56,7 +56,7 @@ fn problem_about(scope: &Scope, file: &Path) -> String {
     status
         .problems
         .iter()
-        .find(|p| p.path == file)
+        .find(|p| p.path() == file)
         .unwrap_or_else(|| panic!("no problem about {}: {:?}", file.display(), status.problems))
         .message
         .clone()
@@ -182,13 +182,14 @@ fn the_rule_is_per_path_and_enabled_false_takes_a_lower_layers_asset_away() {
         status
             .warnings
             .iter()
-            .any(|w| w.contains("_30_none.js.json") && w.contains("no effect")),
+            .any(|w| w.to_string().contains("_30_none.js.json")
+                && w.to_string().contains("no effect")),
         "{status:?}"
     );
     let problem = status
         .problems
         .iter()
-        .find(|p| p.path == bad)
+        .find(|p| p.path() == bad)
         .unwrap_or_else(|| panic!("a problem for the bad manifest: {status:?}"));
     assert_eq!(
         (problem.line, problem.column),
@@ -374,7 +375,8 @@ fn an_untrusted_projects_assets_are_not_served() {
     assert!(
         warnings
             .iter()
-            .any(|w| w.contains(&*file.to_string_lossy()) && w.contains("untrusted project")),
+            .any(|w| w.to_string().contains(&*file.to_string_lossy())
+                && w.to_string().contains("untrusted project")),
         "{warnings:?}"
     );
 }

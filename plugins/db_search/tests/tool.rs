@@ -123,7 +123,10 @@ fn a_missing_database_makes_the_plugin_unhealthy_until_it_exists() {
         .into_iter()
         .find(|p| p.name == "db_search")
         .unwrap();
-    let why = info.unhealthy.expect("unhealthy while the file is missing");
+    let why = info
+        .state
+        .unhealthy()
+        .expect("unhealthy while the file is missing");
     assert!(
         why.contains("does not exist") && why.contains("later.sqlite"),
         "{why}"
@@ -142,7 +145,7 @@ fn a_missing_database_makes_the_plugin_unhealthy_until_it_exists() {
         .into_iter()
         .find(|p| p.name == "db_search")
         .unwrap();
-    assert_eq!(info.unhealthy, None);
+    assert_eq!(info.state.unhealthy(), None);
     let (result, _) = call(&scope, json!({"sql": "SELECT count(*) FROM orders"}));
     assert!(result.contains("row_count"), "{result}");
 }
@@ -157,7 +160,7 @@ fn a_bad_limit_in_the_config_is_reported_by_the_self_check() {
         .into_iter()
         .find(|p| p.name == "db_search")
         .unwrap();
-    let why = info.unhealthy.expect("unhealthy");
+    let why = info.state.unhealthy().expect("unhealthy");
     assert!(
         why.contains("`default_limit` (100) is above `max_limit` (10)"),
         "{why}"

@@ -284,7 +284,7 @@ fn a_bad_config_makes_the_plugin_unhealthy_instead_of_failing_later() {
         .into_iter()
         .find(|p| p.name == "memory")
         .unwrap();
-    let why = info.unhealthy.expect("unhealthy");
+    let why = info.state.unhealthy().expect("unhealthy");
     assert!(why.contains("`recall_interval`"), "{why}");
     let relative = common::scope("relative", dir.path(), json!({"data_dir": "data"}));
     let info = relative
@@ -292,5 +292,5 @@ fn a_bad_config_makes_the_plugin_unhealthy_instead_of_failing_later() {
         .into_iter()
         .find(|p| p.name == "memory")
         .unwrap();
-    assert!(info.unhealthy.unwrap().contains("absolute"));
+    assert!(info.state.unhealthy().unwrap().contains("absolute"));
 }

@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{Exit, write_json};
-use crate::fs::FileProblem;
-use crate::introspect::PointInfo;
-use crate::registry::PointKind;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::error::Origin;
+use crate::introspect::{PointInfo, RunsAs};
+use crate::registry::{ErrorPolicy, PointKind};
 use crate::scope::Scope;
+use crate::snapshot::Layer;
 
 /// What `explain` found about one point (its JSON form).
 #[derive(Debug, Clone, Serialize)]
@@ -53,10 +55,11 @@ pub struct ExtensionVerdict {
     pub position: Option<usize>,
     /// Its order, when it runs.
     pub order: Option<i32>,
-    /// The layer whose definition is in effect (`compiled-in` or `layer N (root)`).
-    pub layer: String,
-    /// Where it is defined: `crate, file:line` or the override file.
-    pub origin: String,
+    /// The layer whose definition is in effect (displays as `compiled-in` or `layer N (root)`).
+    pub layer: Layer,
+    /// Where it is defined: the compiled-in fn (displays as `crate, file:line`) or the override
+    /// file.
+    pub origin: Origin,
     /// Each fact that decides it, most important first.
     pub reasons: Vec<String>,
 }
@@ -133,10 +136,10 @@ pub(super) fn explain(scope: &Scope, point: &str) -> Option<Explanation> {
     let warnings: Vec<String> = status
         .warnings
         .iter()
+        .map(Diagnostic::to_string)
         .filter(|w| {
             w.contains(&mention) || folders.iter().any(|f| w.contains(&*f.to_string_lossy()))
         })
-        .cloned()
         .collect();
     let webui: Vec<String> = scope
         .webui_manifest()
@@ -150,23 +153,23 @@ pub(super) fn explain(scope: &Scope, point: &str) -> Option<Explanation> {
             ),
         })
         .collect();
-    let bad: Vec<&FileProblem> = status
+    let bad: Vec<&Diagnostic> = status
         .problems
         .iter()
-        .filter(|p| in_folder(&p.path))
+        .filter(|p| in_folder(p.path()))
         .collect();
     if info.is_none() && warnings.is_empty() && bad.is_empty() && webui.is_empty() {
         return None;
     }
     let plugins = scope.plugins();
     let mut extensions = Vec::new();
-    let mut explained: Vec<&FileProblem> = Vec::new();
+    let mut explained: Vec<&Diagnostic> = Vec::new();
     if let Some(info) = &info {
         extensions = verdicts(info, &bad, &mut explained, &plugins);
     }
     let refused_files = bad
         .iter()
-        .filter(|p| !explained.iter().any(|e| e.path == p.path))
+        .filter(|p| !explained.iter().any(|e| e.file == p.file))
         .map(|p| format!("{p}; nothing from this file is in effect"))
         .collect();
     let (point_refused, registry_warnings) = registry_problems(point);
@@ -200,8 +203,8 @@ fn point_folders(scope: &Scope, point: &str, under: &str) -> Vec<PathBuf> {
 /// A verdict per extension; the bad files that explain one (last good in use) go to `explained`.
 fn verdicts<'p>(
     info: &PointInfo,
-    bad: &[&'p FileProblem],
-    explained: &mut Vec<&'p FileProblem>,
+    bad: &[&'p Diagnostic],
+    explained: &mut Vec<&'p Diagnostic>,
     plugins: &[crate::PluginInfo],
 ) -> Vec<ExtensionVerdict> {
     let total = info.extensions.len();
@@ -211,9 +214,9 @@ fn verdicts<'p>(
         reasons.extend(plugin_of(&e.origin, plugins));
         reasons.extend(e.note.clone());
         reasons.extend(super::list::rules(e));
-        if e.runs_as == "command" {
+        if e.runs_as == RunsAs::Command {
             reasons.push(format!("a command hook; on_error {}", e.on_error));
-        } else if e.on_error != "propagate" {
+        } else if e.on_error != ErrorPolicy::Propagate {
             reasons.push(format!(
                 "on_error {}: its errors are logged and the chain goes on",
                 e.on_error
@@ -221,7 +224,7 @@ fn verdicts<'p>(
         }
         for p in bad
             .iter()
-            .filter(|p| mentions(&e.origin, e.note.as_deref(), &p.path))
+            .filter(|p| mentions(&e.origin, e.note.as_deref(), p.path()))
         {
             reasons.push(format!("{p}; its last good version is in use"));
             explained.push(p);
@@ -243,7 +246,7 @@ fn verdicts<'p>(
             format!("origin {}; layer: {}", x.origin, x.layer),
         ];
         reasons.extend(plugin_of(&x.origin, plugins));
-        for p in bad.iter().filter(|p| mentions(&x.origin, None, &p.path)) {
+        for p in bad.iter().filter(|p| mentions(&x.origin, None, p.path())) {
             reasons.push(format!("{p}; its last good version is in use"));
             explained.push(p);
         }
@@ -265,47 +268,47 @@ fn verdicts<'p>(
 /// a sync point), and the others (ordering constraints naming nobody or forming a cycle), which
 /// refuse nothing and are warnings.
 fn registry_problems(point: &str) -> (Vec<String>, Vec<String>) {
-    use crate::error::ErrorKind;
     let Err(report) = crate::validate() else {
         return (Vec::new(), Vec::new());
     };
     let (refusing, other): (Vec<_>, Vec<_>) = report
-        .problems
+        .diagnostics
         .iter()
-        .filter(|p| p.point == point)
+        .filter(|p| p.point.as_deref() == Some(point))
         .partition(|p| {
             matches!(
-                p.kind,
-                ErrorKind::Duplicate | ErrorKind::PayloadMismatch | ErrorKind::AsyncOnSync
+                p.code,
+                Code::RegistryDuplicate | Code::RegistryPayloadMismatch | Code::RegistryAsyncOnSync
             )
         });
-    let text = |v: Vec<&crate::validate::Problem>| v.iter().map(|p| p.to_string()).collect();
+    let text = |v: Vec<&Diagnostic>| v.iter().map(|p| p.to_string()).collect();
     (text(refusing), text(other))
 }
 
 /// Whether an extension's origin or note names `path`.
-fn mentions(origin: &str, note: Option<&str>, path: &Path) -> bool {
+fn mentions(origin: &Origin, note: Option<&str>, path: &Path) -> bool {
     let p = path.to_string_lossy();
-    origin == p || note.is_some_and(|n| n.contains(&*p))
+    matches!(origin, Origin::File { path: o } if o == path) || note.is_some_and(|n| n.contains(&*p))
 }
 
 /// "from plugin `x` (enabled|disabled in this scope)" for an origin in a plugin's crate or a
 /// file in a folder plugin.
-fn plugin_of(origin: &str, plugins: &[crate::PluginInfo]) -> Option<String> {
+fn plugin_of(origin: &Origin, plugins: &[crate::PluginInfo]) -> Option<String> {
     plugins
         .iter()
-        .find(|p| {
-            p.crate_name
-                .is_some_and(|c| origin.starts_with(&format!("{c}, ")))
-                || p.folder
-                    .as_deref()
-                    .is_some_and(|f| Path::new(origin).starts_with(f))
+        .find(|p| match origin {
+            Origin::Compiled { crate_name, .. } => p.source.crate_name() == Some(*crate_name),
+            Origin::File { path } => p.source.folder().is_some_and(|f| path.starts_with(f)),
         })
         .map(|p| {
             format!(
                 "from plugin `{}`, {} in this scope",
                 p.name,
-                if p.enabled { "enabled" } else { "disabled" }
+                if p.state.is_enabled() {
+                    "enabled"
+                } else {
+                    "disabled"
+                }
             )
         })
 }

@@ -161,7 +161,13 @@ impl PointsFile {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let file: PointsFile = serde_json::from_str(text).map_err(|e| {
             // At the offending token, in characters, as every other file's problems.
-            let p = crate::fs::FileProblem::json("", text.as_bytes(), &e, str::to_owned);
+            let p = crate::diagnostic::Diagnostic::json(
+                crate::diagnostic::Code::PointsFileInvalid,
+                "",
+                text.as_bytes(),
+                &e,
+                str::to_owned,
+            );
             match (p.line, p.column) {
                 (Some(l), Some(c)) => {
                     format!(

@@ -21,24 +21,21 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::export::{ExportedPoint, PointsFile};
-use super::validate::ValidateProblem;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::fs::load::configs::MAX_CONFIG_BYTES;
 use crate::fs::load::verify_pin;
 use crate::fs::manifest::Manifest;
 use crate::fs::plugins::manifest::{self as plugin_manifest, MAX_PLUGIN_JSON};
-use crate::fs::problem::FileProblem;
 use crate::fs::scan::{self, OverrideFile, OverrideKind};
 use crate::fs::webui::scan as webui_scan;
 use crate::matcher::JsonMatcher;
 
-/// One problem in a folder: `file:line:column: why`.
-pub type FolderProblem = ValidateProblem;
-
 /// What [`validate_folders`] found (the JSON form of the standalone `hookpoint validate`).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct FolderReport {
-    /// Every problem, folder by folder, each folder's sorted by file.
-    pub problems: Vec<FolderProblem>,
+    /// Every problem, folder by folder, each folder's sorted by file (each displays as
+    /// `file:line:column: why`).
+    pub problems: Vec<Diagnostic>,
     /// How many folders were checked.
     pub folders: usize,
     /// How many override files and web UI assets were read without a problem.
@@ -68,8 +65,10 @@ pub fn validate_folders(points: &PointsFile, dirs: &[PathBuf]) -> FolderReport {
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
         let mut problems = Vec::new();
         check_folder(points, &dir, &mut problems, &mut report.files);
-        problems.sort_by(|a: &FolderProblem, b| {
-            (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column))
+        // By the file's text, as the report shows it.
+        let text = |d: &Diagnostic| d.file.as_deref().map(|f| f.to_string_lossy().into_owned());
+        problems.sort_by(|a: &Diagnostic, b| {
+            (text(a), a.line, a.column).cmp(&(text(b), b.line, b.column))
         });
         report.problems.extend(problems);
     }
@@ -79,19 +78,19 @@ pub fn validate_folders(points: &PointsFile, dirs: &[PathBuf]) -> FolderReport {
 fn check_folder(
     points: &PointsFile,
     dir: &Path,
-    problems: &mut Vec<FolderProblem>,
+    problems: &mut Vec<Diagnostic>,
     files: &mut usize,
 ) {
-    let at = |message: String| FolderProblem {
-        file: dir.to_string_lossy().into_owned(),
-        line: None,
-        column: None,
-        message,
-    };
+    let at = |code: Code, message: String| Diagnostic::file(code, dir, message);
     match fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
-        Ok(_) => return problems.push(at("not a folder".into())),
-        Err(e) => return problems.push(at(format!("cannot read the folder: {e}"))),
+        Ok(_) => return problems.push(at(Code::LayerNotAFolder, "not a folder".into())),
+        Err(e) => {
+            return problems.push(at(
+                Code::FileUnreadable,
+                format!("cannot read the folder: {e}"),
+            ));
+        }
     }
     if dir.join("plugin.json").exists() {
         check_plugin_json(points, dir, problems);
@@ -99,6 +98,7 @@ fn check_folder(
         let plugins = plugin_folders(dir);
         if plugins.is_empty() {
             problems.push(at(
+                Code::LayerNotAFolder,
                 "holds neither `extensions/` nor `plugins/` nor `plugin.json`, and no subfolder has a `plugin.json`: give a layer folder, a folder plugin or a plugin root".into(),
             ));
         }
@@ -108,21 +108,20 @@ fn check_folder(
         return;
     }
     let backend = scan::scan_layer(dir);
-    problems.extend(backend.problems.iter().map(FolderProblem::from));
+    problems.extend(backend.problems.iter().cloned());
     for f in &backend.files {
         let found = check_override(points, dir, f, &backend.files);
         if found.is_empty() {
             *files += 1;
         }
-        problems.extend(found.into_iter().map(|message| FolderProblem {
-            file: f.path.to_string_lossy().into_owned(),
-            line: None,
-            column: None,
-            message,
+        problems.extend(found.into_iter().map(|(code, message)| {
+            Diagnostic::file(code, &f.path, message)
+                .for_point(&f.point)
+                .for_extension(&f.name)
         }));
     }
     let web = webui_scan::scan_layer(dir, crate::fs::read::FileReader::now());
-    problems.extend(web.problems.iter().map(FolderProblem::from));
+    problems.extend(web.problems.iter().cloned());
     *files += web.assets.len();
     check_configs(dir, problems);
 }
@@ -133,39 +132,48 @@ fn check_override(
     dir: &Path,
     f: &OverrideFile,
     all: &[OverrideFile],
-) -> Vec<String> {
+) -> Vec<(Code, String)> {
     let Some(point) = points.point(&f.point) else {
         let hint = crate::suggest::nearest(&f.point, points.points.iter().map(|p| p.name.as_str()))
             .map(|n| format!("; nearest known point: `{n}`"))
             .unwrap_or_default();
-        return vec![format!(
-            "override for point `{}`, which the application does not know{hint}",
-            f.point
+        return vec![(
+            Code::OverrideUnknownPoint,
+            format!(
+                "override for point `{}`, which the application does not know{hint}",
+                f.point
+            ),
         )];
     };
     let mut found = Vec::new();
     if let Some(kind) = hook_kind(f)
         && !point.command_hooks
     {
-        found.push(format!(
-            "point `{}` does not accept {kind}: its payload is not declared `#[serde]` in `point!`",
-            f.point
+        found.push((
+            Code::OverrideNoPayloadForm,
+            format!(
+                "point `{}` does not accept {kind}: its payload is not declared `#[serde]` in `point!`",
+                f.point
+            ),
         ));
     }
     let names = extension_names(point, all);
     if !names.contains(f.name.as_str()) {
-        found.push(format!(
-            "override matches no extension named `{}` on point `{}` ({}); it has no effect",
-            f.name,
-            f.point,
-            known_names(point)
+        found.push((
+            Code::OverrideUnknownExtension,
+            format!(
+                "override matches no extension named `{}` on point `{}` ({}); it has no effect",
+                f.name,
+                f.point,
+                known_names(point)
+            ),
         ));
     }
     if let OverrideKind::Manifest(m) = &f.kind {
         found.extend(check_manifest(point, dir, m, &names));
     }
     if hook_kind(f) == Some("wasm extensions") && point.command_hooks {
-        found.extend(check_wasm(dir, f));
+        found.extend(check_wasm(dir, f).map(|why| (Code::WasmInvalid, why)));
     }
     found
 }
@@ -235,25 +243,31 @@ fn check_manifest(
     dir: &Path,
     m: &Manifest,
     names: &BTreeSet<&str>,
-) -> Vec<String> {
+) -> Vec<(Code, String)> {
     let mut found = Vec::new();
     if let Some(v) = &m.matcher {
         if !point.command_hooks {
-            found.push(format!(
-                "point `{}` cannot be matched (`match`): its payload is not declared `#[serde]` in `point!`",
-                point.name
+            found.push((
+                Code::OverrideNoPayloadForm,
+                format!(
+                    "point `{}` cannot be matched (`match`): its payload is not declared `#[serde]` in `point!`",
+                    point.name
+                ),
             ));
         } else if let Err(why) = JsonMatcher::parse(v) {
-            found.push(why.to_string());
+            found.push((Code::OverrideBadMatch, why.to_string()));
         }
     }
     for (key, targets) in [("after", &m.after), ("before", &m.before)] {
         for target in targets.iter().flatten() {
             if !names.contains(target.as_str()) {
-                found.push(format!(
-                    "`{key}` names `{target}`, which point `{}` does not have ({}); the constraint is ignored",
-                    point.name,
-                    known_names(point)
+                found.push((
+                    Code::OrderingUnknownExtension,
+                    format!(
+                        "`{key}` names `{target}`, which point `{}` does not have ({}); the constraint is ignored",
+                        point.name,
+                        known_names(point)
+                    ),
                 ));
             }
         }
@@ -263,14 +277,14 @@ fn check_manifest(
     if let (Some(want), Some(program)) = (&m.sha256, pinned)
         && let Err(why) = verify_pin(&dir.join(program), want, crate::fs::read::FileReader::now())
     {
-        found.push(why);
+        found.push((Code::OverridePinMismatch, why));
     }
     found
 }
 
 /// A folder plugin's `plugin.json`, read with the runtime's parser; each `requires` must name a
 /// plugin crate of the application or a folder plugin beside this one (in the same root).
-fn check_plugin_json(points: &PointsFile, dir: &Path, problems: &mut Vec<FolderProblem>) {
+fn check_plugin_json(points: &PointsFile, dir: &Path, problems: &mut Vec<Diagnostic>) {
     let path = dir.join("plugin.json");
     let folder = dir
         .file_name()
@@ -279,17 +293,12 @@ fn check_plugin_json(points: &PointsFile, dir: &Path, problems: &mut Vec<FolderP
     let bytes = match read_limited(&path, MAX_PLUGIN_JSON) {
         Ok(bytes) => bytes,
         Err(why) => {
-            return problems.push(FolderProblem {
-                file: path.to_string_lossy().into_owned(),
-                line: None,
-                column: None,
-                message: why,
-            });
+            return problems.push(Diagnostic::file(Code::FileUnreadable, &path, why));
         }
     };
     let manifest = match plugin_manifest::parse(&path, &folder, &bytes) {
         Ok(m) => m,
-        Err(p) => return problems.push(FolderProblem::from(&p)),
+        Err(p) => return problems.push(p),
     };
     let beside = |name: &str| {
         dir.parent()
@@ -297,14 +306,16 @@ fn check_plugin_json(points: &PointsFile, dir: &Path, problems: &mut Vec<FolderP
     };
     for r in &manifest.requires {
         if !points.plugins.contains(r) && !beside(r) {
-            problems.push(FolderProblem {
-                file: path.to_string_lossy().into_owned(),
-                line: None,
-                column: None,
-                message: format!(
-                    "plugin `{folder}` requires `{r}`, which is neither a plugin crate of the application nor a folder plugin in the same root"
-                ),
-            });
+            problems.push(
+                Diagnostic::file(
+                    Code::PluginUnmetRequirement,
+                    &path,
+                    format!(
+                        "plugin `{folder}` requires `{r}`, which is neither a plugin crate of the application nor a folder plugin in the same root"
+                    ),
+                )
+                .for_plugin(&folder),
+            );
         }
     }
 }
@@ -329,7 +340,7 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
 }
 
 /// Each `plugins/<name>/config.json` must be a JSON object.
-fn check_configs(dir: &Path, problems: &mut Vec<FolderProblem>) {
+fn check_configs(dir: &Path, problems: &mut Vec<Diagnostic>) {
     let Ok(entries) = fs::read_dir(dir.join("plugins")) else {
         return;
     };
@@ -345,26 +356,34 @@ fn check_configs(dir: &Path, problems: &mut Vec<FolderProblem>) {
     }
 }
 
-fn check_config(path: &Path) -> Option<FolderProblem> {
+fn check_config(path: &Path) -> Option<Diagnostic> {
     if !path.exists() {
         return None;
     }
     let bytes = match read_limited(path, MAX_CONFIG_BYTES) {
         Ok(bytes) => bytes,
         Err(why) => {
-            let p = FileProblem::at(path, None, format!("plugin config: {why}"));
-            return Some(FolderProblem::from(&p));
+            let p = Diagnostic::file_at(
+                Code::PluginConfigInvalid,
+                path,
+                None,
+                format!("plugin config: {why}"),
+            );
+            return Some(p);
         }
     };
     let bytes = crate::fs::problem::without_bom(&bytes);
     let problem = match serde_json::from_slice::<serde_json::Value>(bytes) {
         Ok(v) if v.is_object() => return None,
-        Ok(_) => FileProblem::at(
+        Ok(_) => Diagnostic::file_at(
+            Code::PluginConfigInvalid,
             path,
             Some(crate::fs::problem::first_token(bytes)),
             "a plugin config must be a JSON object",
         ),
-        Err(e) => FileProblem::json(path, bytes, &e, |reason| format!("invalid JSON: {reason}")),
+        Err(e) => Diagnostic::json(Code::PluginConfigInvalid, path, bytes, &e, |reason| {
+            format!("invalid JSON: {reason}")
+        }),
     };
-    Some(FolderProblem::from(&problem))
+    Some(problem)
 }

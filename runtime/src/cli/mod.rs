@@ -51,8 +51,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 pub use explain::{Explanation, ExtensionVerdict};
 pub use export::{ExportedExtension, ExportedPoint, PointsFile};
-pub use folders::{FolderProblem, FolderReport, validate_folders};
-pub use validate::{ValidateProblem, ValidateReport};
+pub use folders::{FolderReport, validate_folders};
+pub use validate::ValidateReport;
 
 use crate::scope::Scope;
 

@@ -46,7 +46,7 @@ struct Line<'a> {
     generation: u64,
     changes: &'a [String],
     problems: Vec<String>,
-    warnings: &'a [String],
+    warnings: Vec<String>,
 }
 
 pub(super) fn run(
@@ -93,7 +93,7 @@ pub(super) fn run(
                 generation: event.generation,
                 changes: &changes,
                 problems: event.problems.iter().map(ToString::to_string).collect(),
-                warnings: &event.warnings,
+                warnings: event.warnings.iter().map(ToString::to_string).collect(),
             };
             serde_json::to_writer(&mut *out, &line).map_err(io::Error::other)?;
             writeln!(out)?;

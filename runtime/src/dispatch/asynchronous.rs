@@ -147,9 +147,15 @@ pub(crate) async fn run_async(
                     within(unsafe { f(call.payload.0, &cx) }, chain.budget(&turn)).await
                 }
                 #[cfg(hookpoint_command_hooks)]
+                // Boxed: a process's future is large, and inline it would size every async
+                // dispatch's future (and the stack of nested ones) for the rare command hook.
                 Run::Command(ix) => {
-                    super::hook::run_async(&snap.commands[ix as usize], chain.name(&turn), call)
-                        .await
+                    Box::pin(super::hook::run_async(
+                        &snap.commands[ix as usize],
+                        chain.name(&turn),
+                        call,
+                    ))
+                    .await
                 }
                 #[cfg(hookpoint_wasm)]
                 Run::Wasm(ix) => super::wasm::run(&snap.wasm[ix as usize], chain.name(&turn), call),

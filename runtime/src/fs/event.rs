@@ -1,7 +1,7 @@
 //! What a reload reports: the problems of bad files, the warnings, the folder plugins installed
 //! and uninstalled.
 
-use super::scan::FileProblem;
+use crate::diagnostic::Diagnostic;
 
 /// What one reload found: the problems of bad files (whose last good version stays active),
 /// warnings (overrides that match no known point or extension), and the folder plugins it
@@ -29,10 +29,11 @@ use super::scan::FileProblem;
 pub struct ReloadEvent {
     /// The generation of the snapshot this reload published.
     pub generation: u64,
-    /// Bad files, each with path and, where it applies, line and column.
-    pub problems: Vec<FileProblem>,
-    /// Overrides with no effect, and refused command hooks.
-    pub warnings: Vec<String>,
+    /// Bad files (severity error), each with path and, where it applies, line and column.
+    pub problems: Vec<Diagnostic>,
+    /// Overrides with no effect, refused command hooks, unhealthy plugins, ordering cycles
+    /// (severity warning), each with its file when it has one.
+    pub warnings: Vec<Diagnostic>,
     /// The folder plugins this reload installed (their `install` ran and succeeded, or they have
     /// none) before publishing the snapshot with their extensions, by name, in order.
     pub plugins_installed: Vec<String>,

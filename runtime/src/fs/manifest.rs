@@ -7,10 +7,9 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::json_path::JsonPathSegment;
-use super::problem::{
-    FileProblem, check_not_shared_writable, key_position, require_object, value_position,
-};
+use super::problem::{check_not_shared_writable, key_position, require_object, value_position};
 use super::read::{Expect, FileReadError, FileReader};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::registry::ErrorPolicy;
 
 /// Largest manifest the scanner will read, in bytes.
@@ -63,15 +62,20 @@ pub(crate) fn load_manifest(
     canon: &Path,
     meta: &Metadata,
     reader: FileReader,
-) -> Result<Manifest, FileProblem> {
+) -> Result<Manifest, Diagnostic> {
     // Checked before opening so a FIFO named `x.json` cannot block the scan.
     if !meta.is_file() {
-        return Err(FileProblem::new(found, "manifest is not a regular file"));
+        return Err(Diagnostic::file(
+            Code::FileNotRegular,
+            found,
+            "manifest is not a regular file",
+        ));
     }
     check_not_shared_writable(found, meta)?;
     let expect = Expect::at_most(MAX_MANIFEST_BYTES).private().same_as(meta);
     let file = reader.read(canon, expect).map_err(|e| match e {
-        FileReadError::TooLarge { .. } => FileProblem::new(
+        FileReadError::TooLarge { .. } => Diagnostic::file(
+            Code::FileTooLarge,
             found,
             format!("manifest is larger than {MAX_MANIFEST_BYTES} bytes"),
         ),
@@ -86,17 +90,23 @@ pub(crate) fn load_manifest(
 /// whitespace-only input ("empty manifest; an editor may be mid-save"),
 /// invalid JSON, unknown keys and wrong types (with line and column),
 /// an empty `command` array or empty program, and `timeout_ms: 0`.
-pub fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, FileProblem> {
+pub fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, Diagnostic> {
     let body = crate::fs::problem::without_bom(bytes);
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(FileProblem::new(
+        return Err(Diagnostic::file(
+            Code::FileEmpty,
             path,
             "empty manifest; an editor may be mid-save",
         ));
     }
-    require_object(path, body, "manifest")?;
+    require_object(
+        crate::diagnostic::Code::ManifestInvalid,
+        path,
+        body,
+        "manifest",
+    )?;
     let manifest: Manifest = serde_json::from_slice(body).map_err(|e| {
-        FileProblem::json(path, body, &e, |reason| {
+        Diagnostic::json(Code::ManifestInvalid, path, body, &e, |reason| {
             format!("invalid manifest: {reason}")
         })
     })?;
@@ -106,7 +116,12 @@ pub fn parse_manifest(path: &Path, bytes: &[u8]) -> Result<Manifest, FileProblem
         } else {
             value_position(body, &refused.path)
         };
-        FileProblem::at(path, at, format!("invalid manifest: {}", refused.why))
+        Diagnostic::file_at(
+            Code::ManifestInvalid,
+            path,
+            at,
+            format!("invalid manifest: {}", refused.why),
+        )
     })?;
     Ok(manifest)
 }

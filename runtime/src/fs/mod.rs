@@ -15,6 +15,11 @@
 //! Command hooks themselves run in `command` (the runner, feature `command-hooks`) through
 //! `dispatch`'s hook bridge.
 
+// A refused file is reported as a `Diagnostic` (the file, its position, the code, the message,
+// what it concerns), which makes the `Err` of the readers large; they run on reloads, never on
+// dispatch, so its size costs nothing that matters and boxing it would only add allocations.
+#![allow(clippy::result_large_err)]
+
 pub(crate) mod event;
 pub(crate) mod json_path;
 pub(crate) mod layers;
@@ -38,5 +43,4 @@ pub use event::ReloadEvent;
 pub(crate) use layers::FsConfig;
 pub use layers::{LayerKind, LayerRoot, LayerSpec};
 pub use read::{FileReadError, read_whole_file};
-pub use scan::FileProblem;
 pub(crate) use state::ScopeFs;

@@ -7,59 +7,30 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use super::json_path::{JsonPathSegment, locate};
+use crate::diagnostic::{Code, Diagnostic};
 
-/// A file or folder the scanner refused, with the reason.
-///
-/// Displays as `path:line:column: message` when the position is known,
-/// otherwise `path: message`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}{}: {}", .path.display(), location(.line, .column), .message)]
-pub struct FileProblem {
-    /// Path of the offending file or folder (lossy when not UTF-8).
-    pub path: PathBuf,
-    /// 1-based line of the error inside the file, when known.
-    pub line: Option<usize>,
-    /// 1-based column of the error inside the file, when known.
-    pub column: Option<usize>,
-    /// Human-readable reason.
-    pub message: String,
-}
-
-fn location(line: &Option<usize>, column: &Option<usize>) -> String {
-    match (line, column) {
-        (Some(l), Some(c)) => format!(":{l}:{c}"),
-        (Some(l), None) => format!(":{l}"),
-        _ => String::new(),
-    }
-}
-
-impl FileProblem {
-    pub(crate) fn new(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
-        FileProblem {
-            path: path.into(),
-            line: None,
-            column: None,
-            message: message.into(),
-        }
+impl Diagnostic {
+    /// An error about `path` (a file or folder the scanner refused), of no known position.
+    pub(crate) fn file(code: Code, path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        Diagnostic::error(code, message).in_file(path)
     }
 
-    /// A problem at `at` (`(line, column)`, when known).
-    pub(crate) fn at(
+    /// An error about `path` at `at` (`(line, column)`, when known).
+    pub(crate) fn file_at(
+        code: Code,
         path: impl Into<PathBuf>,
         at: Option<(usize, usize)>,
         message: impl Into<String>,
     ) -> Self {
-        FileProblem {
-            path: path.into(),
-            line: at.map(|(l, _)| l),
-            column: at.map(|(_, c)| c),
-            message: message.into(),
-        }
+        Diagnostic::file(code, path, message).at(at)
     }
 
     /// JSON text serde_json refused: at the offending token (see [`json_error_position`]), with
     /// serde_json's reason (its own " at line L column C" dropped) passed through `describe`.
+    /// `code` is the kind of file's; a key the file's type does not know makes it `unknown_key`
+    /// when `code` is [`Code::ManifestInvalid`].
     pub(crate) fn json(
+        code: Code,
         path: impl Into<PathBuf>,
         body: &[u8],
         err: &serde_json::Error,
@@ -71,24 +42,32 @@ impl FileProblem {
             Some((reason, _)) if at.is_some() => reason,
             _ => text.as_str(),
         };
-        FileProblem::at(path, at, describe(reason))
+        let code = match code {
+            Code::ManifestInvalid if reason.starts_with("unknown field") => {
+                Code::ManifestUnknownKey
+            }
+            code => code,
+        };
+        Diagnostic::file_at(code, path, at, describe(reason))
     }
 
+    /// A file or folder that could not be inspected, listed or read: `what: why`.
     pub(crate) fn io(path: impl Into<PathBuf>, what: &str, err: &io::Error) -> Self {
         let message = if err.kind() == io::ErrorKind::NotFound {
             format!("{what}: it disappeared while scanning ({err})")
         } else {
             format!("{what}: {err}")
         };
-        FileProblem::new(path, message)
+        Diagnostic::file(Code::FileUnreadable, path, message)
     }
 }
 
 /// Refuses a file writable by group or others: whoever can write it could run code as us.
-pub(crate) fn check_not_shared_writable(path: &Path, meta: &Metadata) -> Result<(), FileProblem> {
+pub(crate) fn check_not_shared_writable(path: &Path, meta: &Metadata) -> Result<(), Diagnostic> {
     let mode = meta.permissions().mode() & 0o7777;
     if mode & 0o022 != 0 {
-        return Err(FileProblem::new(
+        return Err(Diagnostic::file(
+            Code::FileSharedWritable,
             path,
             format!(
                 "refusing file writable by group or others (mode {mode:04o}); run `chmod go-w` on it"
@@ -99,8 +78,9 @@ pub(crate) fn check_not_shared_writable(path: &Path, meta: &Metadata) -> Result<
 }
 
 /// A folder reached again through a symlink while it is being scanned: reported, not followed.
-pub(crate) fn symlink_loop(path: &Path, canon: &Path) -> FileProblem {
-    FileProblem::new(
+pub(crate) fn symlink_loop(path: &Path, canon: &Path) -> Diagnostic {
+    Diagnostic::file(
+        Code::SymlinkLoop,
         path,
         format!(
             "symlink loop: {} is already being scanned; not followed",
@@ -128,7 +108,12 @@ pub(crate) fn first_token(body: &[u8]) -> (usize, usize) {
 
 /// Refuses JSON text whose top level is not an object (serde would read a struct from an array
 /// too), with the position of the first character.
-pub(crate) fn require_object(path: &Path, body: &[u8], what: &str) -> Result<(), FileProblem> {
+pub(crate) fn require_object(
+    code: Code,
+    path: &Path,
+    body: &[u8],
+    what: &str,
+) -> Result<(), Diagnostic> {
     let Some(first) = body.iter().position(|b| !b.is_ascii_whitespace()) else {
         return Ok(());
     };
@@ -141,13 +126,12 @@ pub(crate) fn require_object(path: &Path, body: &[u8], what: &str) -> Result<(),
     if !starts_other_value {
         return Ok(());
     }
-    let (line, column) = line_column(body, first);
-    Err(FileProblem {
-        path: path.to_path_buf(),
-        line: Some(line),
-        column: Some(column),
-        message: format!("invalid {what}: it must be a JSON object (`{{...}}`)"),
-    })
+    Err(Diagnostic::file_at(
+        code,
+        path,
+        Some(line_column(body, first)),
+        format!("invalid {what}: it must be a JSON object (`{{...}}`)"),
+    ))
 }
 
 /// Where a JSON error is, as `(line, column)` (1-based, columns in characters) of the start of

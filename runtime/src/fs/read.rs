@@ -128,7 +128,7 @@ impl FileReadError {
 
     /// The error as a problem of `path`, `what` naming the file ("manifest", "wasm module"). A
     /// transient one says that the last good version stays active.
-    pub(crate) fn problem(&self, path: &Path, what: &str) -> crate::fs::FileProblem {
+    pub(crate) fn problem(&self, path: &Path, what: &str) -> crate::diagnostic::Diagnostic {
         let message = match self {
             FileReadError::Io(e) if e.kind() == io::ErrorKind::NotFound => {
                 format!("cannot read {what}: it disappeared while scanning ({e})")
@@ -139,7 +139,15 @@ impl FileReadError {
             }
             e => format!("{what}: {e}"),
         };
-        crate::fs::FileProblem::new(path, message)
+        let code = match self {
+            FileReadError::TooLarge { .. } => crate::diagnostic::Code::FileTooLarge,
+            FileReadError::NotRegular | FileReadError::Symlink => {
+                crate::diagnostic::Code::FileNotRegular
+            }
+            FileReadError::SharedWritable { .. } => crate::diagnostic::Code::FileSharedWritable,
+            _ => crate::diagnostic::Code::FileUnreadable,
+        };
+        crate::diagnostic::Diagnostic::file(code, path, message)
     }
 }
 

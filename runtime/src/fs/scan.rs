@@ -11,7 +11,7 @@
 //!
 //! The point of a file is its parent folder relative to `<root>/extensions`,
 //! joined with `/`. [`scan_layer`] reads one layer into a [`LayerScan`]: the
-//! files it understood plus one [`FileProblem`] per file it had to refuse.
+//! files it understood plus one [`Diagnostic`] per file it had to refuse.
 //! Scanning never panics and never stops at the first bad file.
 //!
 //! # File names
@@ -83,10 +83,10 @@ use std::path::{Path, PathBuf};
 
 pub use super::manifest::Manifest;
 use super::manifest::load_manifest;
-pub use super::problem::FileProblem;
 use super::problem::{check_not_shared_writable, symlink_loop};
 use super::read::{Expect, FileReadError, FileReader};
 use super::stem::{EntryName, entry_name, parse_stem};
+use crate::diagnostic::{Code, Diagnostic};
 
 /// Result of scanning one layer: what was understood and what was refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -94,7 +94,7 @@ pub struct LayerScan {
     /// Accepted extension files, sorted by point, then name, then path.
     pub files: Vec<OverrideFile>,
     /// One entry per refused file or folder, sorted by path, then line.
-    pub problems: Vec<FileProblem>,
+    pub problems: Vec<Diagnostic>,
 }
 
 /// One accepted extension file.
@@ -172,7 +172,7 @@ pub enum OverrideKind {
 ///
 /// A missing `root`, or a root without an `extensions` folder, yields an
 /// empty scan with no problems. Never panics; every refusal becomes a
-/// [`FileProblem`].
+/// [`Diagnostic`].
 #[cfg_attr(not(any(test, hookpoint_cli)), allow(dead_code))]
 pub fn scan_layer(root: &Path) -> LayerScan {
     scan_layer_with(root, FileReader::now())
@@ -186,7 +186,7 @@ pub(crate) fn scan_layer_with(root: &Path, reader: FileReader) -> LayerScan {
         Ok(p) => p,
         Err(e) => {
             scan.problems
-                .push(FileProblem::io(root, "cannot make layer root absolute", &e));
+                .push(Diagnostic::io(root, "cannot make layer root absolute", &e));
             return scan;
         }
     };
@@ -194,12 +194,15 @@ pub(crate) fn scan_layer_with(root: &Path, reader: FileReader) -> LayerScan {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return scan,
         Err(e) => {
             scan.problems
-                .push(FileProblem::io(&root_abs, "cannot inspect layer root", &e));
+                .push(Diagnostic::io(&root_abs, "cannot inspect layer root", &e));
             return scan;
         }
         Ok(m) if !m.is_dir() => {
-            scan.problems
-                .push(FileProblem::new(&root_abs, "layer root is not a directory"));
+            scan.problems.push(Diagnostic::file(
+                Code::LayerNotAFolder,
+                &root_abs,
+                "layer root is not a directory",
+            ));
             return scan;
         }
         Ok(_) => {}
@@ -208,7 +211,7 @@ pub(crate) fn scan_layer_with(root: &Path, reader: FileReader) -> LayerScan {
         Ok(p) => p,
         Err(e) => {
             scan.problems
-                .push(FileProblem::io(&root_abs, "cannot resolve layer root", &e));
+                .push(Diagnostic::io(&root_abs, "cannot resolve layer root", &e));
             return scan;
         }
     };
@@ -216,16 +219,16 @@ pub(crate) fn scan_layer_with(root: &Path, reader: FileReader) -> LayerScan {
     match fs::metadata(&ext) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return scan,
         Err(e) => {
-            scan.problems.push(FileProblem::io(
-                &ext,
-                "cannot inspect extensions folder",
-                &e,
-            ));
+            scan.problems
+                .push(Diagnostic::io(&ext, "cannot inspect extensions folder", &e));
             return scan;
         }
         Ok(m) if !m.is_dir() => {
-            scan.problems
-                .push(FileProblem::new(&ext, "`extensions` is not a directory"));
+            scan.problems.push(Diagnostic::file(
+                Code::LayerNotAFolder,
+                &ext,
+                "`extensions` is not a directory",
+            ));
             return scan;
         }
         Ok(_) => {}
@@ -233,16 +236,14 @@ pub(crate) fn scan_layer_with(root: &Path, reader: FileReader) -> LayerScan {
     let ext_canon = match fs::canonicalize(&ext) {
         Ok(p) => p,
         Err(e) => {
-            scan.problems.push(FileProblem::io(
-                &ext,
-                "cannot resolve extensions folder",
-                &e,
-            ));
+            scan.problems
+                .push(Diagnostic::io(&ext, "cannot resolve extensions folder", &e));
             return scan;
         }
     };
     if !ext_canon.starts_with(&root_canon) {
-        scan.problems.push(FileProblem::new(
+        scan.problems.push(Diagnostic::file(
+            Code::SymlinkEscape,
             &ext,
             format!(
                 "symlink leaves the layer: resolves to {} outside {}",
@@ -264,7 +265,7 @@ pub(crate) fn scan_layer_with(root: &Path, reader: FileReader) -> LayerScan {
     scan.files
         .sort_by(|a, b| (&a.point, &a.name, &a.path).cmp(&(&b.point, &b.name, &b.path)));
     scan.problems.sort_by(|a, b| {
-        (&a.path, a.line, a.column, &a.message).cmp(&(&b.path, b.line, b.column, &b.message))
+        (&a.file, a.line, a.column, &a.message).cmp(&(&b.file, b.line, b.column, &b.message))
     });
     scan
 }
@@ -287,7 +288,7 @@ struct Scanner {
 }
 
 impl Scanner {
-    fn problem(&mut self, p: FileProblem) {
+    fn problem(&mut self, p: Diagnostic) {
         self.scan.problems.push(p);
     }
 
@@ -297,7 +298,7 @@ impl Scanner {
         let reader = match fs::read_dir(dir) {
             Ok(r) => r,
             Err(e) => {
-                self.problem(FileProblem::io(dir, "cannot list folder", &e));
+                self.problem(Diagnostic::io(dir, "cannot list folder", &e));
                 return;
             }
         };
@@ -305,7 +306,7 @@ impl Scanner {
         for entry in reader {
             match entry {
                 Ok(entry) => entries.push((entry.file_name(), entry.path())),
-                Err(e) => self.problem(FileProblem::io(dir, "cannot list folder", &e)),
+                Err(e) => self.problem(Diagnostic::io(dir, "cannot list folder", &e)),
             }
         }
         entries.sort();
@@ -348,7 +349,8 @@ impl Scanner {
             return;
         };
         if point.is_empty() {
-            self.problem(FileProblem::new(
+            self.problem(Diagnostic::file(
+                Code::LayerMisplacedFile,
                 path,
                 "file directly in `extensions/` belongs to no extension point; \
                  move it into a folder named after the point",
@@ -380,7 +382,8 @@ impl Scanner {
                 None
             }
             EntryName::NotUtf8 => {
-                self.problem(FileProblem::new(
+                self.problem(Diagnostic::file(
+                    Code::LayerNotUtf8,
                     PathBuf::from(path.to_string_lossy().into_owned()),
                     "file or folder name is not valid UTF-8; skipped",
                 ));
@@ -399,7 +402,7 @@ impl Scanner {
         let lmeta = match fs::symlink_metadata(path) {
             Ok(m) => m,
             Err(e) => {
-                self.problem(FileProblem::io(path, "cannot inspect file", &e));
+                self.problem(Diagnostic::io(path, "cannot inspect file", &e));
                 return None;
             }
         };
@@ -409,19 +412,21 @@ impl Scanner {
         let canon = match fs::canonicalize(path) {
             Ok(c) => c,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                self.problem(FileProblem::new(
+                self.problem(Diagnostic::file(
+                    Code::SymlinkDangling,
                     path,
                     "symlink target does not exist (dangling symlink, or removed while scanning)",
                 ));
                 return None;
             }
             Err(e) => {
-                self.problem(FileProblem::io(path, "cannot resolve symlink", &e));
+                self.problem(Diagnostic::io(path, "cannot resolve symlink", &e));
                 return None;
             }
         };
         if !canon.starts_with(&self.root_canon) {
-            self.problem(FileProblem::new(
+            self.problem(Diagnostic::file(
+                Code::SymlinkEscape,
                 path,
                 format!(
                     "symlink leaves the layer: resolves to {} outside {}",
@@ -434,7 +439,7 @@ impl Scanner {
         match fs::metadata(&canon) {
             Ok(m) => Some((m, canon)),
             Err(e) => {
-                self.problem(FileProblem::io(path, "cannot inspect symlink target", &e));
+                self.problem(Diagnostic::io(path, "cannot inspect symlink target", &e));
                 None
             }
         }
@@ -468,7 +473,7 @@ impl Scanner {
         let (stem_order, ext_name) = match parse_stem(stem) {
             Ok(parts) => parts,
             Err(why) => {
-                self.problem(FileProblem::new(
+                self.problem(Diagnostic::file(Code::FileBadName,
                     path,
                     format!(
                         "file name does not follow `_<order>_<name>`, `<order>_<name>` or `<name>`: {why}"
@@ -482,7 +487,11 @@ impl Scanner {
                 "two files define extension `{ext_name}` in this folder; keeping {}, ignoring this one",
                 first.display()
             );
-            self.problem(FileProblem::new(path, message));
+            self.problem(Diagnostic::file(
+                Code::FileDuplicateExtension,
+                path,
+                message,
+            ));
             return None;
         }
         claimed.insert(ext_name.to_owned(), path.to_path_buf());
@@ -522,9 +531,10 @@ fn read_kind(
     canon: &Path,
     meta: &Metadata,
     reader: FileReader,
-) -> Result<(OverrideKind, Option<Content>), FileProblem> {
+) -> Result<(OverrideKind, Option<Content>), Diagnostic> {
     match candidate {
-        EntryKind::Command if meta.len() == 0 => Err(FileProblem::new(
+        EntryKind::Command if meta.len() == 0 => Err(Diagnostic::file(
+            Code::FileEmpty,
             path,
             "empty command hook file (an editor may be mid-save); its last good version stays active",
         )),
@@ -538,9 +548,11 @@ fn read_kind(
             load_manifest(path, canon, meta, reader).map(|m| (OverrideKind::Manifest(m), None))
         }
         #[cfg(hookpoint_wasm)]
-        EntryKind::Wasm if !meta.is_file() => {
-            Err(FileProblem::new(path, "wasm module is not a regular file"))
-        }
+        EntryKind::Wasm if !meta.is_file() => Err(Diagnostic::file(
+            Code::FileNotRegular,
+            path,
+            "wasm module is not a regular file",
+        )),
         #[cfg(hookpoint_wasm)]
         EntryKind::Wasm => {
             // The loader reads the module (`load::wasm`), through the same reader.
@@ -557,7 +569,7 @@ fn read_program(
     canon: &Path,
     meta: &Metadata,
     reader: FileReader,
-) -> Result<Option<Content>, FileProblem> {
+) -> Result<Option<Content>, Diagnostic> {
     let expect = Expect::at_most(MAX_PROGRAM_COPY).private().same_as(meta);
     match reader.read(canon, expect) {
         Ok(file) => Ok(Some(Content::new(file.bytes))),
@@ -610,7 +622,7 @@ mod tests {
         &scan.files[0]
     }
 
-    fn only_problem(scan: &LayerScan) -> &FileProblem {
+    fn only_problem(scan: &LayerScan) -> &Diagnostic {
         assert_eq!(scan.problems.len(), 1, "problems: {:?}", scan.problems);
         &scan.problems[0]
     }
@@ -713,7 +725,7 @@ mod tests {
         let scan = scan_layer(root.path());
         assert!(scan.files.is_empty());
         let p = only_problem(&scan);
-        assert_eq!(p.path, path);
+        assert_eq!(p.path(), path);
         assert!(
             p.message.contains("name after the order number is empty"),
             "{p}"
@@ -873,7 +885,7 @@ mod tests {
         let scan = scan_layer(root.path());
         assert!(scan.files.is_empty());
         let p = only_problem(&scan);
-        assert_eq!(p.path, path);
+        assert_eq!(p.path(), path);
         assert_eq!(p.line, Some(3));
         assert!(p.column.is_some());
         assert!(p.message.contains("unknown field `ordr`"), "{p}");
@@ -1080,7 +1092,7 @@ mod tests {
         let scan = scan_layer(root.path());
         assert!(scan.files.is_empty(), "{:?}", scan.files);
         assert_eq!(scan.problems.len(), 2, "{:?}", scan.problems);
-        let flagged: Vec<&Path> = scan.problems.iter().map(|p| p.path.as_path()).collect();
+        let flagged: Vec<&Path> = scan.problems.iter().map(|p| p.path()).collect();
         assert_eq!(flagged, vec![link.as_path(), dotdot.as_path()]);
         assert!(
             scan.problems
@@ -1216,8 +1228,8 @@ mod tests {
         assert_eq!(scan.problems.len(), 2, "{:?}", scan.problems);
         for problem in &scan.problems {
             assert!(problem.message.contains("not valid UTF-8"), "{problem}");
-            assert!(problem.path.to_str().is_some(), "lossy path is UTF-8");
-            assert!(problem.path.to_string_lossy().contains('\u{FFFD}'));
+            assert!(problem.path().to_str().is_some(), "lossy path is UTF-8");
+            assert!(problem.path().to_string_lossy().contains('\u{FFFD}'));
         }
     }
 
@@ -1237,7 +1249,7 @@ mod tests {
         assert_eq!(kept[0], ("p", first.as_path()));
         assert_eq!(kept.len(), 2);
         assert_eq!(scan.problems.len(), 2, "{:?}", scan.problems);
-        let flagged: Vec<&Path> = scan.problems.iter().map(|p| p.path.as_path()).collect();
+        let flagged: Vec<&Path> = scan.problems.iter().map(|p| p.path()).collect();
         assert!(flagged.contains(&second.as_path()) && flagged.contains(&third.as_path()));
         assert!(scan.problems.iter().all(|p| {
             p.message
@@ -1253,9 +1265,9 @@ mod tests {
         let scan = scan_layer(root.path());
         assert!(scan.files.is_empty(), "{:?}", scan.files);
         assert_eq!(scan.problems.len(), 2, "{:?}", scan.problems);
-        assert_eq!(scan.problems[0].path, broken);
+        assert_eq!(scan.problems[0].path(), broken);
         assert!(scan.problems[0].message.contains("empty manifest"));
-        assert_eq!(scan.problems[1].path, later);
+        assert_eq!(scan.problems[1].path(), later);
         assert!(
             scan.problems[1]
                 .message
@@ -1313,7 +1325,7 @@ mod tests {
             &mut HashMap::new(),
         );
         let p = only_problem(&scanner.scan);
-        assert_eq!(p.path, gone);
+        assert_eq!(p.path(), gone);
         assert!(p.message.contains("disappeared while scanning"), "{p}");
     }
 
@@ -1333,7 +1345,7 @@ mod tests {
 
     #[test]
     fn problem_display_includes_position_when_known() {
-        let mut p = FileProblem::new("/l/x.json", "boom");
+        let mut p = Diagnostic::file(Code::ManifestInvalid, "/l/x.json", "boom");
         assert_eq!(p.to_string(), "/l/x.json: boom");
         p.line = Some(3);
         assert_eq!(p.to_string(), "/l/x.json:3: boom");

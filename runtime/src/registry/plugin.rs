@@ -149,7 +149,7 @@ pub static HOOKPOINT_PLG_V0: [PluginEntry];
 /// assert_eq!(GREETER.name(), "greeter");
 /// let plugins = hookpoint::Scope::default_scope().plugins();
 /// let greeter = plugins.iter().find(|p| p.name == GREETER.name()).unwrap();
-/// assert!(greeter.enabled && greeter.unhealthy.is_none());
+/// assert_eq!(greeter.state, hookpoint::PluginState::Active);
 /// let mut line = String::new();
 /// hookpoint::call!("doc_greeter_greet", &mut line).unwrap();
 /// assert_eq!(line, "", "the default greeting");

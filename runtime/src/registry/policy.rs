@@ -30,6 +30,13 @@ impl ErrorPolicy {
     }
 }
 
+/// Displays as [`as_str`](ErrorPolicy::as_str) gives it.
+impl std::fmt::Display for ErrorPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Whether a point is dispatched synchronously or asynchronously. Serialized as `"sync"` /
 /// `"async"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -169,12 +169,16 @@ impl Scope {
         call: Call<'_>,
         sink: Option<ErrorSink<'_>>,
     ) -> Result<Outcome, Error> {
-        self.bind(dispatch::run_async(
+        // Boxed: the loop's future is large, and a dispatch made from inside an extension nests
+        // it in that extension's future, whose every poll frame would otherwise hold copies of
+        // it (tens of KiB per level in a debug build, past a thread's stack long before
+        // `MAX_DEPTH`). One allocation per async dispatch, beside the extensions' own.
+        self.bind(Box::pin(dispatch::run_async(
             self.snapshot(),
             self.as_dispatch(),
             call,
             sink,
-        ))
+        )))
         .await
     }
 

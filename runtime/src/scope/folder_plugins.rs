@@ -2,7 +2,7 @@
 //! on and off.
 
 use super::Scope;
-use super::plugins::{PluginInfo, PluginKind};
+use super::plugin_info::{PluginInfo, PluginSource, PluginState};
 use crate::error::{Error, ErrorKind};
 use crate::fs::load::FolderPluginStatus;
 use crate::locks;
@@ -16,19 +16,19 @@ impl Scope {
             .map(|s| PluginInfo {
                 name: s.name.clone(),
                 description: s.description.clone(),
-                kind: PluginKind::Folder,
-                crate_name: None,
-                folder: Some(s.dir.clone()),
-                version: s.version.clone(),
-                enabled: s.enabled,
-                always_enabled: s.always_enabled,
-                installed: s.installed,
-                extensions: 0,
-                unhealthy: s
-                    .unhealthy
-                    .clone()
-                    .or_else(|| snap.unhealthy_plugins.get(&s.name).cloned()),
-                broken: s.broken.clone(),
+                source: PluginSource::Folder {
+                    path: s.dir.clone(),
+                    version: s.version.clone(),
+                    always_enabled: s.always_enabled,
+                },
+                state: PluginState::of(
+                    s.enabled,
+                    s.installed,
+                    s.unhealthy
+                        .clone()
+                        .or_else(|| snap.unhealthy_plugins.get(&s.name).cloned()),
+                    s.broken.clone(),
+                ),
             })
             .collect()
     }
@@ -71,7 +71,7 @@ impl Scope {
                 .status()
                 .problems
                 .into_iter()
-                .find(|p| p.path.starts_with(&status.dir))
+                .find(|p| p.path().starts_with(&status.dir))
                 .map_or_else(|| "its install did not run".to_owned(), |p| p.message);
             // As for crate plugins: a failing install leaves the plugin disabled (and says so
             // in the toggles file), not retried at every reload.

@@ -27,6 +27,7 @@ pub(crate) mod current;
 mod folder_plugins;
 mod observation;
 mod plugin_handle;
+mod plugin_info;
 mod plugins;
 #[cfg(hookpoint_overrides)]
 mod reload;
@@ -50,7 +51,7 @@ pub use builder::ScopeBuilder;
 pub use command_hooks::{command_hooks_enabled, set_command_hooks_enabled};
 pub use current::Bound;
 pub use plugin_handle::Plugin;
-pub use plugins::{PluginInfo, PluginKind};
+pub use plugin_info::{PluginInfo, PluginSource, PluginState};
 
 use crate::locks;
 use crate::registry::{Cx, DispatchScope};

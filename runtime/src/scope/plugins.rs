@@ -7,58 +7,11 @@ use std::collections::BTreeSet;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
-
 use super::Scope;
+use super::plugin_info::{PluginInfo, PluginSource, PluginState};
 use crate::error::{Error, ErrorKind};
 use crate::locks;
 use crate::registry::{HOOKPOINT_EXT_V0, HOOKPOINT_PLG_V0, find_plugin};
-
-/// Whether a plugin is a linked crate or a folder in a plugin root.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PluginKind {
-    /// A crate declared with [`plugin!`](crate::plugin!) and linked into the binary.
-    Crate,
-    /// A folder with a `plugin.json` in one of the scope's plugin roots
-    /// ([`ScopeBuilder::plugin_root`](crate::ScopeBuilder::plugin_root)).
-    Folder,
-}
-
-/// What [`Scope::plugins`] reports for each plugin.
-#[derive(Debug, Clone, Serialize)]
-pub struct PluginInfo {
-    /// The plugin's name.
-    pub name: String,
-    /// Its description.
-    pub description: String,
-    /// Crate or folder.
-    pub kind: PluginKind,
-    /// The package that declared it (crate plugins).
-    pub crate_name: Option<&'static str>,
-    /// Its folder (folder plugins).
-    pub folder: Option<std::path::PathBuf>,
-    /// Its version (folder plugins that give one).
-    pub version: Option<String>,
-    /// Whether it is enabled in this scope.
-    pub enabled: bool,
-    /// A folder plugin marked `always_enabled` cannot be disabled.
-    pub always_enabled: bool,
-    /// A folder plugin's `install` ran (or it has none) and it was not uninstalled since — for
-    /// this very folder: a folder that replaced an installed one of the same name is not
-    /// installed until its own install ran; a crate plugin is installed while enabled.
-    pub installed: bool,
-    /// How many compiled-in extensions it carries (crate plugins).
-    pub extensions: usize,
-    /// Why its self-check fails (`check:` in [`plugin!`](crate::plugin!), `check` in
-    /// `plugin.json`), while it does: its extensions do not run. `None` when healthy (or
-    /// disabled, or without a check).
-    pub unhealthy: Option<String>,
-    /// Why a folder plugin is not loaded at all (bad `plugin.json`, a name clash, an unmet
-    /// `requires`, a symlink leaving its plugin root...). Such an entry may share its name with
-    /// the plugin that won the name.
-    pub broken: Option<String>,
-}
 
 /// Per-scope plugin state: which plugins are disabled, and typed state values.
 #[derive(Default)]
@@ -136,16 +89,17 @@ impl Scope {
     }
 
     /// Every plugin of this scope, sorted by name: the linked crate plugins and (feature `fs`)
-    /// the folder plugins of its plugin roots, with whether each is enabled, installed, healthy.
-    /// One name can have two entries: the plugin that loaded and a folder plugin refused for
-    /// that name, with [`broken`](PluginInfo::broken) saying why (the same name in a later
+    /// the folder plugins of its plugin roots, with where each comes from and its state
+    /// (active, unhealthy, not installed, disabled, broken). One name can have two entries: the
+    /// plugin that loaded and a folder plugin refused for that name, in state
+    /// [`Broken`](PluginState::Broken) saying why (the same name in a later
     /// plugin root, where the first root wins, or a folder plugin named like a linked crate
     /// plugin).
     ///
     /// ```
     /// let scope = hookpoint::Scope::default_scope();
     /// for p in scope.plugins() {
-    ///     println!("{} ({:?}): enabled {}, unhealthy {:?}", p.name, p.kind, p.enabled, p.unhealthy);
+    ///     println!("{} ({:?}): {:?}", p.name, p.source, p.state);
     /// }
     /// ```
     pub fn plugins(&self) -> Vec<PluginInfo> {
@@ -153,22 +107,25 @@ impl Scope {
         let disabled = locks::lock(&self.0.plugins.disabled).clone();
         let mut out: Vec<PluginInfo> = HOOKPOINT_PLG_V0
             .iter()
-            .map(|p| PluginInfo {
-                name: p.name.to_owned(),
-                description: p.description.to_owned(),
-                kind: PluginKind::Crate,
-                crate_name: Some(p.crate_name),
-                folder: None,
-                version: None,
-                enabled: !disabled.contains(p.name),
-                always_enabled: false,
-                installed: !disabled.contains(p.name),
-                extensions: HOOKPOINT_EXT_V0
-                    .iter()
-                    .filter(|e| e.crate_name == p.crate_name)
-                    .count(),
-                unhealthy: snap.unhealthy_plugins.get(p.name).cloned(),
-                broken: None,
+            .map(|p| {
+                let enabled = !disabled.contains(p.name);
+                PluginInfo {
+                    name: p.name.to_owned(),
+                    description: p.description.to_owned(),
+                    source: PluginSource::Crate {
+                        crate_name: p.crate_name,
+                        extensions: HOOKPOINT_EXT_V0
+                            .iter()
+                            .filter(|e| e.crate_name == p.crate_name)
+                            .count(),
+                    },
+                    state: PluginState::of(
+                        enabled,
+                        enabled,
+                        snap.unhealthy_plugins.get(p.name).cloned(),
+                        None,
+                    ),
+                }
             })
             .collect();
         #[cfg(hookpoint_folder_plugins)]
@@ -206,7 +163,8 @@ impl Scope {
     /// }
     /// let scope = hookpoint::ScopeBuilder::new("doc").build().unwrap();
     /// scope.set_plugin_enabled("doc_toggle", false).unwrap();
-    /// assert!(!scope.plugins().iter().find(|p| p.name == "doc_toggle").unwrap().enabled);
+    /// let p = scope.plugins().into_iter().find(|p| p.name == "doc_toggle").unwrap();
+    /// assert_eq!(p.state, hookpoint::PluginState::Disabled);
     /// assert!(!scope.enter(|| TOGGLE.enabled()));
     /// ```
     pub fn set_plugin_enabled(&self, name: &str, enabled: bool) -> Result<(), Error> {

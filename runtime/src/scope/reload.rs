@@ -51,10 +51,10 @@ impl Scope {
     pub(crate) fn notify(&self, event: ReloadEvent) {
         let scope = self;
         for p in &event.problems {
-            tracing::warn!(scope = scope.name(), file = %p.path.display(), line = p.line, column = p.column, problem = %p.message, "bad override file; its last good version stays active");
+            tracing::warn!(scope = scope.name(), file = %p.path().display(), code = p.code.as_str(), line = p.line, column = p.column, problem = %p.message, "bad override file; its last good version stays active");
         }
         for w in &event.warnings {
-            tracing::warn!(scope = scope.name(), "{w}");
+            tracing::warn!(scope = scope.name(), code = w.code.as_str(), "{w}");
         }
         tracing::debug!(
             scope = scope.name(),

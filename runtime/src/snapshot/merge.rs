@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::layout::{assemble, build_list};
 use super::{CompiledTable, Inactive, Layer, PointCandidates, Snapshot};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::error::Origin;
 
 /// Everything a snapshot is built from.
@@ -22,7 +23,7 @@ pub(crate) struct BuildInput<'a> {
 
 /// Merges compiled-in extensions with override definitions into a snapshot. Returns the snapshot
 /// and warnings (overrides that match no extension).
-pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<String>) {
+pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<Diagnostic>) {
     let table = input.table;
     let points = compiled_candidates(table, &excluded_crates(&input));
     #[cfg(hookpoint_overrides)]
@@ -65,7 +66,7 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<St
 /// Ordering constraints an override file gave (`after`/`before` in a manifest) that name an
 /// extension the point does not have: ignored, with a warning naming the file. (Compiled-in
 /// ones are [`validate`](crate::validate)'s to report.)
-fn dangling_constraints(point: &str, cands: &[super::Candidate]) -> Vec<String> {
+fn dangling_constraints(point: &str, cands: &[super::Candidate]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for c in cands
         .iter()
@@ -81,10 +82,16 @@ fn dangling_constraints(point: &str, cands: &[super::Candidate]) -> Vec<String> 
                     .note
                     .clone()
                     .unwrap_or_else(|| c.meta.origin.to_string());
-                out.push(format!(
-                    "point `{point}`, extension `{}` ({from}): `{key}` names `{t}`, which the point does not have; the constraint is ignored",
-                    c.meta.name
-                ));
+                let d = Diagnostic::warning(
+                    Code::OrderingUnknownExtension,
+                    format!(
+                        "point `{point}`, extension `{}` ({from}): `{key}` names `{t}`, which the point does not have; the constraint is ignored",
+                        c.meta.name
+                    ),
+                )
+                .for_point(point)
+                .for_extension(&*c.meta.name);
+                out.push(d);
             }
         }
     }
@@ -92,12 +99,16 @@ fn dangling_constraints(point: &str, cands: &[super::Candidate]) -> Vec<String> 
 }
 
 /// The message for ordering constraints that form a cycle.
-pub(crate) fn cycle_warning(point: &str, cycle: &[std::sync::Arc<str>]) -> String {
+pub(crate) fn cycle_warning(point: &str, cycle: &[std::sync::Arc<str>]) -> Diagnostic {
     let names: Vec<&str> = cycle.iter().map(|n| &**n).collect();
-    format!(
-        "point `{point}`: the ordering constraints (after/before) form a cycle: {}; those extensions keep their numeric order",
-        names.join(" → ")
+    Diagnostic::warning(
+        Code::OrderingCycle,
+        format!(
+            "point `{point}`: the ordering constraints (after/before) form a cycle: {}; those extensions keep their numeric order",
+            names.join(" → ")
+        ),
     )
+    .for_point(point)
 }
 
 /// Package name -> why its extensions do not run: its plugin is disabled or unhealthy.

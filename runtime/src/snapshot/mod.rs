@@ -38,10 +38,18 @@ use crate::site;
 
 /// Where an extension's definition comes from; higher layers win per (point, name).
 ///
+/// Serialized with a `kind` tag: `{"kind": "compiled"}` or `{"kind": "folder", "rank": 1,
+/// "root": "/home/me/.app"}`.
+///
 /// ```
 /// assert_eq!(hookpoint::Layer::Compiled.to_string(), "compiled-in");
+/// assert_eq!(
+///     serde_json::to_value(hookpoint::Layer::Compiled).unwrap(),
+///     serde_json::json!({"kind": "compiled"})
+/// );
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Layer {
     /// Compiled into the binary with `#[extension]`.
     Compiled,

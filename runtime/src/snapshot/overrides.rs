@@ -11,6 +11,7 @@ use super::{
 };
 #[cfg(hookpoint_command_hooks)]
 use crate::command::CommandSpec;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::error::Origin;
 use crate::registry::ErrorPolicy;
 
@@ -91,7 +92,7 @@ impl LayerInput<'_> {
         &self,
         table: &CompiledTable,
         mut points: BTreeMap<String, PointCandidates>,
-    ) -> (BTreeMap<String, PointCandidates>, Vec<String>) {
+    ) -> (BTreeMap<String, PointCandidates>, Vec<Diagnostic>) {
         for (point, inactive) in self.refused {
             points
                 .entry(point.clone())
@@ -131,7 +132,7 @@ fn apply_overrides(
     point: &str,
     name: &str,
     defs: &[&OverrideDef],
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Diagnostic>,
 ) {
     let winner = defs[0];
     let compiled_ix = slot.active.iter().position(|c| &*c.meta.name == name);
@@ -139,10 +140,17 @@ fn apply_overrides(
     let Some(mut def) = base_definition(handler_def, compiled_ix.map(|i| &slot.active[i])) else {
         // An unknown point is reported once, by the loader, with the nearest known point.
         if table.knows(point) {
-            warnings.push(format!(
-                "{}: override matches no extension named `{name}` on point `{point}`; it has no effect",
-                winner.path.display()
-            ));
+            warnings.push(
+                Diagnostic::warning(
+                    Code::OverrideUnknownExtension,
+                    format!(
+                        "override matches no extension named `{name}` on point `{point}`; it has no effect"
+                    ),
+                )
+                .in_file(&winner.path)
+                .for_point(point)
+                .for_extension(name),
+            );
         }
         return;
     };
@@ -225,7 +233,7 @@ fn base_definition(
 fn apply_manifest(
     def: &mut Candidate,
     winner: &OverrideDef,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Diagnostic>,
 ) -> Option<String> {
     // The manifest's layer won for this extension (its handler comes from below).
     def.meta.layer = winner.layer.clone();
@@ -248,11 +256,17 @@ fn apply_manifest(
         if def.meta.is_async {
             def.meta.timeout = Some(t);
         } else {
-            warnings.push(format!(
-                "{}: `timeout_ms` is the time budget of an async extension or a command hook; `{}` is a sync extension, so it is ignored",
-                winner.path.display(),
-                def.meta.name
-            ));
+            warnings.push(
+                Diagnostic::warning(
+                    Code::OverrideIgnoredKey,
+                    format!(
+                        "`timeout_ms` is the time budget of an async extension or a command hook; `{}` is a sync extension, so it is ignored",
+                        def.meta.name
+                    ),
+                )
+                .in_file(&winner.path)
+                .for_extension(&*def.meta.name),
+            );
         }
     }
     let change = format!("changed by {} ({})", winner.path.display(), winner.layer);

@@ -150,7 +150,7 @@ pub fn problems(scope: &Scope) -> Vec<String> {
         .status()
         .problems
         .iter()
-        .map(|p| format!("{}: {}", p.path.display(), p.message))
+        .map(|p| format!("{}: {}", p.path().display(), p.message))
         .collect()
 }
 

@@ -127,7 +127,14 @@ fn a_manifest_runs_a_module_of_its_layer_with_order_and_error_policy() {
     let shown: Vec<_> = p
         .extensions
         .iter()
-        .map(|e| (e.name.as_str(), e.order, e.runs_as, e.on_error))
+        .map(|e| {
+            (
+                e.name.as_str(),
+                e.order,
+                e.runs_as.as_str(),
+                e.on_error.as_str(),
+            )
+        })
         .collect();
     assert_eq!(
         shown,
@@ -232,7 +239,7 @@ fn an_untrusted_layer_runs_no_wasm() {
     assert!(
         warnings
             .iter()
-            .any(|w| w.contains("untrusted checkout layer")),
+            .any(|w| w.to_string().contains("untrusted checkout layer")),
         "{warnings:?}"
     );
     assert_eq!(run(&build(true)).expect("dispatch").n, 1);
@@ -256,7 +263,14 @@ fn a_higher_layer_disables_or_changes_a_wasm_extension_by_name() {
         .find(|p| p.name == "wasm_doc")
         .and_then(|p| p.extensions.iter().find(|e| e.name == "x"))
         .expect("x listed");
-    assert_eq!((x.order, x.runs_as, x.on_error), (70, "wasm", "log"));
+    assert_eq!(
+        (x.order, x.runs_as, x.on_error),
+        (
+            70,
+            hookpoint::introspect::RunsAs::Wasm,
+            hookpoint::ErrorPolicy::Log
+        )
+    );
     let scope = profile(r#"{"enabled": false}"#);
     assert_eq!(
         scope.snapshot().extension_names("wasm_doc"),

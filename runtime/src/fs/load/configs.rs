@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::diagnostic::{Code, Diagnostic};
 use crate::fs::layers::LayerRoot;
-use crate::fs::problem::{FileProblem, first_token, value_position, without_bom};
+use crate::fs::problem::{first_token, value_position, without_bom};
 use crate::fs::read::{Expect, FileReadError, FileReader};
 use crate::registry::{HOOKPOINT_PLG_V0, PluginEntry};
 
@@ -50,8 +51,8 @@ impl ConfigsLastGood {
         layers: &[LayerRoot],
         folder_defaults: &[(String, Value)],
         reader: FileReader,
-        problems: &mut Vec<FileProblem>,
-        warnings: &mut Vec<String>,
+        problems: &mut Vec<Diagnostic>,
+        warnings: &mut Vec<Diagnostic>,
     ) -> HashMap<String, Value> {
         let mut configs = HashMap::new();
         let read = Read { layers, reader };
@@ -65,10 +66,16 @@ impl ConfigsLastGood {
                     let value = self.merge_one(plugin.name, Some(plugin), default, &read, problems);
                     configs.insert(plugin.name.to_owned(), value);
                 }
-                Err(e) => warnings.push(format!(
-                    "plugin `{}`: default config does not serialize: {e}",
-                    plugin.name
-                )),
+                Err(e) => warnings.push(
+                    Diagnostic::warning(
+                        Code::PluginConfigInvalid,
+                        format!(
+                            "plugin `{}`: default config does not serialize: {e}",
+                            plugin.name
+                        ),
+                    )
+                    .for_plugin(plugin.name),
+                ),
             }
         }
         unknown_plugin_configs(layers, &configs, warnings);
@@ -83,7 +90,7 @@ impl ConfigsLastGood {
         typed: Option<&PluginEntry>,
         mut value: Value,
         read: &Read<'_>,
-        problems: &mut Vec<FileProblem>,
+        problems: &mut Vec<Diagnostic>,
     ) -> Value {
         for layer in read.layers.iter().rev() {
             let path = config_path(&layer.root, name);
@@ -93,9 +100,12 @@ impl ConfigsLastGood {
                     self.0.remove(&path);
                     continue;
                 }
-                Err(FileReadError::Io(e)) => {
-                    Err(FileProblem::at(&path, None, format!("cannot read: {e}")))
-                }
+                Err(FileReadError::Io(e)) => Err(Diagnostic::file_at(
+                    Code::FileUnreadable,
+                    &path,
+                    None,
+                    format!("cannot read: {e}"),
+                )),
                 Err(e) => Err(e.problem(&path, "plugin config")),
             };
             match bytes.and_then(|b| check_config_file(name, typed, &value, &path, &b)) {
@@ -129,13 +139,16 @@ pub(crate) fn check_config_file(
     below: &Value,
     path: &Path,
     bytes: &[u8],
-) -> Result<Value, FileProblem> {
+) -> Result<Value, Diagnostic> {
     let bytes = without_bom(bytes);
     let v: Value = serde_json::from_slice(bytes).map_err(|e| {
-        FileProblem::json(path, bytes, &e, |reason| format!("invalid JSON: {reason}"))
+        Diagnostic::json(Code::PluginConfigInvalid, path, bytes, &e, |reason| {
+            format!("invalid JSON: {reason}")
+        })
     })?;
     if !v.is_object() {
-        return Err(FileProblem::at(
+        return Err(Diagnostic::file_at(
+            Code::PluginConfigInvalid,
             path,
             Some(first_token(bytes)),
             "a plugin config must be a JSON object".to_owned(),
@@ -145,7 +158,8 @@ pub(crate) fn check_config_file(
         let mut merged = below.clone();
         merge_json(&mut merged, v.clone());
         (plugin.check_config)(merged).map_err(|e| {
-            FileProblem::at(
+            Diagnostic::file_at(
+                Code::PluginConfigInvalid,
                 path,
                 value_position(bytes, &e.segments),
                 format!("does not fit plugin `{name}`'s config type: {e}"),
@@ -179,7 +193,7 @@ pub(crate) fn overlay_layers(name: &str, mut value: Value, layers: &[LayerRoot])
 fn unknown_plugin_configs(
     layers: &[LayerRoot],
     known: &HashMap<String, Value>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Diagnostic>,
 ) {
     for layer in layers {
         let Ok(entries) = std::fs::read_dir(layer.root.join("plugins")) else {
@@ -196,10 +210,16 @@ fn unknown_plugin_configs(
             let hint = crate::suggest::nearest(&name, known.keys().map(String::as_str))
                 .map(|n| format!("; nearest known plugin: `{n}`"))
                 .unwrap_or_default();
-            warnings.push(format!(
-                "{}: config for plugin `{name}`, which is neither linked nor a loaded folder plugin: it configures nothing{hint}",
-                config_path(&layer.root, &name).display()
-            ));
+            warnings.push(
+                Diagnostic::warning(
+                    Code::PluginConfigUnknown,
+                    format!(
+                        "config for plugin `{name}`, which is neither linked nor a loaded folder plugin: it configures nothing{hint}"
+                    ),
+                )
+                .in_file(config_path(&layer.root, &name))
+                .for_plugin(&name),
+            );
         }
     }
 }

@@ -13,6 +13,7 @@ use super::last_good::{FileInEffect, LastGood};
 use super::wasm::{Outcome, WasmFiles};
 #[cfg(hookpoint_command_hooks)]
 use crate::command::{CommandSpec, DEFAULT_TIMEOUT};
+use crate::diagnostic::{Code, Diagnostic};
 #[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
 use crate::error::Origin;
 use crate::fs::layers::FsConfig;
@@ -21,7 +22,7 @@ use crate::fs::read::Expect;
 use crate::fs::read::FileReader;
 #[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
 use crate::fs::scan::Manifest;
-use crate::fs::scan::{FileProblem, OverrideKind};
+use crate::fs::scan::OverrideKind;
 #[cfg(hookpoint_command_hooks)]
 use crate::fs::{scan::MAX_PROGRAM_COPY, switch};
 use crate::matcher::JsonMatcher;
@@ -39,8 +40,8 @@ pub(super) struct Definitions {
     pub(super) wasm: Vec<crate::wasm::WasmHook>,
     /// Command hooks that may not run (untrusted, switched off), shown as inactive.
     pub(super) refused: Vec<(String, Inactive)>,
-    pub(super) warnings: Vec<String>,
-    pub(super) problems: Vec<FileProblem>,
+    pub(super) warnings: Vec<Diagnostic>,
+    pub(super) problems: Vec<Diagnostic>,
 }
 
 /// What a command hook runs: its argv, and the SHA-256 of what it runs, when known.
@@ -114,12 +115,12 @@ impl Definitions {
         };
         #[cfg(not(hookpoint_wasm))]
         if manifest.is_some_and(|m| m.wasm.is_some()) {
-            self.problem(f, "`wasm` runs a wasm extension, which needs hookpoint's `wasm` feature; this build has none".into());
+            self.problem(Code::WasmInvalid, f, "`wasm` runs a wasm extension, which needs hookpoint's `wasm` feature; this build has none".into());
             return None;
         }
         #[cfg(not(hookpoint_command_hooks))]
         if let Some(why) = no_command_hooks(&f.file.kind) {
-            self.problem(f, why);
+            self.problem(Code::CommandHookRefused, f, why);
             return None;
         }
         #[cfg(hookpoint_wasm)]
@@ -186,7 +187,7 @@ impl Definitions {
                     return Some(None);
                 };
                 if let Some(why) = word_leaving_the_layer(&f.layer.root, command) {
-                    self.problem(f, why);
+                    self.problem(Code::ManifestInvalid, f, why);
                     return None;
                 }
                 let mut argv: Vec<OsString> = command.iter().map(OsString::from).collect();
@@ -198,7 +199,7 @@ impl Definitions {
                 let (copy, problem) =
                     last_good.pinned_program(&f.file.path, &program, want, reader);
                 if let Some(why) = problem {
-                    self.problem(f, why);
+                    self.problem(Code::OverridePinMismatch, f, why);
                 }
                 let (copy, content) = copy?;
                 argv[0] = copy.into_os_string();
@@ -251,6 +252,7 @@ impl Definitions {
     ) -> Option<Arc<JsonMatcher>> {
         if let Some(why) = no_codec(&f.file.point, table) {
             self.problem(
+                Code::OverrideNoPayloadForm,
                 f,
                 why.replace(
                     "does not accept command hooks",
@@ -262,7 +264,7 @@ impl Definitions {
         match JsonMatcher::parse(v) {
             Ok(m) => Some(Arc::new(m)),
             Err(why) => {
-                self.problem(f, why.to_string());
+                self.problem(Code::OverrideBadMatch, f, why.to_string());
                 None
             }
         }
@@ -284,15 +286,14 @@ impl Definitions {
             && let Some(why) = no_codec(&f.file.point, cx.table)
         {
             let why = why.replace("command hooks", "wasm extensions");
-            self.problem(f, why.clone());
+            self.problem(Code::OverrideNoPayloadForm, f, why.clone());
             self.refused.push(refused(why));
             return None;
         }
         match files.hook(f, manifest, cx.config, cx.reader) {
             Outcome::NotWasm => Some(None),
             Outcome::Refused(why) => {
-                self.warnings
-                    .push(format!("{}: {why}", f.file.path.display()));
+                self.warnings.push(refused_warning(f, &why));
                 self.refused.push(refused(why));
                 None
             }
@@ -309,25 +310,37 @@ impl Definitions {
         }
     }
 
-    fn problem(&mut self, f: &FileInEffect<'_>, message: String) {
-        self.problems.push(FileProblem {
-            path: f.file.path.clone(),
-            line: None,
-            column: None,
-            message,
-        });
+    fn problem(&mut self, code: Code, f: &FileInEffect<'_>, message: String) {
+        self.problems.push(
+            Diagnostic::file(code, &f.file.path, message)
+                .for_point(&f.file.point)
+                .for_extension(&f.file.name),
+        );
     }
 }
 
-fn unknown_point(f: &FileInEffect<'_>, known: &BTreeSet<&str>) -> String {
+fn unknown_point(f: &FileInEffect<'_>, known: &BTreeSet<&str>) -> Diagnostic {
     let hint = crate::suggest::nearest(&f.file.point, known.iter().copied())
         .map(|n| format!("; nearest known point: `{n}`"))
         .unwrap_or_default();
-    format!(
-        "{}: override for point `{}`, which no compiled-in extension or declaration knows{hint}",
-        f.file.path.display(),
-        f.file.point
+    Diagnostic::warning(
+        Code::OverrideUnknownPoint,
+        format!(
+            "override for point `{}`, which no compiled-in extension or declaration knows{hint}",
+            f.file.point
+        ),
     )
+    .in_file(&f.file.path)
+    .for_point(&f.file.point)
+}
+
+/// The warning for a command hook or wasm extension that may not run here.
+#[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
+fn refused_warning(f: &FileInEffect<'_>, why: &str) -> Diagnostic {
+    Diagnostic::warning(Code::CommandHookRefused, why)
+        .in_file(&f.file.path)
+        .for_point(&f.file.point)
+        .for_extension(&f.file.name)
 }
 
 /// Why a file is refused in a build without command hooks, if it is one: an executable, or a
@@ -359,18 +372,12 @@ impl Definitions {
     ) -> Option<u32> {
         let point = &f.file.point;
         if let Some(why) = refusal(f, config) {
-            self.warnings
-                .push(format!("{}: {why}", f.file.path.display()));
+            self.warnings.push(refused_warning(f, &why));
             self.refused.push((point.clone(), inactive(f, layer, why)));
             return None;
         }
         if let Some(why) = no_codec(point, table) {
-            self.problems.push(FileProblem {
-                path: f.file.path.clone(),
-                line: None,
-                column: None,
-                message: why.clone(),
-            });
+            self.problem(Code::OverrideNoPayloadForm, f, why.clone());
             self.refused.push((point.clone(), inactive(f, layer, why)));
             return None;
         }

@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use super::configs::overlay_layers;
 use super::definitions::command_refusal;
 use crate::command::CommandSpec;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::fs::layers::FsConfig;
 use crate::fs::plugins::discover::{FolderPlugin, ManifestsLastGood};
 use crate::fs::plugins::lifecycle::Lifecycle;
 use crate::fs::plugins::pin::{PinnedDir, Stamp};
-use crate::fs::problem::FileProblem;
 use crate::registry::HOOKPOINT_PLG_V0;
 
 /// What a scope knows of one folder plugin after a load.
@@ -66,8 +66,8 @@ impl FolderPlugins {
         config: &FsConfig,
         disabled: &BTreeSet<String>,
         reader: crate::fs::read::FileReader,
-        problems: &mut Vec<FileProblem>,
-        warnings: &mut Vec<String>,
+        problems: &mut Vec<Diagnostic>,
+        warnings: &mut Vec<Diagnostic>,
     ) -> FolderPhase {
         let crate_plugins: BTreeSet<&str> = HOOKPOINT_PLG_V0.iter().map(|p| p.name).collect();
         let before = problems.len();
@@ -78,7 +78,13 @@ impl FolderPlugins {
         let wanted: Vec<FolderPlugin> = found.iter().filter(|p| enabled(p)).cloned().collect();
         let (mut wanted, unmet) = drop_unmet_requirements(wanted, &crate_plugins, disabled);
         for (name, why) in &unmet {
-            warnings.push(format!("plugin `{name}` is not loaded: {why}"));
+            warnings.push(
+                Diagnostic::warning(
+                    Code::PluginNotLoaded,
+                    format!("plugin `{name}` is not loaded: {why}"),
+                )
+                .for_plugin(name),
+            );
         }
         merge_configs(&mut wanted, config, disabled);
         let gate = |p: &FolderPlugin| {
@@ -144,7 +150,7 @@ impl FolderPlugins {
     /// one's uninstall, or a folder moved while it was installed or read).
     pub(crate) fn finish_leaving(
         &mut self,
-        warnings: &mut Vec<String>,
+        warnings: &mut Vec<Diagnostic>,
         uninstalled: &mut Vec<String>,
     ) -> bool {
         self.lifecycle.finish_leaving(warnings, uninstalled)
@@ -248,16 +254,16 @@ fn merge_configs(wanted: &mut [FolderPlugin], config: &FsConfig, disabled: &BTre
 /// The plugin folders that discovery refused, from its problems: a `plugin.json` or a folder
 /// directly under a root that is not among the plugins found.
 fn broken(
-    problems: &[FileProblem],
+    problems: &[Diagnostic],
     roots: &[PathBuf],
     found: &[FolderPlugin],
 ) -> Vec<FolderPluginStatus> {
     let mut out: Vec<FolderPluginStatus> = Vec::new();
     for p in problems {
-        let dir = if p.path.file_name().is_some_and(|n| n == "plugin.json") {
-            p.path.parent().unwrap_or(&p.path)
+        let dir = if p.path().file_name().is_some_and(|n| n == "plugin.json") {
+            p.path().parent().unwrap_or(p.path())
         } else {
-            &p.path
+            p.path()
         };
         let under_root = dir.parent().is_some_and(|d| roots.iter().any(|r| r == d));
         let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());

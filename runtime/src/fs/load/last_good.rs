@@ -6,12 +6,13 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use crate::diagnostic::Diagnostic;
 use crate::fs::layers::LayerRoot;
 #[cfg(hookpoint_command_hooks)]
 use crate::fs::read::{Expect, FileReadError, FileReader};
 #[cfg(hookpoint_command_hooks)]
 use crate::fs::scan::MAX_PROGRAM_COPY;
-use crate::fs::scan::{Content, FileProblem, LayerScan, OverrideFile};
+use crate::fs::scan::{Content, LayerScan, OverrideFile};
 
 /// One override file in effect: the fresh version when good, else its last good version.
 #[derive(Clone)]
@@ -51,7 +52,7 @@ impl LastGood {
         &mut self,
         layers: &'l [LayerRoot],
         scans: &HashMap<PathBuf, LayerScan>,
-        problems: &mut Vec<FileProblem>,
+        problems: &mut Vec<Diagnostic>,
     ) -> Vec<FileInEffect<'l>> {
         let mut files = Vec::new();
         let mut fresh: HashMap<PathBuf, OverrideFile> = HashMap::new();
@@ -71,8 +72,8 @@ impl LastGood {
                 problems.push(p.clone());
                 // The last good version stands in, unless a good file of this layer now
                 // defines the same extension (the problem is then the duplicate itself).
-                if let Some(prev) = self.files.get(&p.path)
-                    && !fresh.contains_key(&p.path)
+                if let Some(prev) = self.files.get(p.path())
+                    && !fresh.contains_key(p.path())
                     && !scan
                         .files
                         .iter()
@@ -92,8 +93,8 @@ impl LastGood {
 
     /// Forgets deleted files and records the fresh good ones (and executables' content, as the
     /// scan read it: what was checked is what is kept).
-    fn remember(&mut self, fresh: HashMap<PathBuf, OverrideFile>, problems: &[FileProblem]) {
-        let problem_paths: HashSet<&Path> = problems.iter().map(|p| p.path.as_path()).collect();
+    fn remember(&mut self, fresh: HashMap<PathBuf, OverrideFile>, problems: &[Diagnostic]) {
+        let problem_paths: HashSet<&Path> = problems.iter().map(|p| p.path()).collect();
         let keep =
             |path: &PathBuf| fresh.contains_key(path) || problem_paths.contains(path.as_path());
         self.files.retain(|path, _| keep(path));

@@ -26,6 +26,7 @@ use super::event::ReloadEvent;
 use super::layers::{FsConfig, LayerRoot};
 use super::read::FileReader;
 use super::scan::{self, LayerScan};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::snapshot::{self, BuildInput, CompiledTable, LayerInput, Snapshot};
 #[cfg(hookpoint_folder_plugins)]
 pub(crate) use folder_plugins::FolderPluginStatus;
@@ -135,8 +136,8 @@ impl LoadState {
         &mut self,
         input: &LoadInput<'_>,
         #[cfg(hookpoint_folder_plugins)] folder: &folder_plugins::FolderPhase,
-        mut problems: Vec<crate::fs::problem::FileProblem>,
-        mut warnings: Vec<String>,
+        mut problems: Vec<Diagnostic>,
+        mut warnings: Vec<Diagnostic>,
     ) -> Loaded {
         let disabled: BTreeSet<&str> = input.disabled.values().copied().collect();
         if let Some(path) = &input.config.toggles
@@ -178,7 +179,11 @@ impl LoadState {
         #[cfg(hookpoint_wasm)]
         let wasm = defs.wasm;
         #[cfg(hookpoint_wasm)]
-        warnings.extend(self.wasm.sweep());
+        warnings.extend(
+            self.wasm
+                .sweep()
+                .map(|w| Diagnostic::warning(Code::WasmNotice, w)),
+        );
         let plugin_configs = self.configs.merge_all(
             &layers,
             defaults,
@@ -215,8 +220,8 @@ impl LoadState {
         {
             snap.wasm = wasm;
         }
-        problems.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
-        problems.dedup_by(|a, b| a.path == b.path && a.message == b.message);
+        problems.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+        problems.dedup_by(|a, b| a.file == b.file && a.message == b.message);
         let event = ReloadEvent {
             generation: input.generation,
             problems,
@@ -265,15 +270,19 @@ impl LoadState {
 fn warn_unhealthy(
     crates: &BTreeMap<&'static str, String>,
     folders: &BTreeMap<String, String>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Diagnostic>,
 ) {
     let all = crates
         .iter()
         .map(|(p, w)| (*p, w))
         .chain(folders.iter().map(|(p, w)| (p.as_str(), w)));
     for (plugin, why) in all {
-        warnings.push(format!(
-            "plugin `{plugin}` is unhealthy (its extensions do not run): {why}"
-        ));
+        warnings.push(
+            Diagnostic::warning(
+                Code::PluginUnhealthy,
+                format!("plugin `{plugin}` is unhealthy (its extensions do not run): {why}"),
+            )
+            .for_plugin(plugin),
+        );
     }
 }

@@ -91,7 +91,7 @@ fn problem_of(scope: &Scope, path: &Path) -> String {
     status
         .problems
         .iter()
-        .find(|p| p.path == path)
+        .find(|p| p.path() == path)
         .map(|p| p.message.clone())
         .unwrap_or_else(|| panic!("a problem for {}: {status:?}", path.display()))
 }
@@ -339,7 +339,10 @@ fn a_reload_the_watcher_starts_leaves_a_plugin_json_modified_within_the_debounce
             .plugins()
             .into_iter()
             .find(|p| p.name == "settle")
-            .and_then(|p| p.version)
+            .and_then(|p| match p.source {
+                crate::PluginSource::Folder { version, .. } => version,
+                crate::PluginSource::Crate { .. } => None,
+            })
     };
     assert_eq!(version(&scope).as_deref(), Some("1.0"));
     put(

@@ -13,10 +13,10 @@ use std::time::Duration;
 use sha2::{Digest as _, Sha256};
 
 use super::last_good::FileInEffect;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::fs::layers::FsConfig;
 #[cfg(hookpoint_cli)]
 use crate::fs::layers::LayerRoot;
-use crate::fs::problem::FileProblem;
 use crate::fs::read::{Expect, FileReadError, FileReader, Stamp};
 use crate::fs::scan::{Manifest, OverrideKind};
 use crate::wasm::{
@@ -90,9 +90,9 @@ pub(super) enum Outcome {
     Refused(String),
     /// The extension to run (its fresh version, or its last good one standing in, when there
     /// is a problem with the file), and the SHA-256 (hex) of its module.
-    Run(WasmHook, Option<FileProblem>, String),
+    Run(WasmHook, Option<Diagnostic>, String),
     /// A problem with the file, and no last good version to run.
-    Failed(FileProblem),
+    Failed(Diagnostic),
 }
 
 impl WasmFiles {
@@ -161,8 +161,14 @@ impl WasmFiles {
         module: &Path,
         config: &FsConfig,
         reader: FileReader,
-    ) -> Result<Good, Option<FileProblem>> {
-        let bad = |why: String| Some(FileProblem::new(f.file.path.clone(), why));
+    ) -> Result<Good, Option<Diagnostic>> {
+        let bad = |why: String| {
+            Some(Diagnostic::file(
+                Code::WasmInvalid,
+                f.file.path.clone(),
+                why,
+            ))
+        };
         let root = std::fs::canonicalize(&f.layer.root)
             .map_err(|e| bad(format!("cannot resolve the layer folder: {e}")))?;
         let grants = grants(f, manifest, root.clone()).map_err(|why| why.and_then(bad))?;
@@ -255,7 +261,7 @@ pub(crate) fn check_wasm_file(
         .flatten()
         .map(|p| match (p.line, p.column) {
             (Some(line), Some(column)) => {
-                format!("{}:{line}:{column}: {}", p.path.display(), p.message)
+                format!("{}:{line}:{column}: {}", p.path().display(), p.message)
             }
             _ => p.message,
         })
@@ -264,12 +270,17 @@ pub(crate) fn check_wasm_file(
 /// The module's binary form: the file itself, or (`.wat`) its text assembled; text that does not
 /// assemble is a problem of the module file, at the line and column (in characters) of the
 /// offending token.
-fn binary<'b>(path: &Path, bytes: &'b [u8]) -> Result<std::borrow::Cow<'b, [u8]>, FileProblem> {
+fn binary<'b>(path: &Path, bytes: &'b [u8]) -> Result<std::borrow::Cow<'b, [u8]>, Diagnostic> {
     if path.extension().is_none_or(|e| e != "wat") {
         return Ok(std::borrow::Cow::Borrowed(bytes));
     }
     let not_text = |at: Option<(usize, usize)>, message: String| {
-        FileProblem::at(path, at, format!("not valid WebAssembly text: {message}"))
+        Diagnostic::file_at(
+            Code::WasmInvalid,
+            path,
+            at,
+            format!("not valid WebAssembly text: {message}"),
+        )
     };
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let at = crate::fs::problem::line_column(bytes, e.valid_up_to());

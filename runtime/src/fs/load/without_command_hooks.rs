@@ -47,7 +47,8 @@ fn problem_of(scope: &Scope, path: &Path) -> String {
     status
         .problems
         .iter()
-        .find(|p| p.path == path)
+        .find(|p| p.path() == path)
+        .inspect(|p| assert_eq!(p.code, crate::diagnostic::Code::CommandHookRefused, "{p:?}"))
         .map(|p| p.message.clone())
         .unwrap_or_else(|| panic!("a problem for {}: {status:?}", path.display()))
 }

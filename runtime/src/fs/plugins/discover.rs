@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::manifest::{self, MAX_PLUGIN_JSON, PluginManifest};
 use super::pin::{PinError, PinnedDir};
-use crate::fs::problem::FileProblem;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::fs::read::FileReader;
 
 /// One folder plugin found in a root.
@@ -50,7 +50,7 @@ impl ManifestsLastGood {
         roots: &[PathBuf],
         crate_plugins: &BTreeSet<&str>,
         reader: FileReader,
-        problems: &mut Vec<FileProblem>,
+        problems: &mut Vec<Diagnostic>,
     ) -> Vec<FolderPlugin> {
         let mut found: BTreeMap<String, FolderPlugin> = BTreeMap::new();
         let mut seen_paths = Vec::new();
@@ -65,12 +65,13 @@ impl ManifestsLastGood {
             for plugin in self.scan_root(root, reader, problems, &mut seen_paths) {
                 let name = plugin.name().to_owned();
                 if crate_plugins.contains(name.as_str()) {
-                    problems.push(FileProblem::new(
+                    problems.push(Diagnostic::file(Code::PluginNameClash,
                         &plugin.manifest_path,
                         format!("plugin `{name}` clashes with the linked crate plugin of that name; rename the folder plugin"),
                     ));
                 } else if let Some(first) = found.get(&name) {
-                    problems.push(FileProblem::new(
+                    problems.push(Diagnostic::file(
+                        Code::PluginNameClash,
                         &plugin.manifest_path,
                         format!(
                             "plugin `{name}` is also in {}; the first plugin root wins",
@@ -91,7 +92,7 @@ impl ManifestsLastGood {
         &mut self,
         root: &Path,
         reader: FileReader,
-        problems: &mut Vec<FileProblem>,
+        problems: &mut Vec<Diagnostic>,
         seen_paths: &mut Vec<PathBuf>,
     ) -> Vec<FolderPlugin> {
         let Ok(entries) = fs::read_dir(root) else {
@@ -106,7 +107,8 @@ impl ManifestsLastGood {
         let mut out = Vec::new();
         for (name, dir) in names {
             let Some(folder) = name.to_str() else {
-                problems.push(FileProblem::new(
+                problems.push(Diagnostic::file(
+                    Code::LayerNotUtf8,
                     dir.to_string_lossy().into_owned(),
                     "plugin folder name is not valid UTF-8; skipped",
                 ));
@@ -130,13 +132,14 @@ impl ManifestsLastGood {
         folder: &str,
         root_canon: &Path,
         reader: FileReader,
-        problems: &mut Vec<FileProblem>,
+        problems: &mut Vec<Diagnostic>,
         seen_paths: &mut Vec<PathBuf>,
     ) -> Option<FolderPlugin> {
         let pin = match PinnedDir::open(dir, root_canon) {
             Ok(pin) => pin,
             Err(PinError::Outside(canon)) => {
-                problems.push(FileProblem::new(
+                problems.push(Diagnostic::file(
+                    Code::SymlinkEscape,
                     dir,
                     format!(
                         "plugin folder is a symlink leaving its plugin root (to {}); refused",
@@ -148,7 +151,8 @@ impl ManifestsLastGood {
             // Gone or changing right now: the reload its change causes finds it again.
             Err(PinError::Gone) => return None,
             Err(PinError::Unreadable(why)) => {
-                problems.push(FileProblem::new(
+                problems.push(Diagnostic::file(
+                    Code::FileUnreadable,
                     dir,
                     format!("cannot open the plugin folder: {why}"),
                 ));
@@ -165,7 +169,8 @@ impl ManifestsLastGood {
             Ok(Some(bytes)) => Ok(bytes),
             Ok(None) => {
                 if through.join("extensions").is_dir() {
-                    problems.push(FileProblem::new(
+                    problems.push(Diagnostic::file(
+                        Code::PluginManifestMissing,
                         dir,
                         "folder has `extensions/` but no plugin.json: it is not loaded as a plugin",
                     ));
@@ -205,12 +210,13 @@ impl ManifestsLastGood {
 /// problems; `None` when there is none. It must be a regular file, not a symlink, and is read
 /// whole or not at all, by `reader` (which a watcher's reload makes leave a file modified
 /// within the debounce for the next reload; see [`read`](crate::fs::read)).
-fn read(at: &Path, shown: &Path, reader: FileReader) -> Result<Option<Vec<u8>>, FileProblem> {
+fn read(at: &Path, shown: &Path, reader: FileReader) -> Result<Option<Vec<u8>>, Diagnostic> {
     use crate::fs::read::{Expect, FileReadError};
     match reader.read(at, Expect::at_most(MAX_PLUGIN_JSON).no_symlink()) {
         Ok(file) => Ok(Some(file.bytes)),
         Err(FileReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(FileReadError::Symlink) => Err(FileProblem::new(
+        Err(FileReadError::Symlink) => Err(Diagnostic::file(
+            Code::FileNotRegular,
             shown,
             "plugin.json is a symlink; it must be a regular file in the plugin's folder",
         )),
@@ -223,7 +229,7 @@ fn read(at: &Path, shown: &Path, reader: FileReader) -> Result<Option<Vec<u8>>, 
 fn drop_unmet_requirements(
     mut found: BTreeMap<String, FolderPlugin>,
     crate_plugins: &BTreeSet<&str>,
-    problems: &mut Vec<FileProblem>,
+    problems: &mut Vec<Diagnostic>,
 ) -> Vec<FolderPlugin> {
     loop {
         let missing = found.values().find_map(|p| {
@@ -237,7 +243,7 @@ fn drop_unmet_requirements(
             break;
         };
         let p = found.remove(&name).expect("found above");
-        problems.push(FileProblem::new(
+        problems.push(Diagnostic::file(Code::PluginUnmetRequirement,
             &p.manifest_path,
             format!("plugin `{name}` requires `{required}`, which is neither linked nor a loaded folder plugin; it is not loaded"),
         ));
@@ -245,7 +251,8 @@ fn drop_unmet_requirements(
     let circular = in_cycles(&found);
     for name in &circular {
         if let Some(p) = found.remove(name) {
-            problems.push(FileProblem::new(
+            problems.push(Diagnostic::file(
+                Code::PluginRequirementCycle,
                 &p.manifest_path,
                 format!(
                     "plugins require each other in a cycle ({}); none of them is loaded",

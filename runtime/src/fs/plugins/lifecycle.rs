@@ -18,7 +18,7 @@ use std::time::Duration;
 use super::discover::FolderPlugin;
 use super::pin::PinnedDir;
 use crate::command::{self, CommandError, CommandSpec, DEFAULT_TIMEOUT};
-use crate::fs::problem::FileProblem;
+use crate::diagnostic::{Code, Diagnostic};
 
 /// Largest plugin folder copied for a later uninstall, in bytes (a larger one keeps no copy:
 /// deleting it then skips `uninstall`, with a warning).
@@ -67,8 +67,8 @@ impl Lifecycle {
         &mut self,
         wanted: &[FolderPlugin],
         gate: Gate<'_>,
-        problems: &mut Vec<FileProblem>,
-        warnings: &mut Vec<String>,
+        problems: &mut Vec<Diagnostic>,
+        warnings: &mut Vec<Diagnostic>,
     ) -> Vec<FolderPlugin> {
         self.leave(wanted, gate, warnings);
         let mut active = Vec::new();
@@ -93,10 +93,13 @@ impl Lifecycle {
                 continue;
             }
             if let Some(why) = gate(plugin) {
-                warnings.push(format!(
-                    "plugin `{}` is not installed: {why}",
-                    plugin.name()
-                ));
+                warnings.push(
+                    Diagnostic::warning(
+                        Code::PluginUnmetRequirement,
+                        format!("plugin `{}` is not installed: {why}", plugin.name()),
+                    )
+                    .for_plugin(plugin.name()),
+                );
                 continue;
             }
             if self.install(plugin, gate, problems, warnings) {
@@ -107,7 +110,7 @@ impl Lifecycle {
     }
 
     /// Moves the installed versions that are not wanted to `leaving`.
-    fn leave(&mut self, wanted: &[FolderPlugin], gate: Gate<'_>, warnings: &mut Vec<String>) {
+    fn leave(&mut self, wanted: &[FolderPlugin], gate: Gate<'_>, warnings: &mut Vec<Diagnostic>) {
         let gone: Vec<String> = self
             .installed
             .iter()
@@ -121,9 +124,15 @@ impl Lifecycle {
         for name in gone {
             if let Some(done) = self.installed.remove(&name) {
                 if wanted.iter().any(|w| w.name() == name) {
-                    warnings.push(format!(
-                        "plugin `{name}` is now another folder: the old one is uninstalled, then the new one installed"
-                    ));
+                    warnings.push(
+                        Diagnostic::warning(
+                            Code::PluginReplaced,
+                            format!(
+                                "plugin `{name}` is now another folder: the old one is uninstalled, then the new one installed"
+                            ),
+                        )
+                        .for_plugin(&name),
+                    );
                 }
                 let refusal = gate(&done.plugin);
                 self.leaving.push((done, refusal));
@@ -139,12 +148,12 @@ impl Lifecycle {
         &mut self,
         plugin: &FolderPlugin,
         gate: Gate<'_>,
-        problems: &mut Vec<FileProblem>,
-        warnings: &mut Vec<String>,
+        problems: &mut Vec<Diagnostic>,
+        warnings: &mut Vec<Diagnostic>,
     ) -> bool {
         let copy = private_copy(&plugin.pin);
         if let Err(why) = run(plugin, &plugin.manifest.install, "install", &Place::Folder) {
-            problems.push(FileProblem::new(
+            problems.push(Diagnostic::file(Code::PluginInstallFailed,
                 &plugin.manifest_path,
                 format!("plugin `{}`: install failed, so it is not loaded (retried at the next reload): {why}", plugin.name()),
             ));
@@ -155,10 +164,16 @@ impl Lifecycle {
             copy,
         };
         if !plugin.pin.is_at() {
-            warnings.push(format!(
-                "plugin `{}` was removed or replaced while its install ran: it is uninstalled again",
-                plugin.name()
-            ));
+            warnings.push(
+                Diagnostic::warning(
+                    Code::PluginReplaced,
+                    format!(
+                        "plugin `{}` was removed or replaced while its install ran: it is uninstalled again",
+                        plugin.name()
+                    ),
+                )
+                .for_plugin(plugin.name()),
+            );
             let refusal = gate(&done.plugin);
             uninstall(done, refusal, warnings);
             self.again = true;
@@ -193,7 +208,7 @@ impl Lifecycle {
     /// (see [`again`](Self::again)).
     pub(crate) fn finish_leaving(
         &mut self,
-        warnings: &mut Vec<String>,
+        warnings: &mut Vec<Diagnostic>,
         uninstalled: &mut Vec<String>,
     ) -> bool {
         for (done, refusal) in self.leaving.drain(..) {
@@ -224,7 +239,7 @@ impl Lifecycle {
 /// Runs `uninstall` of a plugin version that goes: in its folder while that is still at its
 /// place, else in the copy; `refusal` says why it may not run (trust, managed-only, the global
 /// switch).
-fn uninstall(done: Installed, refusal: Option<String>, warnings: &mut Vec<String>) {
+fn uninstall(done: Installed, refusal: Option<String>, warnings: &mut Vec<Diagnostic>) {
     let name = done.plugin.name().to_owned();
     if done.plugin.manifest.uninstall.is_none() {
         return;
@@ -235,15 +250,21 @@ fn uninstall(done: Installed, refusal: Option<String>, warnings: &mut Vec<String
         match &done.copy {
             Ok(copy) => Place::Copy(copy.path()),
             Err(why) => {
-                warnings.push(format!(
-                    "plugin `{name}` was removed and no copy of its folder was kept ({why}): its uninstall did not run"
+                warnings.push(uninstall_warning(
+                    &name,
+                    format!(
+                        "plugin `{name}` was removed and no copy of its folder was kept ({why}): its uninstall did not run"
+                    ),
                 ));
                 return;
             }
         }
     };
     if let Some(why) = refusal {
-        warnings.push(format!("plugin `{name}`: uninstall did not run: {why}"));
+        warnings.push(uninstall_warning(
+            &name,
+            format!("plugin `{name}`: uninstall did not run: {why}"),
+        ));
         return;
     }
     if let Err(why) = run(
@@ -252,8 +273,16 @@ fn uninstall(done: Installed, refusal: Option<String>, warnings: &mut Vec<String
         "uninstall",
         &place,
     ) {
-        warnings.push(format!("plugin `{name}`: uninstall failed: {why}"));
+        warnings.push(uninstall_warning(
+            &name,
+            format!("plugin `{name}`: uninstall failed: {why}"),
+        ));
     }
+}
+
+/// A warning that a plugin's uninstall failed or did not run.
+fn uninstall_warning(name: &str, message: String) -> Diagnostic {
+    Diagnostic::warning(Code::PluginUninstallFailed, message).for_plugin(name)
 }
 
 /// Runs one lifecycle command at `place`; `Ok` when there is none or it exits 0.

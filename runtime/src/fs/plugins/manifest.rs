@@ -21,7 +21,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::fs::problem::{FileProblem, require_object};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::fs::problem::require_object;
 
 /// Largest `plugin.json` read, in bytes.
 pub(crate) const MAX_PLUGIN_JSON: u64 = 256 * 1024;
@@ -57,26 +58,29 @@ pub(crate) struct PluginManifest {
 /// A problem with line and column for bad JSON, unknown keys and wrong types; without a
 /// position for an empty file, a name that differs from the folder, an empty command or
 /// requirement, a zero timeout.
-pub(crate) fn parse(
-    path: &Path,
-    folder: &str,
-    bytes: &[u8],
-) -> Result<PluginManifest, FileProblem> {
+pub(crate) fn parse(path: &Path, folder: &str, bytes: &[u8]) -> Result<PluginManifest, Diagnostic> {
     let body = crate::fs::problem::without_bom(bytes);
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(FileProblem::new(
+        return Err(Diagnostic::file(
+            Code::FileEmpty,
             path,
             "empty plugin.json; an editor may be mid-save",
         ));
     }
-    require_object(path, body, "plugin.json")?;
+    require_object(
+        crate::diagnostic::Code::PluginManifestInvalid,
+        path,
+        body,
+        "plugin.json",
+    )?;
     let m: PluginManifest = serde_json::from_slice(body).map_err(|e| {
-        FileProblem::json(path, body, &e, |reason| {
+        Diagnostic::json(Code::PluginManifestInvalid, path, body, &e, |reason| {
             format!("invalid plugin.json: {reason}")
         })
     })?;
     let bad = |why: String| {
-        Err(FileProblem::new(
+        Err(Diagnostic::file(
+            Code::PluginManifestInvalid,
             path,
             format!("invalid plugin.json: {why}"),
         ))

@@ -24,8 +24,9 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use crate::diagnostic::{Code, Diagnostic};
 use crate::fs::mode;
-use crate::fs::problem::{FileProblem, without_bom};
+use crate::fs::problem::without_bom;
 use crate::locks;
 
 /// The file's content.
@@ -41,7 +42,7 @@ pub(crate) struct Toggles {
 /// # Errors
 /// Why the file is unusable (unreadable, not JSON, unknown keys, wrong types), with the line and
 /// column of the offending token when it is in the text.
-pub(crate) fn read(path: &Path) -> Result<Toggles, FileProblem> {
+pub(crate) fn read(path: &Path) -> Result<Toggles, Diagnostic> {
     use crate::fs::read::FileReadError;
     let bytes = match crate::fs::read_whole_file(path, MAX_TOGGLES) {
         Ok(bytes) => bytes,
@@ -56,13 +57,13 @@ pub(crate) fn read(path: &Path) -> Result<Toggles, FileProblem> {
 /// The largest toggles file read, in bytes.
 const MAX_TOGGLES: u64 = 1 << 20;
 
-fn parse(path: &Path, bytes: &[u8]) -> Result<Toggles, FileProblem> {
+fn parse(path: &Path, bytes: &[u8]) -> Result<Toggles, Diagnostic> {
     let body = without_bom(bytes);
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Toggles::default());
     }
     serde_json::from_slice(body).map_err(|e| {
-        FileProblem::json(path, body, &e, |reason| {
+        Diagnostic::json(Code::PluginTogglesInvalid, path, body, &e, |reason| {
             format!(
                 "invalid plugin toggles file ({reason}); its choices are not applied, and toggling a plugin does not overwrite it until it is fixed"
             )

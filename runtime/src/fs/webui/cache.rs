@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use super::manifest::WebuiManifest;
 use super::scan::{LayerAssets, scan_layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::fs::event::ReloadEvent;
 use crate::fs::layers::{FsConfig, LayerRoot};
 use crate::fs::read::FileReader;
@@ -64,12 +65,16 @@ impl WebuiCache {
             event.problems.extend(scan.problems.iter().cloned());
             if !layer.trusted {
                 event.warnings.extend(scan.assets.iter().map(|a| {
-                    format!(
-                        "{}: web UI asset in the untrusted {} layer {}: not served (it is code the browser runs); trust the layer with LayerSpec::trusted(true)",
-                        a.file.display(),
-                        layer.kind,
-                        layer.root.display()
+                    Diagnostic::warning(
+                        Code::WebuiUntrusted,
+                        format!(
+                            "web UI asset in the untrusted {} layer {}: not served (it is code the browser runs); trust the layer with LayerSpec::trusted(true)",
+                            layer.kind,
+                            layer.root.display()
+                        ),
                     )
+                    .in_file(&a.file)
+                    .for_point(&a.point)
                 }));
                 continue;
             }
@@ -80,7 +85,7 @@ impl WebuiCache {
         drop(scans);
         event
             .problems
-            .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+            .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
         *locks::lock(&self.current) = Arc::new(manifest);
     }
 }

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::asset::AssetKind;
-use crate::fs::problem::{FileProblem, require_object, without_bom};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::fs::problem::{require_object, without_bom};
 
 /// The largest web UI asset manifest read, in bytes (64 KiB).
 pub(crate) const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
@@ -40,11 +41,16 @@ pub(crate) fn asset_of(name: &str) -> Option<&str> {
 ///
 /// # Errors
 /// Not a JSON object, an unknown key, a value of the wrong type: at the offending token.
-pub(crate) fn disables(path: &Path, bytes: &[u8]) -> Result<bool, FileProblem> {
+pub(crate) fn disables(path: &Path, bytes: &[u8]) -> Result<bool, Diagnostic> {
     let body = without_bom(bytes);
-    require_object(path, body, "web UI asset manifest")?;
+    require_object(
+        crate::diagnostic::Code::WebuiManifestInvalid,
+        path,
+        body,
+        "web UI asset manifest",
+    )?;
     let m: AssetManifest = serde_json::from_slice(body).map_err(|e| {
-        FileProblem::json(path, body, &e, |reason| {
+        Diagnostic::json(Code::WebuiManifestInvalid, path, body, &e, |reason| {
             format!(
                 "invalid web UI asset manifest: {reason} (its one key is `enabled`: `false` takes the asset of this path away)"
             )

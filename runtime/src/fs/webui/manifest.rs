@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::asset::WebuiAsset;
 use super::scan::LayerAssets;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::fs::layers::LayerRoot;
 
 /// Every web UI asset of a scope, grouped by point (see [`Scope::webui_manifest`](crate::Scope::webui_manifest)).
@@ -42,7 +43,7 @@ impl WebuiManifest {
     pub(crate) fn merge(
         generation: u64,
         layers: &[(&LayerRoot, &LayerAssets)],
-        warnings: &mut Vec<String>,
+        warnings: &mut Vec<Diagnostic>,
     ) -> WebuiManifest {
         let mut by_key: HashMap<(&str, &str), WebuiAsset> = HashMap::new();
         // Path -> the manifest that took it away, and whether it hid anything.
@@ -87,10 +88,16 @@ impl WebuiManifest {
             .collect();
         unused.sort();
         for (file, point, path) in unused {
-            warnings.push(format!(
-                "{}: takes web UI asset {point}/{path} away, but neither its layer nor a lower one has it; it has no effect",
-                file.display()
-            ));
+            warnings.push(
+                Diagnostic::warning(
+                    Code::WebuiNoEffect,
+                    format!(
+                        "takes web UI asset {point}/{path} away, but neither its layer nor a lower one has it; it has no effect"
+                    ),
+                )
+                .in_file(file)
+                .for_point(point),
+            );
         }
         let mut points: BTreeMap<String, Vec<WebuiAsset>> = BTreeMap::new();
         for asset in by_key.into_values() {

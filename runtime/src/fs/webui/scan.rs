@@ -4,7 +4,7 @@
 //! path. Files ending in `.html`, `.htm`, `.xhtml`, `.js`, `.mjs` are assets; other files are
 //! ignored (`debug` log), as are hidden and editor files (the backend scanner's rules).
 //!
-//! Refused, each with a [`FileProblem`] and never served: a symlink whose target leaves the
+//! Refused, each with a [`Diagnostic`] and never served: a symlink whose target leaves the
 //! layer (or dangles, or loops); a file or folder name that is not UTF-8, contains `..` or a
 //! character outside `[A-Za-z0-9._-]`; a file over [`MAX_ASSET_BYTES`]; files past
 //! [`MAX_LAYER_BYTES`] in one layer; folders nested deeper than [`MAX_DEPTH`] below the point;
@@ -20,7 +20,8 @@ use std::sync::Arc;
 use super::asset::AssetKind;
 use super::disable::{self, Disabled};
 use super::names;
-use crate::fs::problem::{FileProblem, check_not_shared_writable, symlink_loop};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::fs::problem::{check_not_shared_writable, symlink_loop};
 use crate::fs::read::{Expect, FileReadError, FileReader};
 use crate::fs::stem::{EntryName, entry_name, parse_stem};
 
@@ -52,7 +53,7 @@ pub(crate) struct LayerAssets {
     pub(crate) assets: Vec<ScannedAsset>,
     /// The paths this layer takes away (`<path>.json` with `{"enabled": false}`).
     pub(crate) disabled: Vec<Disabled>,
-    pub(crate) problems: Vec<FileProblem>,
+    pub(crate) problems: Vec<Diagnostic>,
     /// Asset files and asset manifests caught being written, not read this time.
     unsettled: Vec<PathBuf>,
 }
@@ -87,7 +88,7 @@ pub(crate) fn scan_layer(root: &Path, reader: FileReader) -> LayerAssets {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return out,
         Err(e) => {
             out.problems
-                .push(FileProblem::io(&webui, "cannot inspect web UI folder", &e));
+                .push(Diagnostic::io(&webui, "cannot inspect web UI folder", &e));
             return out;
         }
         Ok(_) => {}
@@ -103,7 +104,8 @@ pub(crate) fn scan_layer(root: &Path, reader: FileReader) -> LayerAssets {
         if meta.is_dir() {
             walker.walk(&webui, canon, &mut Vec::new());
         } else {
-            walker.problem(FileProblem::new(
+            walker.problem(Diagnostic::file(
+                Code::LayerNotAFolder,
                 &webui,
                 "`extensions/webui` is not a folder",
             ));
@@ -112,7 +114,7 @@ pub(crate) fn scan_layer(root: &Path, reader: FileReader) -> LayerAssets {
     let mut out = walker.out;
     out.assets
         .sort_by(|a, b| (&a.point, &a.path).cmp(&(&b.point, &b.path)));
-    out.problems.sort_by(|a, b| a.path.cmp(&b.path));
+    out.problems.sort_by(|a, b| a.file.cmp(&b.file));
     out
 }
 
@@ -126,7 +128,7 @@ struct Walker {
 }
 
 impl Walker {
-    fn problem(&mut self, p: FileProblem) {
+    fn problem(&mut self, p: Diagnostic) {
         self.out.problems.push(p);
     }
 
@@ -137,13 +139,13 @@ impl Walker {
                 .filter_map(|e| match e {
                     Ok(e) => Some((e.file_name(), e.path())),
                     Err(e) => {
-                        self.problem(FileProblem::io(dir, "cannot list folder", &e));
+                        self.problem(Diagnostic::io(dir, "cannot list folder", &e));
                         None
                     }
                 })
                 .collect(),
             Err(e) => {
-                self.problem(FileProblem::io(dir, "cannot list folder", &e));
+                self.problem(Diagnostic::io(dir, "cannot list folder", &e));
                 return;
             }
         };
@@ -165,7 +167,8 @@ impl Walker {
             }
             EntryName::NotUtf8 => {
                 let lossy = PathBuf::from(path.to_string_lossy().into_owned());
-                self.problem(FileProblem::new(
+                self.problem(Diagnostic::file(
+                    Code::LayerNotUtf8,
                     lossy,
                     "name is not valid UTF-8; web UI asset paths are text, refused",
                 ));
@@ -173,7 +176,7 @@ impl Walker {
             }
         };
         if let Some(why) = names::refusal(name) {
-            self.problem(FileProblem::new(path, why));
+            self.problem(Diagnostic::file(Code::FileBadName, path, why));
             return;
         }
         let Some((meta, canon)) = self.resolve(path) else {
@@ -192,7 +195,8 @@ impl Walker {
 
     fn descend(&mut self, path: &Path, canon: PathBuf, name: &str, segs: &mut Vec<String>) {
         if segs.len() > MAX_DEPTH {
-            self.problem(FileProblem::new(
+            self.problem(Diagnostic::file(
+                Code::LayerTooDeep,
                 path,
                 format!("nested more than {MAX_DEPTH} folders below its point; not scanned"),
             ));
@@ -218,14 +222,15 @@ impl Walker {
         segs: &[String],
     ) {
         let Some((point, folders)) = segs.split_first() else {
-            self.problem(FileProblem::new(
+            self.problem(Diagnostic::file(Code::LayerMisplacedFile,
                 path,
                 "web UI asset directly in `extensions/webui/` belongs to no point; move it into a folder named after the point",
             ));
             return;
         };
         if !meta.is_file() {
-            self.problem(FileProblem::new(
+            self.problem(Diagnostic::file(
+                Code::FileNotRegular,
                 path,
                 "web UI asset is not a regular file; refused",
             ));
@@ -243,8 +248,8 @@ impl Walker {
                 self.problem(e.problem(path, "web UI asset"));
                 return;
             }
-            Err(Refused::Other(why)) => {
-                self.problem(FileProblem::new(path, why));
+            Err(Refused::Other(code, why)) => {
+                self.problem(Diagnostic::file(code, path, why));
                 return;
             }
         };
@@ -273,7 +278,7 @@ impl Walker {
         segs: &[String],
     ) {
         let Some((point, folders)) = segs.split_first() else {
-            self.problem(FileProblem::new(
+            self.problem(Diagnostic::file(Code::LayerMisplacedFile,
                 path,
                 "web UI asset manifest directly in `extensions/webui/` belongs to no point; move it beside the asset path it is for",
             ));
@@ -310,22 +315,33 @@ impl Walker {
     /// bounds (also when one grows while read).
     fn read_bounded(&mut self, canon: &Path, meta: &Metadata) -> Result<Vec<u8>, Refused> {
         let too_big = |n: u64| {
-            Refused::Other(format!(
-                "file is {n} bytes, over the web UI asset bound of {MAX_ASSET_BYTES} bytes (hookpoint::webui::MAX_ASSET_BYTES); not served"
-            ))
+            Refused::Other(
+                Code::FileTooLarge,
+                format!(
+                    "file is {n} bytes, over the web UI asset bound of {MAX_ASSET_BYTES} bytes (hookpoint::webui::MAX_ASSET_BYTES); not served"
+                ),
+            )
         };
         let expect = Expect::at_most(MAX_ASSET_BYTES).private().same_as(meta);
         let bytes = match self.reader.read(canon, expect) {
             Ok(file) => file.bytes,
             Err(FileReadError::TooLarge { size, .. }) => return Err(too_big(size)),
             Err(e) if e.is_transient() => return Err(Refused::Unsettled(e)),
-            Err(e) => return Err(Refused::Other(format!("cannot read web UI asset: {e}"))),
+            Err(e) => {
+                return Err(Refused::Other(
+                    Code::FileUnreadable,
+                    format!("cannot read web UI asset: {e}"),
+                ));
+            }
         };
         let len = bytes.len() as u64;
         if self.layer_bytes + len > MAX_LAYER_BYTES {
-            return Err(Refused::Other(format!(
-                "the layer's web UI assets pass {MAX_LAYER_BYTES} bytes (hookpoint::webui::MAX_LAYER_BYTES); not served"
-            )));
+            return Err(Refused::Other(
+                Code::FileTooLarge,
+                format!(
+                    "the layer's web UI assets pass {MAX_LAYER_BYTES} bytes (hookpoint::webui::MAX_LAYER_BYTES); not served"
+                ),
+            ));
         }
         self.layer_bytes += len;
         Ok(bytes)
@@ -336,7 +352,8 @@ impl Walker {
         let resolved = fs::canonicalize(path).and_then(|c| fs::metadata(&c).map(|m| (m, c)));
         match resolved {
             Ok((_, canon)) if !canon.starts_with(&self.root_canon) => {
-                self.problem(FileProblem::new(
+                self.problem(Diagnostic::file(
+                    Code::SymlinkEscape,
                     path,
                     format!(
                         "symlink leaves the layer: resolves to {} outside {}; not served",
@@ -348,14 +365,15 @@ impl Walker {
             }
             Ok(found) => Some(found),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                self.problem(FileProblem::new(
+                self.problem(Diagnostic::file(
+                    Code::SymlinkDangling,
                     path,
                     "symlink target does not exist (dangling symlink, or removed while scanning)",
                 ));
                 None
             }
             Err(e) => {
-                self.problem(FileProblem::io(path, "cannot inspect file", &e));
+                self.problem(Diagnostic::io(path, "cannot inspect file", &e));
                 None
             }
         }
@@ -366,6 +384,6 @@ impl Walker {
 enum Refused {
     /// Caught being written: its previous version stays listed.
     Unsettled(FileReadError),
-    /// Refused, with why.
-    Other(String),
+    /// Refused, with the kind of problem and why.
+    Other(Code, String),
 }
