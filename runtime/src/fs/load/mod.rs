@@ -220,17 +220,9 @@ impl LoadState {
         {
             snap.wasm = wasm;
         }
-        problems.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
-        problems.dedup_by(|a, b| a.file == b.file && a.message == b.message);
-        let event = ReloadEvent {
-            generation: input.generation,
-            problems,
-            warnings,
-            ..ReloadEvent::default()
-        };
         Loaded {
             snapshot: snap,
-            event,
+            event: reload_event(input.generation, problems, warnings),
             #[cfg(hookpoint_folder_plugins)]
             folder_plugins: folder.statuses.clone(),
         }
@@ -262,6 +254,22 @@ impl LoadState {
                 );
             }
         }
+    }
+}
+
+/// What a load reports: its problems sorted by file and line, one per file and message.
+fn reload_event(
+    generation: u64,
+    mut problems: Vec<Diagnostic>,
+    warnings: Vec<Diagnostic>,
+) -> ReloadEvent {
+    problems.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    problems.dedup_by(|a, b| a.file == b.file && a.message == b.message);
+    ReloadEvent {
+        generation,
+        problems,
+        warnings,
+        ..ReloadEvent::default()
     }
 }
 
