@@ -21,7 +21,7 @@
 
 pub use crate::agent::{Agent, AgentBuilder, AgentError, AgentRef, Reply, current_agent};
 pub use crate::log::LogKind;
-pub use crate::model::{Model, ScriptedModel, ScriptedReply};
+pub use crate::model::{Model, OpenAiModel, ScriptedModel, ScriptedReply};
 pub use crate::payloads::{
     ToolCall, ToolError, ToolExecution, ToolRegistry, ToolResult, ToolSpec, ToolStatus,
 };

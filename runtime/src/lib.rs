@@ -54,7 +54,7 @@
 //! | a typed sync point | [`POINT.call(&mut p)?`](SyncPoint::call) |
 //! | a typed async point | [`POINT.call(&mut p).await?`](AsyncPoint::call) |
 //! | a point by name | [`call_sync("name", &mut p)?`](call_sync), [`call_async("name", &mut p).await?`](call_async), [`call!("name", &mut p)?`](call!) (`call!(async "name", ..).await?`) |
-//! | in a named scope | [`scope.enter(\|\| POINT.call(&mut p))?`](Scope::enter), [`scope.bind(POINT.call(&mut p)).await?`](Scope::bind) (any of the above inside) |
+//! | in a named scope | sync: [`scope.enter(\|\| POINT.call(&mut p))?`](Scope::enter); async: [`scope.bind(POINT.call(&mut p)).await?`](Scope::bind) (any of the above inside; an async call reads its scope when first polled, so futures take `bind`) |
 //!
 //! An [`#[extensible]`](macro@extensible) fn dispatches its own start and end points when it is
 //! called.

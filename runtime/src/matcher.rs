@@ -1,4 +1,4 @@
-//! Payload matchers of override manifests (feature `fs`): `"match": {"/tool": "db.*"}` runs an
+//! Payload matchers of override manifests (feature `overrides`): `"match": {"/tool": "db.*"}` runs an
 //! extension or command hook only when every JSON pointer into the payload holds a value that
 //! matches its pattern — a glob by default, a regex when written `{"regex": "..."}` (Claude
 //! Code's matcher, on any field). Strings match their text; numbers, booleans and `null` match

@@ -1,5 +1,5 @@
 //! What leaves the process: filters every payload passes through on its way to a command hook or
-//! a WebAssembly module (feature `fs`).
+//! a WebAssembly module (features `command-hooks`, `wasm`).
 //!
 //! A Rust extension runs in the application and sees the payload itself; a command hook is
 //! another program and a WebAssembly module is foreign code, so what they get is the payload's

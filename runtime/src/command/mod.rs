@@ -1,4 +1,4 @@
-//! Command hooks (feature `fs`): an executable or a manifest's `command` in an override folder
+//! Command hooks (feature `command-hooks`): an executable or a manifest's `command` in an override folder
 //! runs as an extension, with Claude Code's protocol. This module holds the runner (spawn,
 //! timeout, process group, bounded pipes) behind a narrow crate-internal API, and the public
 //! error type and limits.

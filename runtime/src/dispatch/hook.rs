@@ -1,4 +1,4 @@
-//! The command-hook bridge (feature `fs`): the payload goes to the hook as JSON through the
+//! The command-hook bridge (feature `command-hooks`): the payload goes to the hook as JSON through the
 //! point's codec and the [outgoing filters](crate::add_outgoing_filter), and the hook's `{"payload": ...}` comes back into the payload the same way.
 
 use super::Call;

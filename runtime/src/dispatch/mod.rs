@@ -62,7 +62,7 @@ pub(crate) struct Erased<'c> {
     /// `TypeId::of::<fn(&mut P)>()` with `P`'s lifetimes elided.
     pub(crate) key: TypeId,
     pub(crate) type_name: fn() -> &'static str,
-    /// Present when the payload can travel as JSON (command hooks, feature `fs`).
+    /// Present when the payload can travel as JSON (command hooks, wasm).
     pub(crate) codec: Option<&'c JsonCodec>,
 }
 

@@ -39,7 +39,6 @@ impl crate::ScopeBuilder {
     /// ```
     /// let scope = hookpoint::ScopeBuilder::new("no-commands")
     ///     .command_hooks(false)
-    ///     .watch(false)
     ///     .build()
     ///     .unwrap();
     /// assert!(!scope.command_hooks_enabled());

@@ -88,7 +88,7 @@ impl Scope {
             .collect()
     }
 
-    /// Every plugin of this scope, sorted by name: the linked crate plugins and (feature `fs`)
+    /// Every plugin of this scope, sorted by name: the linked crate plugins and (feature `folder-plugins`)
     /// the folder plugins of its plugin roots, with where each comes from and its state
     /// (active, unhealthy, not installed, disabled, broken). One name can have two entries: the
     /// plugin that loaded and a folder plugin refused for that name, in state
@@ -234,7 +234,7 @@ impl Scope {
         Ok(true)
     }
 
-    /// Writes the choice to the toggles file (feature `fs`, when the scope has one).
+    /// Writes the choice to the toggles file (feature `overrides`, when the scope has one).
     ///
     /// # Errors
     /// [`ErrorKind::Plugin`]: it cannot be written (a read-only file or folder, a failed write).

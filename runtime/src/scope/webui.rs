@@ -1,4 +1,4 @@
-//! A scope's web UI manifest and assets (feature `fs`).
+//! A scope's web UI manifest and assets (feature `webui`).
 
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 //! and command hooks), with no knowledge of files or scopes.
 //!
 //! - [`compiled`]: the compiled-in table, with duplicates resolved (`replace`) or refused.
-//! - [`merge`]: compiled-in candidates minus disabled plugins' ones, then (feature `fs`)
+//! - [`merge`]: compiled-in candidates minus disabled plugins' ones, then (feature `overrides`)
 //!   [`overrides`] applied per (point, name).
 //! - [`layout`]: one point's winners sorted into a [`PointList`] whose [`Shape`] tells dispatch
 //!   which loop may run it.
@@ -125,7 +125,7 @@ pub(crate) struct ExtMeta {
 pub(crate) enum Matcher {
     /// `#[extension(when = pred)]`: a predicate over the typed payload.
     Typed(WhenFn),
-    /// A manifest's `"match"`: JSON pointers into the payload as JSON (feature `fs`).
+    /// A manifest's `"match"`: JSON pointers into the payload as JSON (feature `overrides`).
     #[cfg(hookpoint_overrides)]
     Json(Arc<crate::matcher::JsonMatcher>),
 }

@@ -1,4 +1,4 @@
-//! Override definitions (feature `fs`): per (point, name) the highest layer wins whole; a
+//! Override definitions (feature `overrides`): per (point, name) the highest layer wins whole; a
 //! manifest without a command changes the definition below it (the highest command hook, else
 //! the compiled-in extension); without an explicit order an override keeps the order of the
 //! extension it changes.

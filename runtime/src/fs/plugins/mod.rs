@@ -1,4 +1,4 @@
-//! Folder plugins (feature `fs`): plugins that are folders, not crates. Every subfolder of a
+//! Folder plugins (feature `folder-plugins`): plugins that are folders, not crates. Every subfolder of a
 //! scope's plugin roots with a [`plugin.json`](manifest) is one: its folder joins the scope's
 //! layers (like a crate plugin's `plugin_folder`), its `config` is the plugin's default config,
 //! and its `install` / `uninstall` / `check` commands run as the [`lifecycle`] says. Plugins are
