@@ -117,6 +117,7 @@
 //! | [`history`], [`log`], [`secrets`], [`cache`] | the context's parts: [`History`](history::History), [`AgentLog`](log::AgentLog), [`SecretStore`](secrets::SecretStore), [`Cache`](cache::Cache) |
 //! | [`config`], [`settings`] | [`AgentConfig`](config::AgentConfig) and the profile settings files |
 //! | [`context`], [`decision`], [`glob`] | [`TaskContext`](context::TaskContext), tool-call decisions, tool-name patterns |
+//! | [`approval`] | calls that wait for an answer across a restart: [`PendingCall`](approval::PendingCall), [`Approval`](approval::Approval), [`Agent::resume`](agent::Agent::resume) |
 //! | [`builtin`] | the built-in extensions (each an ordinary extension; listed in the README) |
 //! | [`layout`] | Agent Zero's folder layout (project, profiles, user, plugins) as a preset of a scope's layers ([`layout::AgentZeroLayout`]) |
 //! | [`trace`] | what an agent's points did, for tools like the demo's trace |
@@ -127,6 +128,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod approval;
 pub mod builtin;
 pub mod cache;
 pub mod config;

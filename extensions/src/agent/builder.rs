@@ -41,6 +41,7 @@ pub struct AgentBuilder {
     settings: AgentConfig,
     restore: Option<SavedContext>,
     ask: Option<AskFn>,
+    interrupt_on_ask: bool,
     tracer: Option<TraceFn>,
     profile: Option<String>,
     points: bool,
@@ -58,6 +59,7 @@ impl AgentBuilder {
             settings: AgentConfig::default(),
             restore: None,
             ask: None,
+            interrupt_on_ask: false,
             tracer: None,
             profile: None,
             points: true,
@@ -77,6 +79,7 @@ impl AgentBuilder {
             secrets: parent.secrets.clone(),
             settings: (*parent.global).clone(),
             ask: parent.ask.clone(),
+            interrupt_on_ask: parent.interrupt_on_ask,
             tracer: parent.tracer.clone(),
             points: parent.points,
             ..Self::new(name)
@@ -172,6 +175,30 @@ impl AgentBuilder {
         self
     }
 
+    /// Makes a tool call whose decision is [`Decision::Ask`](crate::decision::Decision::Ask) and
+    /// that no [`on_ask`](Self::on_ask) callback answers end the run with
+    /// [`StopReason::Interrupted`](crate::payloads::StopReason::Interrupted) instead of being
+    /// denied ("no one is there to ask", the default without a callback). The call then waits
+    /// in the agent's context — [`save`](Agent::save) keeps it — for
+    /// [`Agent::resume`](Agent::resume). A callback can make one call wait too, by answering
+    /// [`Answer::Later`](crate::decision::Answer::Later).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use hookpoint_extensions::{agent::Agent, model::{ScriptedModel, ScriptedReply}, payloads::StopReason};
+    /// let model = ScriptedModel::new("m")
+    ///     .reply(ScriptedReply::respond("Done."));
+    /// let mut agent = Agent::builder("doc-interrupt").model(model).interrupt_on_ask().build().unwrap();
+    /// // No tool asks here, so the agent answers as usual.
+    /// let reply = agent.send("hi").await.unwrap();
+    /// assert_eq!(reply.stop, StopReason::Responded);
+    /// # });
+    /// ```
+    pub fn interrupt_on_ask(mut self) -> Self {
+        self.interrupt_on_ask = true;
+        self
+    }
+
     /// Sends a [`PointTrace`] for every point the agent fires (see [`trace`](crate::trace)).
     pub fn trace(mut self, f: impl Fn(&PointTrace) + Send + Sync + 'static) -> Self {
         self.tracer = Some(Arc::new(f));
@@ -226,6 +253,10 @@ impl AgentBuilder {
             task: Mutex::new(None),
             intervention: Mutex::new(None),
             ask: self.ask,
+            interrupt_on_ask: self.interrupt_on_ask,
+            interrupted: Mutex::new(saved.interrupted),
+            approvals: Mutex::new(saved.approvals),
+            next_call: AtomicU64::new(saved.next_call),
             tracer: self.tracer,
             trace_buf: Mutex::default(),
             trace_observer: std::sync::OnceLock::new(),

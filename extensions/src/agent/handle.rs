@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use hookpoint::Scope;
 
 use super::AgentError;
+use crate::approval::{Approvals, Interruption};
 use crate::cache::Cache;
 use crate::config::AgentConfig;
 use crate::context::TaskContext;
@@ -47,6 +48,14 @@ pub(crate) struct AgentCore {
     pub(crate) task: Mutex<Option<TaskContext>>,
     pub(crate) intervention: Mutex<Option<String>>,
     pub(crate) ask: Option<AskFn>,
+    /// An ask that no callback answers waits for `resume` instead of being denied.
+    pub(crate) interrupt_on_ask: bool,
+    /// The interrupted task whose calls wait for an answer.
+    pub(crate) interrupted: Mutex<Option<Interruption>>,
+    /// Tools approved without asking, for the task or the session.
+    pub(crate) approvals: Mutex<Approvals>,
+    /// The id of the next call that waits.
+    pub(crate) next_call: AtomicU64,
     pub(crate) tracer: Option<TraceFn>,
     pub(crate) trace_buf: Mutex<Vec<ExtensionRun>>,
     /// The observer that fills `trace_buf` (a traced agent only), detached when the agent goes.

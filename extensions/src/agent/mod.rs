@@ -9,6 +9,7 @@
 //! - `monologue`: `send` → one monologue → its loop iterations.
 //! - `prompt`, `llm`, `tools`, `reply`: the steps of one iteration.
 //! - `saved`: a context saved and restored.
+//! - `resume`: an interrupted task going on with the application's answers.
 
 mod builder;
 mod fire;
@@ -17,6 +18,7 @@ mod llm;
 mod monologue;
 mod prompt;
 mod reply;
+mod resume;
 mod saved;
 mod tools;
 mod traced;
@@ -58,6 +60,9 @@ pub enum AgentError {
     /// The user intervened; the built-in `handle_intervention` turns this into a clean stop.
     #[error("the user intervened: {0}")]
     Intervention(String),
+    /// [`Agent::resume`] refused its answers; nothing ran and the same calls still wait.
+    #[error(transparent)]
+    Resume(#[from] crate::approval::ResumeError),
 }
 
 /// What `send` returns: the answer, how the monologue ended, and the results of the tools it

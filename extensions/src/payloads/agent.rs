@@ -82,6 +82,10 @@ pub enum StopReason {
     StoppedByExtension,
     /// The monologue failed (`error` says why); the history is intact.
     Failed,
+    /// Tool calls wait for the application's answer ([`Decision::Ask`](crate::decision::Decision::Ask)
+    /// that no callback answered): each with its id, tool, masked arguments and reasons. Answer
+    /// them with [`Agent::resume`](crate::agent::Agent::resume), now or after a restart.
+    Interrupted(Vec<crate::approval::PendingCall>),
 }
 
 /// `monologue_end`, then `task.end`: the agent finished a user message — also when it failed or
