@@ -34,6 +34,10 @@ pub struct AgentConfig {
     pub skills: Vec<String>,
     /// Project instructions, added by `_14_project_prompt` (empty for none).
     pub project_instructions: String,
+    /// The history's budget in estimated tokens ([`History::tokens`](crate::history::History::tokens)):
+    /// when the history exceeds it at the end of an iteration, its older messages are compacted
+    /// into one summary (`history.compact`). 0 (the default) never compacts.
+    pub history_budget_tokens: u32,
     /// Any other key, kept as it was written.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -52,6 +56,7 @@ impl Default for AgentConfig {
             mcp_servers: serde_json::Map::new(),
             skills: Vec::new(),
             project_instructions: String::new(),
+            history_budget_tokens: 0,
             extra: serde_json::Map::new(),
         }
     }

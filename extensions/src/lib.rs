@@ -62,6 +62,7 @@
 //! | its result is written (not for the final answer) | `hist_add_tool_result` (sync) → `hist_add_before` | [`ToolResultEntry`](payloads::ToolResultEntry) |
 //! | its result may be remembered (not the final answer; plugins also fire it for fragments, solutions, lessons: [`MemoryKind`](payloads::MemoryKind)) | `memory.write` | [`MemoryWrite`](payloads::MemoryWrite) |
 //! | each iteration ends | `message_loop_end` | [`LoopData`](payloads::LoopData) |
+//! | the history is over its budget (after `message_loop_end`; [`AgentRef::compact_history`](agent::AgentRef::compact_history)) | `history.compact_before` → `history.compact` → `history.compact_after` | [`HistoryCompaction`](payloads::HistoryCompaction) |
 //! | the message is done (always, also on failure) | `monologue_end` → `task.end` | [`MonologueEnd`](payloads::MonologueEnd) |
 //! | the chain is done (main agent) | `process_chain_end` | [`ChainEnd`](payloads::ChainEnd) |
 //! | the utility model is called ([`AgentRef::call_utility_model`](agent::AgentRef::call_utility_model)) | `util_model_call_before`, `util_model_call_after` | [`UtilModelCall`](payloads::UtilModelCall), [`UtilModelResult`](payloads::UtilModelResult) |

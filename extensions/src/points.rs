@@ -157,6 +157,20 @@ point! {
     #[serde]
     pub static HIST_ADD_TOOL_RESULT: SyncPoint<ToolResultEntry> = "hist_add_tool_result";
 
+    /// The history is over its budget and its older messages are about to be compacted: veto,
+    /// or add what the summary must keep.
+    #[serde]
+    pub static HISTORY_COMPACT_BEFORE: AsyncPoint<HistoryCompaction> = "history.compact_before";
+
+    /// The compactor writes the summary of the older messages (the built-in
+    /// `summarize_history`, order 50, on the utility model).
+    #[serde]
+    pub static HISTORY_COMPACT: AsyncPoint<HistoryCompaction> = "history.compact";
+
+    /// The summary is written: post-process it, or veto, before it replaces the older messages.
+    #[serde]
+    pub static HISTORY_COMPACT_AFTER: AsyncPoint<HistoryCompaction> = "history.compact_after";
+
     // ---- Tools ------------------------------------------------------------------------------
 
     /// Tools contribute themselves, every round.
@@ -254,6 +268,9 @@ mod tests {
         "hist_add_tool_result",
         "memory.write",
         "message_loop_end",
+        "history.compact_before",
+        "history.compact",
+        "history.compact_after",
         "monologue_end",
         "task.end",
         "process_chain_end",

@@ -118,6 +118,12 @@ impl AgentBuilder {
         self
     }
 
+    /// The utility model, shared.
+    pub fn utility_model_arc(mut self, model: Arc<dyn Model>) -> Self {
+        self.utility = Some(model);
+        self
+    }
+
     /// The secrets: masked in every payload, the history, the log, the trace and what goes to
     /// the models; unmasked only in the arguments of `tool.execute`, just before the tool runs.
     pub fn secrets(mut self, secrets: SecretStore) -> Self {

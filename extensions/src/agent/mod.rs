@@ -8,10 +8,12 @@
 //! - `fire`: one dispatch helper (scope, trace, the points-off switch of the benchmark).
 //! - `monologue`: `send` → one monologue → its loop iterations.
 //! - `prompt`, `llm`, `tools`, `reply`: the steps of one iteration.
+//! - `compact`: the history compacted when it is over its budget.
 //! - `saved`: a context saved and restored.
 //! - `resume`: an interrupted task going on with the application's answers.
 
 mod builder;
+mod compact;
 mod fire;
 mod handle;
 mod llm;
@@ -29,6 +31,7 @@ use hookpoint::extensible;
 use serde::Serialize;
 
 pub use builder::{AgentBuilder, startup_notes};
+pub use compact::CompactionOutcome;
 pub use handle::{AgentRef, current_agent};
 pub use reply::{ToolRequest, parse_tool_request};
 pub use saved::SavedContext;

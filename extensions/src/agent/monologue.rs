@@ -231,6 +231,7 @@ async fn end_iteration(
     answered: bool,
 ) -> Result<Option<StopReason>, AgentError> {
     core.fire(&MESSAGE_LOOP_END, ld).await?;
+    core.compact_history().await?;
     Ok(if answered {
         Some(StopReason::Responded)
     } else if ld.stop {

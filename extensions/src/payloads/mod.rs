@@ -10,7 +10,7 @@ mod prompt;
 mod tools;
 
 pub use agent::{AgentInit, ChainEnd, LoopData, MonologueEnd, MonologueStart, StopReason};
-pub use history::{HistoryAdd, ToolResultEntry};
+pub use history::{HistoryAdd, HistoryCompaction, ToolResultEntry};
 pub use model::{
     ChatModelCall, ChatModelResult, StreamChunk, StreamKind, UtilModelCall, UtilModelResult,
 };

@@ -15,9 +15,9 @@ use serde_json::Value;
 
 use super::{
     AgentInit, ChainEnd, ChatModelCall, ChatModelResult, EmbeddingModelChanged, ErrorFormat,
-    HistoryAdd, JobLoop, LoopData, MemoryWrite, MonologueEnd, MonologueStart, StartupMigration,
-    StreamChunk, SystemPrompt, ToolCall, ToolError, ToolRegistry, ToolResult, ToolResultEntry,
-    ToolSelect, ToolSpec, UserMessage, UtilModelCall, UtilModelResult,
+    HistoryAdd, HistoryCompaction, JobLoop, LoopData, MemoryWrite, MonologueEnd, MonologueStart,
+    StartupMigration, StreamChunk, SystemPrompt, ToolCall, ToolError, ToolRegistry, ToolResult,
+    ToolResultEntry, ToolSelect, ToolSpec, UserMessage, UtilModelCall, UtilModelResult,
 };
 use crate::secrets::SecretStore;
 
@@ -100,6 +100,14 @@ impl Outgoing for MonologueEnd {
 impl Outgoing for ChainEnd {
     fn mask_secrets(&mut self, secrets: &SecretStore) {
         texts(secrets, [&mut self.agent, &mut self.response]);
+    }
+}
+
+impl Outgoing for HistoryCompaction {
+    fn mask_secrets(&mut self, secrets: &SecretStore) {
+        texts(secrets, self.messages.iter_mut().map(|m| &mut m.content));
+        texts(secrets, &mut self.facts);
+        texts(secrets, self.summary.iter_mut().chain(&mut self.veto));
     }
 }
 
