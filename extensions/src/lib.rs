@@ -60,6 +60,7 @@
 //! | it failed | `error_format` → `tool.error` | [`ErrorFormat`](payloads::ErrorFormat), [`ToolError`](payloads::ToolError) |
 //! | it ended (any status) | `tool_execute_after` → `tool.after_call` | [`ToolResult`](payloads::ToolResult) |
 //! | its result is written (not for the final answer) | `hist_add_tool_result` (sync) → `hist_add_before` | [`ToolResultEntry`](payloads::ToolResultEntry) |
+//! | the `call_subordinate` tool delegates ([`AgentRef::call_subordinate`](agent::AgentRef::call_subordinate)) | `subagent.start`, then the subordinate's own points, then `subagent.stop` | [`Subagent`](payloads::Subagent) |
 //! | its result may be remembered (not the final answer; plugins also fire it for fragments, solutions, lessons: [`MemoryKind`](payloads::MemoryKind)) | `memory.write` | [`MemoryWrite`](payloads::MemoryWrite) |
 //! | each iteration ends | `message_loop_end` | [`LoopData`](payloads::LoopData) |
 //! | the history is over its budget (after `message_loop_end`; [`AgentRef::compact_history`](agent::AgentRef::compact_history)) | `history.compact_before` → `history.compact` → `history.compact_after` | [`HistoryCompaction`](payloads::HistoryCompaction) |

@@ -101,6 +101,15 @@ point! {
     #[serde]
     pub static TASK_END: AsyncPoint<MonologueEnd> = "task.end";
 
+    /// A superior delegates a message to a subordinate (`call_subordinate`): match on the
+    /// profile, rewrite the message.
+    #[serde]
+    pub static SUBAGENT_START: AsyncPoint<Subagent> = "subagent.start";
+
+    /// The subordinate stopped: check or replace its answer before the superior sees it.
+    #[serde]
+    pub static SUBAGENT_STOP: AsyncPoint<Subagent> = "subagent.stop";
+
     /// The whole chain (with subordinates) finished a user message.
     #[serde]
     pub static PROCESS_CHAIN_END: AsyncPoint<ChainEnd> = "process_chain_end";
@@ -267,6 +276,8 @@ mod tests {
         "tool.after_call",
         "hist_add_tool_result",
         "memory.write",
+        "subagent.start",
+        "subagent.stop",
         "message_loop_end",
         "history.compact_before",
         "history.compact",

@@ -42,6 +42,7 @@ pub struct AgentBuilder {
     restore: Option<SavedContext>,
     ask: Option<AskFn>,
     interrupt_on_ask: bool,
+    profile_scopes: std::collections::BTreeMap<String, Scope>,
     tracer: Option<TraceFn>,
     profile: Option<String>,
     points: bool,
@@ -60,6 +61,7 @@ impl AgentBuilder {
             restore: None,
             ask: None,
             interrupt_on_ask: false,
+            profile_scopes: Default::default(),
             tracer: None,
             profile: None,
             points: true,
@@ -79,7 +81,10 @@ impl AgentBuilder {
             secrets: parent.secrets.clone(),
             settings: (*parent.global).clone(),
             ask: parent.ask.clone(),
-            interrupt_on_ask: parent.interrupt_on_ask,
+            // A subordinate's ask is answered by the callback or denied: its run cannot be
+            // resumed from the superior's saved context.
+            interrupt_on_ask: false,
+            profile_scopes: (*parent.profile_scopes).clone(),
             tracer: parent.tracer.clone(),
             points: parent.points,
             ..Self::new(name)
@@ -181,6 +186,15 @@ impl AgentBuilder {
         self
     }
 
+    /// The scope a subordinate on `profile` runs in (`call_subordinate` with that profile): build
+    /// it with the profile, so its `agents/<profile>/` layers and their `settings.json` apply.
+    /// Subordinates inherit the scopes given here. A profile without one is refused (the model
+    /// gets the list of profiles); the agent's own profile runs in the agent's scope.
+    pub fn profile_scope(mut self, profile: impl Into<String>, scope: Scope) -> Self {
+        self.profile_scopes.insert(profile.into(), scope);
+        self
+    }
+
     /// Makes a tool call whose decision is [`Decision::Ask`](crate::decision::Decision::Ask) and
     /// that no [`on_ask`](Self::on_ask) callback answers end the run with
     /// [`StopReason::Interrupted`](crate::payloads::StopReason::Interrupted) instead of being
@@ -260,6 +274,9 @@ impl AgentBuilder {
             intervention: Mutex::new(None),
             ask: self.ask,
             interrupt_on_ask: self.interrupt_on_ask,
+            profile_scopes: Arc::new(self.profile_scopes),
+            subordinate: Mutex::new(None),
+            running_subordinate: Mutex::new(None),
             interrupted: Mutex::new(saved.interrupted),
             approvals: Mutex::new(saved.approvals),
             next_call: AtomicU64::new(saved.next_call),

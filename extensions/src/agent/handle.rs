@@ -56,6 +56,12 @@ pub(crate) struct AgentCore {
     pub(crate) approvals: Mutex<Approvals>,
     /// The id of the next call that waits.
     pub(crate) next_call: AtomicU64,
+    /// Scopes for the profiles subordinates may run on.
+    pub(crate) profile_scopes: super::team::ProfileScopes,
+    /// The subordinate kept between `call_subordinate` calls.
+    pub(crate) subordinate: Mutex<Option<super::team::Kept>>,
+    /// The subordinate running now: an intervention reaches it.
+    pub(crate) running_subordinate: Mutex<Option<AgentRef>>,
     pub(crate) tracer: Option<TraceFn>,
     pub(crate) trace_buf: Mutex<Vec<ExtensionRun>>,
     /// The observer that fills `trace_buf` (a traced agent only), detached when the agent goes.
@@ -335,12 +341,21 @@ impl AgentRef {
     /// Returns `false`, and does nothing, when no task is running (a stop pressed just after the
     /// answer came): an intervention never carries over to swallow the next message. An
     /// intervention still pending when its task ends is dropped with it.
+    ///
+    /// While a subordinate runs (`call_subordinate`), the intervention reaches it too: it stops
+    /// at its next step, and so does this agent once the subordinate returned.
     pub fn intervene(&self, message: impl Into<String>) -> bool {
+        let message = message.into();
         let task = lock(&self.core.task);
         if task.is_none() {
             return false;
         }
-        *lock(&self.core.intervention) = Some(message.into());
+        *lock(&self.core.intervention) = Some(message.clone());
+        drop(task);
+        let running = lock(&self.core.running_subordinate).clone();
+        if let Some(sub) = running {
+            sub.intervene(message);
+        }
         true
     }
 }

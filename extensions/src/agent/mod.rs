@@ -10,6 +10,8 @@
 //! - `prompt`, `llm`, `tools`, `reply`: the steps of one iteration.
 //! - `compact`: the history compacted when it is over its budget.
 //! - `saved`: a context saved and restored.
+//! - `subordinate`: delegating to a subordinate agent (`call_subordinate`); `team`: what an
+//!   agent keeps of its subordinates.
 //! - `resume`: an interrupted task going on with the application's answers.
 
 mod builder;
@@ -22,6 +24,8 @@ mod prompt;
 mod reply;
 mod resume;
 mod saved;
+mod subordinate;
+mod team;
 mod tools;
 mod traced;
 
@@ -35,6 +39,7 @@ pub use compact::CompactionOutcome;
 pub use handle::{AgentRef, current_agent};
 pub use reply::{ToolRequest, parse_tool_request};
 pub use saved::SavedContext;
+pub use subordinate::SubordinateError;
 
 use crate::model::{ModelError, Usage};
 use crate::payloads::{StopReason, ToolResult};

@@ -120,3 +120,30 @@ pub struct ChainEnd {
     /// Its answer.
     pub response: String,
 }
+
+/// `subagent.start`, then (once it stopped) `subagent.stop`: a superior agent delegates a
+/// message to a subordinate (the built-in `call_subordinate` tool,
+/// [`AgentRef::call_subordinate`](crate::agent::AgentRef::call_subordinate)). One payload goes
+/// through both points.
+///
+/// - `subagent.start`: match on `profile` or `number`, rewrite `message` (what the subordinate
+///   gets). `answer` and `stop` are `None`.
+/// - `subagent.stop`: check or replace `answer` (what the superior sees as the tool result);
+///   `stop` says how the subordinate ended. `None` as the answer makes the call a failure the
+///   superior's model is told about.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Subagent {
+    /// The superior's name. Read.
+    pub superior: String,
+    /// The subordinate's number (superior + 1; its name is `A<number>`). Read.
+    pub number: u32,
+    /// The subordinate's profile (`""` for none). Read.
+    pub profile: String,
+    /// The message delegated. Rewritable at `subagent.start`.
+    pub message: String,
+    /// The subordinate's answer (masked), `None` when it stopped without one. Rewritable at
+    /// `subagent.stop`.
+    pub answer: Option<String>,
+    /// How the subordinate's monologue ended (at `subagent.stop`). Read.
+    pub stop: Option<StopReason>,
+}

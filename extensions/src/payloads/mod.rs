@@ -9,7 +9,9 @@ mod process;
 mod prompt;
 mod tools;
 
-pub use agent::{AgentInit, ChainEnd, LoopData, MonologueEnd, MonologueStart, StopReason};
+pub use agent::{
+    AgentInit, ChainEnd, LoopData, MonologueEnd, MonologueStart, StopReason, Subagent,
+};
 pub use history::{HistoryAdd, HistoryCompaction, ToolResultEntry};
 pub use model::{
     ChatModelCall, ChatModelResult, StreamChunk, StreamKind, UtilModelCall, UtilModelResult,

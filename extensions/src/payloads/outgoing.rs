@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::Subagent;
 use super::{
     AgentInit, ChainEnd, ChatModelCall, ChatModelResult, EmbeddingModelChanged, ErrorFormat,
     HistoryAdd, HistoryCompaction, JobLoop, LoopData, MemoryWrite, MonologueEnd, MonologueStart,
@@ -94,6 +95,16 @@ impl Outgoing for MonologueEnd {
             [&mut self.agent, &mut self.user_message, &mut self.response],
         );
         texts(secrets, &mut self.error);
+    }
+}
+
+impl Outgoing for Subagent {
+    fn mask_secrets(&mut self, secrets: &SecretStore) {
+        texts(
+            secrets,
+            [&mut self.superior, &mut self.profile, &mut self.message],
+        );
+        texts(secrets, &mut self.answer);
     }
 }
 
