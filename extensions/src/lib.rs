@@ -51,6 +51,7 @@
 //! | the system prompt | `system_prompt` | [`SystemPrompt`](payloads::SystemPrompt) |
 //! | the prompt is complete | `message_loop_prompts_after` → `planning.started` | [`LoopData`](payloads::LoopData) |
 //! | before the main model call | `before_main_llm_call` → `chat_model_call_before` | [`LoopData`](payloads::LoopData), [`ChatModelCall`](payloads::ChatModelCall) |
+//! | a fresh task's first model call starts (concurrently with it; a trip cancels it) | `guardrail.input` | [`GuardrailInput`](payloads::GuardrailInput) |
 //! | reasoning / answer streams | `reasoning_stream`, `reasoning_stream_chunk`…, `reasoning_stream_end`; the same for `response_stream*` | [`StreamChunk`](payloads::StreamChunk) |
 //! | the model answered | `chat_model_call_after` | [`ChatModelResult`](payloads::ChatModelResult) |
 //! | any message enters the history | `hist_add_before` (sync) | [`HistoryAdd`](payloads::HistoryAdd) |

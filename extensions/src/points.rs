@@ -116,6 +116,11 @@ point! {
 
     // ---- Models and streams -----------------------------------------------------------------
 
+    /// The task's user message is checked, concurrently with the model call: a trip cancels the
+    /// call and ends the task ([`GuardrailInput`]). An error fails closed.
+    #[serde]
+    pub static GUARDRAIL_INPUT: AsyncPoint<GuardrailInput> = "guardrail.input";
+
     /// Before the chat model is called: the request's messages.
     #[serde]
     pub static CHAT_MODEL_CALL_BEFORE: AsyncPoint<ChatModelCall> = "chat_model_call_before";
@@ -258,6 +263,7 @@ mod tests {
         "planning.started",
         "before_main_llm_call",
         "chat_model_call_before",
+        "guardrail.input",
         "reasoning_stream",
         "reasoning_stream_chunk",
         "reasoning_stream_end",

@@ -100,6 +100,7 @@ recorders! {
     r_compact_after: HISTORY_COMPACT_AFTER => HistoryCompaction;
     r_sub_start: SUBAGENT_START => Subagent;
     r_sub_stop: SUBAGENT_STOP => Subagent;
+    r_guardrail: GUARDRAIL_INPUT => GuardrailInput;
 }
 
 #[extension(point = Agent::HANDLE_EXCEPTION_START, order = 1000)]

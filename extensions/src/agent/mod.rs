@@ -9,6 +9,7 @@
 //! - `monologue`: `send` → one monologue → its loop iterations.
 //! - `prompt`, `llm`, `tools`, `reply`: the steps of one iteration.
 //! - `compact`: the history compacted when it is over its budget.
+//! - `guard`: the task's input guardrails, beside the model call.
 //! - `saved`: a context saved and restored.
 //! - `subordinate`: delegating to a subordinate agent (`call_subordinate`); `team`: what an
 //!   agent keeps of its subordinates.
@@ -17,6 +18,7 @@
 mod builder;
 mod compact;
 mod fire;
+mod guard;
 mod handle;
 mod llm;
 mod monologue;

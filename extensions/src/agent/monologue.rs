@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use super::guard::Guard;
 use super::handle::AgentCore;
 use super::reply::parse_tool_request;
 use super::tools::ToolRun;
@@ -15,7 +16,8 @@ use crate::lock::lock;
 use crate::log::LogKind;
 use crate::model::Usage;
 use crate::payloads::{
-    ChainEnd, LoopData, MonologueEnd, MonologueStart, Outgoing, StopReason, ToolResult, UserMessage,
+    ChainEnd, GuardrailTrip, LoopData, MonologueEnd, MonologueStart, Outgoing, StopReason,
+    ToolResult, UserMessage,
 };
 use crate::points::{
     BEFORE_MAIN_LLM_CALL, MESSAGE_LOOP_END, MESSAGE_LOOP_PROMPTS_AFTER,
@@ -165,11 +167,13 @@ async fn work(
         user_message: start.user_message.clone(),
         ..LoopData::default()
     };
+    let mut guard = Guard::none();
     match entry {
         Entry::Fresh => {
             let id = core.hist_add(Role::User, start.user_message.clone())?;
             core.log
                 .push(LogKind::User, "user", &start.user_message, true, Some(id));
+            guard = Guard::start(core, start.task_id, &start.user_message);
         }
         Entry::Resumed(stopped, answers) => {
             ld.iteration = stopped.iteration;
@@ -184,7 +188,7 @@ async fn work(
             }
         }
     }
-    run_loop(core, &mut ld, tally, start.task_id).await
+    run_loop(core, &mut ld, tally, start.task_id, &mut guard).await
 }
 
 /// The loop's iterations from `ld.iteration` on, until an answer, a stop or the limit.
@@ -193,6 +197,7 @@ async fn run_loop(
     ld: &mut LoopData,
     tally: &mut Tally,
     task_id: u64,
+    guard: &mut Guard<'_>,
 ) -> Result<StopReason, AgentError> {
     loop {
         core.check_intervention()?;
@@ -200,8 +205,18 @@ async fn run_loop(
             task.set_iteration(ld.iteration);
         }
         tally.iterations = ld.iteration + 1;
-        if let Some(stop) = iteration(core, ld, tally, task_id).await? {
-            return Ok(stop);
+        if let Some(stop) = iteration(core, ld, tally, task_id, guard).await? {
+            if stop != StopReason::Responded {
+                return Ok(stop);
+            }
+            // A task answers only once its guardrails have passed it.
+            return Ok(match guard.finish(core).await {
+                Some(trip) => {
+                    tally.response.clear();
+                    StopReason::GuardrailTripped(trip)
+                }
+                None => stop,
+            });
         }
         if let Some(stop) = next_iteration(core, ld) {
             return Ok(stop);
@@ -247,6 +262,7 @@ async fn iteration(
     ld: &mut LoopData,
     tally: &mut Tally,
     task_id: u64,
+    guard: &mut Guard<'_>,
 ) -> Result<Option<StopReason>, AgentError> {
     ld.extras_temporary.clear();
     ld.lessons = core.task_context().map(|t| t.lessons()).unwrap_or_default();
@@ -260,17 +276,25 @@ async fn iteration(
     core.fire(&MESSAGE_LOOP_PROMPTS_AFTER, ld).await?;
     core.fire(&PLANNING_STARTED, ld).await?;
     core.fire(&BEFORE_MAIN_LLM_CALL, ld).await?;
-    let reply = core
-        .call_chat_model(core.messages(ld), &mut tally.usage)
-        .await?;
+    let call = core.call_chat_model(core.messages(ld), &mut tally.usage);
+    let reply = match guard.beside(core, call, true).await {
+        Ok(reply) => reply?,
+        Err(trip) => return Ok(Some(StopReason::GuardrailTripped(trip))),
+    };
     core.check_intervention()?;
     ld.last_response = reply.clone();
     core.hist_add(Role::Assistant, reply.clone())?;
     let mut answered = false;
     match parse_tool_request(&reply) {
-        Ok(request) => match core.run_tool(request, &tools, task_id).await? {
-            ToolRun::Done(result) => answered = tally.add(core, result),
-            ToolRun::Waiting(waiting) => {
+        Ok(request) => match run_guarded(core, request, &tools, task_id, guard).await? {
+            Err(trip) => return Ok(Some(StopReason::GuardrailTripped(trip))),
+            Ok(ToolRun::Done(result)) => {
+                answered = tally.add(core, result);
+                if let Some(trip) = guard.tripped() {
+                    return Ok(Some(StopReason::GuardrailTripped(trip.clone())));
+                }
+            }
+            Ok(ToolRun::Waiting(waiting)) => {
                 // The iteration stops here, before `message_loop_end`; `resume` ends it.
                 let pending = vec![waiting.call.clone()];
                 *lock(&core.interrupted) = Some(Interruption {
@@ -289,6 +313,34 @@ async fn iteration(
         }
     }
     end_iteration(core, ld, answered).await
+}
+
+/// The tool call beside the guardrails: never cut off; a trip while it runs is logged as coming
+/// after a completed call (its result stays), and ends the task after it.
+async fn run_guarded(
+    core: &AgentCore,
+    request: super::reply::ToolRequest,
+    tools: &[crate::payloads::ToolSpec],
+    task_id: u64,
+    guard: &mut Guard<'_>,
+) -> Result<Result<ToolRun, GuardrailTrip>, AgentError> {
+    let tool = request.tool_name.clone();
+    let before = guard.tripped().is_some();
+    let run = match guard
+        .beside(core, core.run_tool(request, tools, task_id), false)
+        .await
+    {
+        Ok(run) => run?,
+        Err(trip) => return Ok(Err(trip)),
+    };
+    if let (false, Some(trip)) = (before, guard.tripped()) {
+        core.log.add(
+            LogKind::Warning,
+            format!("guardrail `{}` tripped after the model finished", trip.guardrail),
+            format!("the completed call of `{tool}` is not retracted: its result stays in the history; the task ends after it"),
+        );
+    }
+    Ok(Ok(run))
 }
 
 /// `monologue_end`, `task.end`, and `process_chain_end` for the main agent — whatever happened.

@@ -4,7 +4,7 @@
 
 use hookpoint::Scope;
 
-use super::handle::{AgentCore, AgentRef};
+use super::handle::{AgentCore, AgentRef, CURRENT};
 use super::team::Kept;
 use super::{Agent, AgentError};
 use crate::config::AgentConfig;
@@ -91,7 +91,28 @@ impl AgentRef {
     ///
     /// # Errors
     /// [`SubordinateError`]: the depth limit, an unknown profile, a failed build or monologue.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use hookpoint_extensions::{agent::Agent, model::{ScriptedModel, ScriptedReply}};
+    /// let model = ScriptedModel::new("m").reply(ScriptedReply::respond("42"));
+    /// let agent = Agent::builder("doc-sub").model(model).build().unwrap();
+    /// let run = agent.handle().call_subordinate("What is 6 * 7?", None, false).await.unwrap();
+    /// assert_eq!((run.number, run.answer.as_deref()), (1, Some("42")));
+    /// # });
+    /// ```
     pub async fn call_subordinate(
+        &self,
+        message: &str,
+        profile: Option<&str>,
+        reset: bool,
+    ) -> Result<Subagent, SubordinateError> {
+        let scope = self.core.scope.clone();
+        let run = self.delegate(message, profile, reset);
+        CURRENT.scope(self.clone(), scope.bind(run)).await
+    }
+
+    async fn delegate(
         &self,
         message: &str,
         profile: Option<&str>,

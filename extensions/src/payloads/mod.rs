@@ -10,7 +10,8 @@ mod prompt;
 mod tools;
 
 pub use agent::{
-    AgentInit, ChainEnd, LoopData, MonologueEnd, MonologueStart, StopReason, Subagent,
+    AgentInit, ChainEnd, GuardrailInput, GuardrailTrip, LoopData, MonologueEnd, MonologueStart,
+    StopReason, Subagent,
 };
 pub use history::{HistoryAdd, HistoryCompaction, ToolResultEntry};
 pub use model::{

@@ -13,13 +13,13 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::Subagent;
 use super::{
     AgentInit, ChainEnd, ChatModelCall, ChatModelResult, EmbeddingModelChanged, ErrorFormat,
     HistoryAdd, HistoryCompaction, JobLoop, LoopData, MemoryWrite, MonologueEnd, MonologueStart,
     StartupMigration, StreamChunk, SystemPrompt, ToolCall, ToolError, ToolRegistry, ToolResult,
     ToolResultEntry, ToolSelect, ToolSpec, UserMessage, UtilModelCall, UtilModelResult,
 };
+use super::{GuardrailInput, Subagent};
 use crate::secrets::SecretStore;
 
 /// A payload the core fires: how it is masked before extensions see it, and how the trace shows
@@ -95,6 +95,18 @@ impl Outgoing for MonologueEnd {
             [&mut self.agent, &mut self.user_message, &mut self.response],
         );
         texts(secrets, &mut self.error);
+    }
+}
+
+impl Outgoing for GuardrailInput {
+    fn mask_secrets(&mut self, secrets: &SecretStore) {
+        texts(
+            secrets,
+            [&mut self.agent, &mut self.profile, &mut self.user_message],
+        );
+        if let Some(t) = &mut self.tripped {
+            texts(secrets, [&mut t.guardrail, &mut t.reason]);
+        }
     }
 }
 
