@@ -72,11 +72,17 @@ impl AgentCore {
     /// Compacts the history if it is over the budget (see [`CompactionOutcome`]).
     pub(crate) async fn compact_history(&self) -> Result<CompactionOutcome, AgentError> {
         let budget = lock(&self.config).history_budget_tokens;
-        let history = lock(&self.history).clone();
-        let tokens = history.tokens();
-        if budget == 0 || tokens <= budget {
+        if budget == 0 {
             return Ok(CompactionOutcome::NotNeeded);
         }
+        let history = {
+            let history = lock(&self.history);
+            if history.tokens() <= budget {
+                return Ok(CompactionOutcome::NotNeeded);
+            }
+            history.clone()
+        };
+        let tokens = history.tokens();
         let Some(n) = split(&history, budget) else {
             return Ok(CompactionOutcome::NotNeeded);
         };
