@@ -39,6 +39,58 @@ pub struct MemoryConfig {
     pub store_tool_results: bool,
     /// Delete the database when the plugin is disabled (default false: the data is kept).
     pub purge_on_uninstall: bool,
+    /// The embedding model memories are embedded with (default none: recall by words). See
+    /// [`EmbeddingConfig`].
+    pub embedding: Option<EmbeddingConfig>,
+    /// How recall searches (default [`SearchMode::Meaning`]; by words while no embedding model
+    /// is ready).
+    pub search: SearchMode,
+    /// The least cosine similarity a memory recalled by meaning has (default 0.7, as Agent
+    /// Zero's `memory_recall_similarity_threshold`), in `-1.0..=1.0`.
+    pub similarity_threshold: f32,
+}
+
+/// Where the embedding model is (`"embedding"` in the config), by `provider`:
+///
+/// ```json
+/// {"embedding": {"provider": "openai", "url": "http://127.0.0.1:11434/v1", "model": "nomic-embed-text", "api_key_env": "OPENAI_API_KEY"}}
+/// {"embedding": {"provider": "local", "folder": "/models/all-MiniLM-L6-v2"}}
+/// ```
+///
+/// When the agent's embedding model changes (`embedding_model_changed`), its new name replaces
+/// `model` (`openai`) or, when it is an absolute path, `folder` (`local`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "provider", rename_all = "snake_case", deny_unknown_fields)]
+pub enum EmbeddingConfig {
+    /// An OpenAI-compatible endpoint ([`OpenAiEmbedder`](crate::OpenAiEmbedder)).
+    Openai {
+        /// The base URL (`/embeddings` is appended), e.g. `http://127.0.0.1:11434/v1`.
+        url: String,
+        /// The model's name.
+        model: String,
+        /// The environment variable holding the API key, if the endpoint needs one.
+        #[serde(default)]
+        api_key_env: Option<String>,
+    },
+    /// A sentence-transformers BERT model run in-process (feature `local`): a folder holding
+    /// `config.json`, `tokenizer.json` and `model.safetensors`.
+    Local {
+        /// The model's folder (absolute).
+        folder: PathBuf,
+    },
+}
+
+/// How recall searches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMode {
+    /// By meaning (vectors, `similarity_threshold`); by words while no embedding model is ready.
+    #[default]
+    Meaning,
+    /// By words (FTS5), as without an embedding model.
+    Words,
+    /// By meaning first, then the word matches not already found.
+    Hybrid,
 }
 
 impl Default for MemoryConfig {
@@ -56,6 +108,9 @@ impl Default for MemoryConfig {
                 .to_vec(),
             store_tool_results: false,
             purge_on_uninstall: false,
+            embedding: None,
+            search: SearchMode::Meaning,
+            similarity_threshold: 0.7,
         }
     }
 }
@@ -64,12 +119,27 @@ impl Default for MemoryConfig {
 ///
 /// # Errors
 /// `recall_interval`, `recall_timeout_ms` or `recall_limit` of 0, an empty trigger, a relative
-/// `data_dir`, or a `data_dir` that exists and is not a folder.
+/// `data_dir`, a `data_dir` that exists and is not a folder, a `similarity_threshold` outside
+/// `-1..=1`, or a relative `embedding.folder`.
 pub fn check(config: &MemoryConfig) -> Result<(), Error> {
     if config.recall_interval == 0 || config.recall_timeout_ms == 0 || config.recall_limit == 0 {
         return Err(Error::msg(
             "`recall_interval`, `recall_timeout_ms` and `recall_limit` must be at least 1",
         ));
+    }
+    if !(-1.0..=1.0).contains(&config.similarity_threshold) {
+        return Err(Error::msg(format!(
+            "`similarity_threshold` must be within -1 and 1, got {}",
+            config.similarity_threshold
+        )));
+    }
+    if let Some(EmbeddingConfig::Local { folder }) = &config.embedding
+        && !folder.is_absolute()
+    {
+        return Err(Error::msg(format!(
+            "`embedding.folder` must be an absolute path, got `{}`",
+            folder.display()
+        )));
     }
     if config.triggers.iter().any(|t| t.trim().is_empty()) {
         return Err(Error::msg("`triggers` holds an empty trigger"));

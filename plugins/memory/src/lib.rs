@@ -46,23 +46,32 @@
 #![warn(missing_docs)]
 
 mod config;
+mod embedder;
+mod find;
 mod home;
 mod lifecycle;
 mod memorize;
 mod memory;
+mod models;
 mod notes;
+mod openai;
 mod query;
 mod recall;
 mod state;
 mod store;
+mod vectors;
 mod webui;
 
-pub use config::{MemoryConfig, check};
+pub use config::{EmbeddingConfig, MemoryConfig, SearchMode, check};
+pub use embedder::{EmbedError, EmbedFuture, Embedder, cosine};
 pub use home::{database_path, default_data_dir, set_data_dir};
 pub use memory::Memory;
+pub use models::{Switch, embedder_from, use_embedder};
+pub use openai::OpenAiEmbedder;
 pub use query::{fragments_in, fts_query};
 pub use state::{open_store, purge, store};
 pub use store::{MemoryStore, RANKED_CANDIDATES, StoreError};
+pub use vectors::Scored;
 pub use webui::shipped_folder;
 
 hookpoint::plugin! {

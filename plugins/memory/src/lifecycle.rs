@@ -10,6 +10,7 @@ use hookpoint_extensions::{
 
 use crate::MEMORY;
 use crate::home::path_for;
+use crate::models;
 use crate::notes::{blocking, info, warn};
 use crate::state::{OpenStore, purge};
 
@@ -39,7 +40,10 @@ async fn memory_init(cx: &Cx<'_>, _start: &mut MonologueStart) -> Result<(), Err
     })
     .await?
     {
-        Ok(n) => info("memory", format!("{n} memories in {shown}")),
+        Ok(n) => {
+            info("memory", format!("{n} memories in {shown}"));
+            models::on_open(cx.scope(), &config);
+        }
         Err(e) => warn("memory is off", format!("{e}")),
     }
     Ok(())
@@ -60,12 +64,18 @@ fn behaviour_prompt(cx: &Cx<'_>, prompt: &mut SystemPrompt) -> Result<(), Error>
     Ok(())
 }
 
-/// Rebuilds the search index for the new embedding model.
+/// With an embedding model configured, re-embeds every memory with the new model in the
+/// background and switches recall to it when complete; else rebuilds the word index and records
+/// the model.
 #[extension(point = EMBEDDING_MODEL_CHANGED, order = 10)]
 async fn memory_reload(cx: &Cx<'_>, changed: &mut EmbeddingModelChanged) -> Result<(), Error> {
     let Some(store) = OpenStore::of(cx.scope()).current() else {
         return Ok(());
     };
+    let config = MEMORY.config()?;
+    if models::on_change(cx.scope(), &config, &changed.new) {
+        return Ok(());
+    }
     let model = changed.new.clone();
     match blocking(move || store.reindex(&model)).await? {
         Ok(n) => info(

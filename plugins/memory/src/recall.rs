@@ -18,8 +18,11 @@ use tokio::task::JoinHandle;
 
 use crate::MEMORY;
 use crate::config::MemoryConfig;
+use crate::embedder::Embedder;
+use crate::find::find;
 use crate::memory::Memory;
-use crate::notes::{blocking, warn};
+use crate::models::Models;
+use crate::notes::warn;
 use crate::state::OpenStore;
 use crate::store::MemoryStore;
 
@@ -71,7 +74,8 @@ fn recall_memories(cx: &Cx<'_>, ld: &mut LoopData) -> Result<(), Error> {
     };
     let timeout = Duration::from_millis(config.recall_timeout_ms);
     let interrupt = store.reader_interrupt();
-    let handle = rt.spawn(search(agent, store, ld.user_message.clone(), config));
+    let model = Models::of(cx.scope()).current();
+    let handle = rt.spawn(search(agent, store, model, ld.user_message.clone(), config));
     let pending = Pending {
         handle,
         deadline: tokio::time::Instant::now() + timeout,
@@ -84,10 +88,12 @@ fn recall_memories(cx: &Cx<'_>, ld: &mut LoopData) -> Result<(), Error> {
     Ok(())
 }
 
-/// The background part: the query (the message's words, or the utility model's), the search.
+/// The background part: the query (the message, or the utility model's), the search (by
+/// meaning, words or both: [`find`]).
 async fn search(
     agent: AgentRef,
     store: Arc<MemoryStore>,
+    model: Option<Arc<dyn Embedder>>,
     message: String,
     config: Arc<MemoryConfig>,
 ) -> Result<Recalled, String> {
@@ -100,10 +106,7 @@ async fn search(
         message
     };
     let limit = config.recall_limit;
-    let found = blocking(move || store.search(&query, None, limit * 2))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+    let found = find(store, model, query, &config, limit * 2).await?;
     let (mut solutions, mut memories): (Vec<Memory>, Vec<Memory>) = found
         .into_iter()
         .partition(|m| m.kind == MemoryKind::Solution);

@@ -28,6 +28,19 @@ pub enum StoreError {
     /// A query failed.
     #[error("memory database error: {0}")]
     Sql(#[from] rusqlite::Error),
+    /// A vector's dimension differs from the one the store holds for its model; nothing was
+    /// written.
+    #[error(
+        "a vector of dimension {got} from `{model}` refused: the store holds vectors of dimension {expected} for it"
+    )]
+    Dimension {
+        /// The embedding model.
+        model: String,
+        /// The dimension of the vectors stored for it.
+        expected: usize,
+        /// The dimension of the vector refused.
+        got: usize,
+    },
 }
 
 const SCHEMA: &str = "
@@ -55,6 +68,16 @@ CREATE TRIGGER IF NOT EXISTS memories_au AFTER UPDATE OF text ON memories BEGIN
     INSERT INTO memories_fts(rowid, text) VALUES (new.id, new.text);
 END;
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS vectors(
+    memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY(memory_id, model)
+);
+CREATE TRIGGER IF NOT EXISTS memories_vd AFTER DELETE ON memories BEGIN
+    DELETE FROM vectors WHERE memory_id = old.id;
+END;
 ";
 
 /// The most matches a search ranks: the most recent ones (see [`MemoryStore::search`]).
@@ -92,9 +115,11 @@ pub struct MemoryStore {
     reader: Mutex<Connection>,
     /// Taken at open, so a timed-out recall can interrupt the reader without waiting for it.
     interrupt: Arc<rusqlite::InterruptHandle>,
+    /// The vectors of the recall model, read once and kept while the database is unchanged.
+    pub(crate) vectors: Mutex<Option<crate::vectors::VectorCache>>,
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -135,6 +160,7 @@ impl MemoryStore {
             writer: Mutex::new(writer),
             interrupt: Arc::new(reader.get_interrupt_handle()),
             reader: Mutex::new(reader),
+            vectors: Mutex::new(None),
         })
     }
 
@@ -143,11 +169,11 @@ impl MemoryStore {
         &self.path
     }
 
-    fn writer(&self) -> MutexGuard<'_, Connection> {
+    pub(crate) fn writer(&self) -> MutexGuard<'_, Connection> {
         lock(&self.writer)
     }
 
-    fn reader(&self) -> MutexGuard<'_, Connection> {
+    pub(crate) fn reader(&self) -> MutexGuard<'_, Connection> {
         lock(&self.reader)
     }
 

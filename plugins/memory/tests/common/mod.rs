@@ -2,6 +2,8 @@
 //! agent on it, the model's view of the prompt.
 #![allow(dead_code)]
 
+pub mod embed;
+
 use std::path::Path;
 use std::sync::Arc;
 
