@@ -50,6 +50,8 @@ mod embedder;
 mod find;
 mod home;
 mod lifecycle;
+#[cfg(feature = "local")]
+mod local;
 mod memorize;
 mod memory;
 mod models;
@@ -65,6 +67,8 @@ mod webui;
 pub use config::{EmbeddingConfig, MemoryConfig, SearchMode, check};
 pub use embedder::{EmbedError, EmbedFuture, Embedder, cosine};
 pub use home::{database_path, default_data_dir, set_data_dir};
+#[cfg(feature = "local")]
+pub use local::LocalEmbedder;
 pub use memory::Memory;
 pub use models::{Switch, embedder_from, use_embedder};
 pub use openai::OpenAiEmbedder;

@@ -76,6 +76,12 @@ pub fn embedder_from(
     }
 }
 
+#[cfg(feature = "local")]
+fn local(folder: &std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Ok(Arc::new(crate::local::LocalEmbedder::load(folder)?))
+}
+
+#[cfg(not(feature = "local"))]
 fn local(folder: &std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError> {
     Err(EmbedError::ModelFile {
         file: folder.to_owned(),
