@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use hookpoint::Error;
 use serde::{Deserialize, Serialize};
 
+use crate::store::StoreKind;
+
 /// What `memory` reads from its config. Every key is optional; unknown keys are errors.
 ///
 /// ```json
@@ -48,6 +50,9 @@ pub struct MemoryConfig {
     /// The least cosine similarity a memory recalled by meaning has (default 0.7, as Agent
     /// Zero's `memory_recall_similarity_threshold`), in `-1.0..=1.0`.
     pub similarity_threshold: f32,
+    /// Which store the scope's memory lives in (default [`StoreKind::Sqlite`]); a profile's or
+    /// a scope's layer may choose another, so two agents in one process can use two stores.
+    pub store: StoreKind,
 }
 
 /// Where the embedding model is (`"embedding"` in the config), by `provider`:
@@ -111,6 +116,7 @@ impl Default for MemoryConfig {
             embedding: None,
             search: SearchMode::Meaning,
             similarity_threshold: 0.7,
+            store: StoreKind::Sqlite,
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::store::MemoryStore;
 
 /// Up to `limit` memories for `query`, best first.
 pub(crate) async fn find(
-    store: Arc<MemoryStore>,
+    store: Arc<dyn MemoryStore>,
     model: Option<Arc<dyn Embedder>>,
     query: String,
     config: &MemoryConfig,
@@ -46,7 +46,7 @@ pub(crate) async fn find(
 }
 
 async fn by_meaning(
-    store: &Arc<MemoryStore>,
+    store: &Arc<dyn MemoryStore>,
     model: &dyn Embedder,
     query: &str,
     config: &MemoryConfig,

@@ -49,6 +49,7 @@ mod config;
 mod embedder;
 mod find;
 mod home;
+mod in_memory;
 mod lifecycle;
 #[cfg(feature = "local")]
 mod local;
@@ -59,6 +60,7 @@ mod notes;
 mod openai;
 mod query;
 mod recall;
+mod sqlite;
 mod state;
 mod store;
 mod vectors;
@@ -67,14 +69,16 @@ mod webui;
 pub use config::{EmbeddingConfig, MemoryConfig, SearchMode, check};
 pub use embedder::{EmbedError, EmbedFuture, Embedder, cosine};
 pub use home::{database_path, default_data_dir, set_data_dir};
+pub use in_memory::InMemoryStore;
 #[cfg(feature = "local")]
 pub use local::LocalEmbedder;
 pub use memory::Memory;
 pub use models::{Switch, embedder_from, use_embedder};
 pub use openai::OpenAiEmbedder;
 pub use query::{fragments_in, fts_query};
+pub use sqlite::{RANKED_CANDIDATES, SqliteStore};
 pub use state::{open_store, purge, store};
-pub use store::{MemoryStore, RANKED_CANDIDATES, StoreError};
+pub use store::{MemoryStore, StoreError, StoreKind};
 pub use vectors::Scored;
 pub use webui::shipped_folder;
 

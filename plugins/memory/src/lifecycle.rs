@@ -9,7 +9,7 @@ use hookpoint_extensions::{
 };
 
 use crate::MEMORY;
-use crate::home::path_for;
+use crate::home::{Place, place_for};
 use crate::models;
 use crate::notes::{blocking, info, warn};
 use crate::state::{OpenStore, purge};
@@ -20,7 +20,7 @@ use crate::state::{OpenStore, purge};
 async fn memory_init(cx: &Cx<'_>, _start: &mut MonologueStart) -> Result<(), Error> {
     let config = MEMORY.config()?;
     let open = OpenStore::of(cx.scope());
-    let Some(path) = path_for(cx.scope(), &config) else {
+    let Some(place) = place_for(cx.scope(), &config) else {
         open.close();
         if open.note_off() {
             warn(
@@ -30,12 +30,15 @@ async fn memory_init(cx: &Cx<'_>, _start: &mut MonologueStart) -> Result<(), Err
         }
         return Ok(());
     };
-    if open.current().is_some_and(|s| s.path() == path) {
+    if open.is_at(&place) {
         return Ok(());
     }
-    let shown = path.display().to_string();
+    let shown = match &place {
+        Place::Sqlite(path) => path.display().to_string(),
+        Place::Memory => "memory (gone with the process)".to_owned(),
+    };
     match blocking(move || {
-        let store = open.get_or_open(path)?;
+        let store = open.get_or_open(place)?;
         store.count(None).map_err(Error::new)
     })
     .await?

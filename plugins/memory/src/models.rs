@@ -156,7 +156,7 @@ pub fn use_embedder(scope: &Scope, embedder: Arc<dyn Embedder>) -> Switch {
         .spawn({
             let models = Arc::clone(&models);
             move || {
-                let done = reembed(&store, embedder.as_ref());
+                let done = reembed(store.as_ref(), embedder.as_ref());
                 let mut next = lock(&models.next);
                 if next.as_deref() == Some(name.as_str()) {
                     *next = None;
@@ -178,7 +178,7 @@ pub fn use_embedder(scope: &Scope, embedder: Arc<dyn Embedder>) -> Switch {
 }
 
 /// Embeds every memory lacking a vector of `embedder`'s model, then records the model.
-fn reembed(store: &MemoryStore, embedder: &dyn Embedder) -> Result<u64, String> {
+fn reembed(store: &dyn MemoryStore, embedder: &dyn Embedder) -> Result<u64, String> {
     let model = embedder.model().to_owned();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -36,7 +36,7 @@ const SHOWN_CHARS: usize = 400;
 pub(crate) struct Pending {
     handle: JoinHandle<Result<Recalled, String>>,
     deadline: tokio::time::Instant,
-    interrupt: Arc<rusqlite::InterruptHandle>,
+    store: Arc<dyn MemoryStore>,
 }
 
 /// What one recall found.
@@ -73,13 +73,18 @@ fn recall_memories(cx: &Cx<'_>, ld: &mut LoopData) -> Result<(), Error> {
         return Ok(());
     };
     let timeout = Duration::from_millis(config.recall_timeout_ms);
-    let interrupt = store.reader_interrupt();
     let model = Models::of(cx.scope()).current();
-    let handle = rt.spawn(search(agent, store, model, ld.user_message.clone(), config));
+    let handle = rt.spawn(search(
+        agent,
+        Arc::clone(&store),
+        model,
+        ld.user_message.clone(),
+        config,
+    ));
     let pending = Pending {
         handle,
         deadline: tokio::time::Instant::now() + timeout,
-        interrupt,
+        store,
     };
     task.with(|t: &mut MemoryTask| {
         t.recalls += 1;
@@ -92,7 +97,7 @@ fn recall_memories(cx: &Cx<'_>, ld: &mut LoopData) -> Result<(), Error> {
 /// meaning, words or both: [`find`]).
 async fn search(
     agent: AgentRef,
-    store: Arc<MemoryStore>,
+    store: Arc<dyn MemoryStore>,
     model: Option<Arc<dyn Embedder>>,
     message: String,
     config: Arc<MemoryConfig>,
@@ -143,7 +148,7 @@ async fn recall_wait(ld: &mut LoopData) -> Result<(), Error> {
         ),
         Err(_) => {
             p.handle.abort();
-            p.interrupt.interrupt();
+            p.store.interrupt();
             let config = MEMORY.config()?;
             warn(
                 "memory recall timed out",

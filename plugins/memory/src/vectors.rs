@@ -7,7 +7,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::embedder::cosine;
 use crate::memory::{Memory, row_to_memory};
-use crate::store::{MemoryStore, StoreError, now_ms};
+use crate::sqlite::{SqliteStore, now_ms};
+use crate::store::StoreError;
 use hookpoint_extensions::lock::lock;
 
 /// A memory found by meaning, with its cosine similarity to the query (`-1.0..=1.0`).
@@ -71,16 +72,16 @@ fn put_vector(conn: &Connection, id: i64, model: &str, vector: &[f32]) -> rusqli
     Ok(())
 }
 
-impl MemoryStore {
+impl SqliteStore {
     /// Stores `text` as [`add`](Self::add) does, with its `vector` from the embedding `model`,
     /// in one transaction: a vector whose dimension differs from the ones stored for `model`
     /// is refused and nothing is written.
     ///
     /// ```
     /// use hookpoint_extensions::payloads::MemoryKind;
-    /// use hookpoint_plugin_memory::{MemoryStore, StoreError};
+    /// use hookpoint_plugin_memory::{SqliteStore, StoreError};
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let store = MemoryStore::open(dir.path().join("memory.sqlite"))?;
+    /// let store = SqliteStore::open(dir.path().join("memory.sqlite"))?;
     /// store.add_embedded(MemoryKind::Fragment, "I like tea", "", "ada", "toy", &[1.0, 0.0])?;
     /// let refused = store.add_embedded(MemoryKind::Fragment, "I like jazz", "", "ada", "toy", &[1.0, 0.0, 0.0]);
     /// assert!(matches!(refused, Err(StoreError::Dimension { expected: 2, got: 3, .. })));

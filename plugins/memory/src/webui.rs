@@ -20,13 +20,14 @@ use hookpoint_extensions::{
 };
 use serde_json::{Value, json};
 
+use crate::memory::kind_from;
 use crate::state::store;
 use crate::store::MemoryStore;
 
 fn kind(data: &Value) -> Result<Option<MemoryKind>, String> {
     match data.get("kind").and_then(Value::as_str) {
         None => Ok(None),
-        Some(k) => MemoryStore::kind(k)
+        Some(k) => kind_from(k)
             .map(Some)
             .ok_or_else(|| format!("unknown kind `{k}` (fragment, solution, lesson, tool_result)")),
     }
@@ -38,7 +39,7 @@ fn number(data: &Value, key: &str, default: usize) -> usize {
         .map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX))
 }
 
-fn answer(store: &MemoryStore, event: &str, data: &Value) -> Result<Value, String> {
+fn answer(store: &dyn MemoryStore, event: &str, data: &Value) -> Result<Value, String> {
     let err = |e: crate::StoreError| e.to_string();
     match event {
         "memory.list" => {
@@ -93,6 +94,6 @@ fn memory_dashboard(cx: &Cx<'_>, event: &mut WsEvent) {
     }
     let reply = store(cx.scope())
         .map_err(|e| e.to_string())
-        .and_then(|s| answer(&s, &event.event, &event.data));
+        .and_then(|s| answer(s.as_ref(), &event.event, &event.data));
     event.reply = Some(reply.unwrap_or_else(|e| json!({"error": e})));
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod embed;
+pub mod suite;
 
 use std::path::Path;
 use std::sync::Arc;
