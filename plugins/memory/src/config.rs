@@ -53,6 +53,23 @@ pub struct MemoryConfig {
     /// Which store the scope's memory lives in (default [`StoreKind::Sqlite`]); a profile's or
     /// a scope's layer may choose another, so two agents in one process can use two stores.
     pub store: StoreKind,
+    /// The PostgreSQL server of `"store": "postgres"`.
+    pub postgres: Option<PostgresConfig>,
+}
+
+/// Where the PostgreSQL store is (`"postgres"` in the config):
+///
+/// ```json
+/// {"store": "postgres", "postgres": {"url": "host=/run/postgresql user=agent dbname=memory", "namespace": "team"}}
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PostgresConfig {
+    /// A libpq connection string (`host=.. user=.. dbname=..`) or a `postgresql://` URL; no TLS.
+    pub url: String,
+    /// Whose memories: agents with the same namespace share them (default: the scope's name).
+    #[serde(default)]
+    pub namespace: Option<String>,
 }
 
 /// Where the embedding model is (`"embedding"` in the config), by `provider`:
@@ -117,6 +134,7 @@ impl Default for MemoryConfig {
             search: SearchMode::Meaning,
             similarity_threshold: 0.7,
             store: StoreKind::Sqlite,
+            postgres: None,
         }
     }
 }
@@ -126,7 +144,7 @@ impl Default for MemoryConfig {
 /// # Errors
 /// `recall_interval`, `recall_timeout_ms` or `recall_limit` of 0, an empty trigger, a relative
 /// `data_dir`, a `data_dir` that exists and is not a folder, a `similarity_threshold` outside
-/// `-1..=1`, or a relative `embedding.folder`.
+/// `-1..=1`, a relative `embedding.folder`, or the PostgreSQL store without `postgres`.
 pub fn check(config: &MemoryConfig) -> Result<(), Error> {
     if config.recall_interval == 0 || config.recall_timeout_ms == 0 || config.recall_limit == 0 {
         return Err(Error::msg(
@@ -146,6 +164,11 @@ pub fn check(config: &MemoryConfig) -> Result<(), Error> {
             "`embedding.folder` must be an absolute path, got `{}`",
             folder.display()
         )));
+    }
+    if config.store == StoreKind::Postgres && config.postgres.is_none() {
+        return Err(Error::msg(
+            "`\"store\": \"postgres\"` needs `postgres` (`{\"url\": ..}`)",
+        ));
     }
     if config.triggers.iter().any(|t| t.trim().is_empty()) {
         return Err(Error::msg("`triggers` holds an empty trigger"));

@@ -90,6 +90,8 @@ pub(crate) enum Place {
     Sqlite(PathBuf),
     /// The process's memory.
     Memory,
+    /// A PostgreSQL server (connection string) and the namespace there.
+    Postgres(String, String),
 }
 
 /// Where `scope`'s store is under `config` (`None`: SQLite with no data folder known).
@@ -97,6 +99,13 @@ pub(crate) fn place_for(scope: &Scope, config: &MemoryConfig) -> Option<Place> {
     match config.store {
         StoreKind::Memory => Some(Place::Memory),
         StoreKind::Sqlite => path_for(scope, config).map(Place::Sqlite),
+        StoreKind::Postgres => config.postgres.as_ref().map(|pg| {
+            let ns = pg
+                .namespace
+                .clone()
+                .unwrap_or_else(|| scope.name().to_owned());
+            Place::Postgres(pg.url.clone(), ns)
+        }),
     }
 }
 

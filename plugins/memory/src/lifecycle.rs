@@ -36,6 +36,7 @@ async fn memory_init(cx: &Cx<'_>, _start: &mut MonologueStart) -> Result<(), Err
     let shown = match &place {
         Place::Sqlite(path) => path.display().to_string(),
         Place::Memory => "memory (gone with the process)".to_owned(),
+        Place::Postgres(_, ns) => format!("PostgreSQL (namespace `{ns}`)"),
     };
     match blocking(move || {
         let store = open.get_or_open(place)?;

@@ -10,6 +10,7 @@ use hookpoint::{Error, Scope};
 use crate::MEMORY;
 use crate::home::{Place, path_for, place_for};
 use crate::in_memory::InMemoryStore;
+use crate::postgres::PostgresStore;
 use crate::sqlite::SqliteStore;
 use crate::store::MemoryStore;
 use hookpoint_extensions::lock::lock;
@@ -33,6 +34,7 @@ impl OpenStore {
         let store: Arc<dyn MemoryStore> = match &place {
             Place::Sqlite(path) => Arc::new(SqliteStore::open(path.clone()).map_err(Error::new)?),
             Place::Memory => Arc::new(InMemoryStore::new()),
+            Place::Postgres(url, ns) => Arc::new(PostgresStore::open(url, ns).map_err(Error::new)?),
         };
         *slot = Some((place, Arc::clone(&store)));
         Ok(store)

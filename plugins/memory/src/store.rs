@@ -53,6 +53,9 @@ pub enum StoreKind {
     /// In the process, gone with it ([`InMemoryStore`](crate::InMemoryStore)): a task whose
     /// memories need not outlive it.
     Memory,
+    /// A PostgreSQL server that several agent processes share
+    /// ([`PostgresStore`](crate::PostgresStore)); needs the config's `postgres`.
+    Postgres,
 }
 
 /// A memory store: what memorizing, recall, the switch of embedding model and the web interface
