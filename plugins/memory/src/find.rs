@@ -10,14 +10,14 @@ use crate::memory::Memory;
 use crate::notes::{blocking, warn};
 use crate::store::MemoryStore;
 
-/// Up to `limit` memories for `query`, best first.
+/// Up to `limit` memories for `query`, best first, with their similarity when found by meaning.
 pub(crate) async fn find(
     store: Arc<dyn MemoryStore>,
     model: Option<Arc<dyn Embedder>>,
     query: String,
     config: &MemoryConfig,
     limit: usize,
-) -> Result<Vec<Memory>, String> {
+) -> Result<Vec<(Memory, Option<f32>)>, String> {
     let model = model.filter(|_| config.search != SearchMode::Words);
     let mut found = match model {
         Some(model) => match by_meaning(&store, model.as_ref(), &query, config, limit).await {
@@ -38,8 +38,8 @@ pub(crate) async fn find(
         if found.len() >= limit {
             break;
         }
-        if !found.iter().any(|f| f.id == m.id) {
-            found.push(m);
+        if !found.iter().any(|(f, _)| f.id == m.id) {
+            found.push((m, None));
         }
     }
     Ok(found)
@@ -51,7 +51,7 @@ async fn by_meaning(
     query: &str,
     config: &MemoryConfig,
     limit: usize,
-) -> Result<Vec<Memory>, String> {
+) -> Result<Vec<(Memory, Option<f32>)>, String> {
     let texts = [query.to_owned()];
     let mut vectors = model.embed(&texts).await.map_err(|e| e.to_string())?;
     let vector = vectors
@@ -66,5 +66,8 @@ async fn by_meaning(
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
-    Ok(scored.into_iter().map(|s| s.memory).collect())
+    Ok(scored
+        .into_iter()
+        .map(|s| (s.memory, Some(s.score)))
+        .collect())
 }

@@ -48,6 +48,7 @@
 mod config;
 mod embedder;
 mod find;
+mod forget;
 mod home;
 mod in_memory;
 mod lifecycle;
@@ -69,6 +70,7 @@ mod webui;
 
 pub use config::{EmbeddingConfig, MemoryConfig, PostgresConfig, SearchMode, check};
 pub use embedder::{EmbedError, EmbedFuture, Embedder, cosine};
+pub use forget::forget;
 pub use home::{database_path, default_data_dir, set_data_dir};
 pub use in_memory::InMemoryStore;
 #[cfg(feature = "local")]

@@ -10,8 +10,8 @@ use hookpoint::{Cx, Error, extension};
 use hookpoint_extensions::{
     agent::{AgentRef, current_agent},
     context::Namespace,
-    payloads::{LoopData, MemoryKind},
-    points::MESSAGE_LOOP_PROMPTS_AFTER,
+    payloads::{LoopData, MemoryKind, MemoryRecall, RecalledMemory},
+    points::{MEMORY_RECALL, MESSAGE_LOOP_PROMPTS_AFTER},
 };
 use serde::Serialize;
 use tokio::task::JoinHandle;
@@ -20,7 +20,6 @@ use crate::MEMORY;
 use crate::config::MemoryConfig;
 use crate::embedder::Embedder;
 use crate::find::find;
-use crate::memory::Memory;
 use crate::models::Models;
 use crate::notes::warn;
 use crate::state::OpenStore;
@@ -39,10 +38,10 @@ pub(crate) struct Pending {
     store: Arc<dyn MemoryStore>,
 }
 
-/// What one recall found.
+/// What one recall found: its query and the memories, best first.
 pub(crate) struct Recalled {
-    memories: Vec<Memory>,
-    solutions: Vec<Memory>,
+    query: String,
+    found: Vec<RecalledMemory>,
 }
 
 /// The plugin's part of the task context: the tools the task used (for its solution) and the
@@ -111,20 +110,42 @@ async fn search(
         message
     };
     let limit = config.recall_limit;
-    let found = find(store, model, query, &config, limit * 2).await?;
-    let (mut solutions, mut memories): (Vec<Memory>, Vec<Memory>) = found
+    let found = find(store, model, query.clone(), &config, limit * 2).await?;
+    let found = found
+        .into_iter()
+        .map(|(m, score)| RecalledMemory {
+            id: m.id,
+            kind: m.kind,
+            text: m.text,
+            score,
+        })
+        .collect();
+    Ok(Recalled { query, found })
+}
+
+/// Fires `memory.recall` with what was found (extensions rerank or filter it), then shows up
+/// to `recall_limit` memories and solutions each.
+async fn recalled(ld: &mut LoopData, found: Recalled) -> Result<(), Error> {
+    let limit = MEMORY.config()?.recall_limit;
+    let mut recall = MemoryRecall::new(found.query);
+    recall.results = found.found;
+    match current_agent() {
+        Some(agent) => agent.fire_memory_recall(&mut recall).await?,
+        None => MEMORY_RECALL.call(&mut recall).await.map(drop)?,
+    }
+    let (mut solutions, mut memories): (Vec<_>, Vec<_>) = recall
+        .results
         .into_iter()
         .partition(|m| m.kind == MemoryKind::Solution);
     solutions.truncate(limit);
     memories.truncate(limit);
-    Ok(Recalled {
-        memories,
-        solutions,
-    })
+    show(ld, "memories", &memories);
+    show(ld, "solutions", &solutions);
+    Ok(())
 }
 
-/// Awaits the recall until its deadline and puts what it found into the persistent extras
-/// (`memories`, `solutions`).
+/// Awaits the recall until its deadline, passes what it found through `memory.recall`, and puts
+/// what is left into the persistent extras (`memories`, `solutions`).
 #[extension(point = MESSAGE_LOOP_PROMPTS_AFTER, order = 91)]
 async fn recall_wait(ld: &mut LoopData) -> Result<(), Error> {
     let Some(task) = current_agent().and_then(|a| a.task()) else {
@@ -134,10 +155,7 @@ async fn recall_wait(ld: &mut LoopData) -> Result<(), Error> {
         return Ok(());
     };
     match tokio::time::timeout_at(p.deadline, &mut p.handle).await {
-        Ok(Ok(Ok(found))) => {
-            show(ld, "memories", &found.memories);
-            show(ld, "solutions", &found.solutions);
-        }
+        Ok(Ok(Ok(found))) => recalled(ld, found).await?,
         Ok(Ok(Err(why))) => warn(
             "memory recall failed",
             format!("{why}; going on without it"),
@@ -163,7 +181,7 @@ async fn recall_wait(ld: &mut LoopData) -> Result<(), Error> {
 }
 
 /// Sets (or, when nothing was found, removes) one persistent extra.
-fn show(ld: &mut LoopData, name: &str, found: &[Memory]) {
+fn show(ld: &mut LoopData, name: &str, found: &[RecalledMemory]) {
     if found.is_empty() {
         ld.extras_persistent.remove(name);
         return;
