@@ -86,6 +86,7 @@ impl Pool {
                 tools: Vec::new(),
                 warnings: Vec::new(),
                 starts: 0,
+                relist_pending: false,
             });
         }
         all.sort_by(|a, b| a.name.cmp(&b.name));

@@ -48,6 +48,8 @@ pub struct ServerStatus {
     pub warnings: Vec<String>,
     /// How many times it was started.
     pub starts: u32,
+    /// The server said its tool list changed; it is listed again at its next use.
+    pub relist_pending: bool,
 }
 
 impl std::fmt::Display for ServerStatus {

@@ -268,6 +268,7 @@ impl Server {
             tools: slot.tools.iter().map(|(s, _)| s.name.clone()).collect(),
             warnings: slot.warnings.clone(),
             starts: slot.starts,
+            relist_pending: slot.conn.as_ref().is_some_and(|c| c.list_changed()),
         }
     }
 }
