@@ -22,6 +22,7 @@
 //! ```
 
 mod house;
+mod mcp;
 mod render;
 mod script;
 mod shop;
@@ -54,6 +55,7 @@ hookpoint::link!(hookpoint_plugin_db_search);
 hookpoint::link!(hookpoint_plugin_tool_policy);
 hookpoint::link!(hookpoint_plugin_reflection);
 hookpoint::link!(hookpoint_plugin_observability);
+hookpoint::link!(hookpoint_plugin_mcp);
 
 /// Command-line options.
 #[derive(Parser, Debug)]
@@ -289,7 +291,7 @@ async fn session(
         })
         .collect();
     let turns = if custom.is_empty() {
-        script::turns()
+        with_mcp_turn(script::turns(), dir)
     } else {
         custom
     };
@@ -317,6 +319,17 @@ async fn session(
         one_turn(out, &mut agent, i + 1, &turn.user).await;
     }
     epilogue(out, &agent).await
+}
+
+/// The scripted session, with the MCP turn after the calculator's when the staged settings
+/// name a server (and how to install one when they do not).
+fn with_mcp_turn(mut turns: Vec<script::Turn>, dir: Option<&Path>) -> Vec<script::Turn> {
+    if dir.is_some_and(|d| !mcp::configured(d).is_empty()) {
+        turns.insert(2, mcp::turn());
+    } else {
+        eprintln!("mcp: {}", mcp::HOW_TO);
+    }
+    turns
 }
 
 fn count_greetings(agent: &Agent) -> usize {
@@ -377,6 +390,9 @@ async fn epilogue(out: &Renderer, agent: &Agent) -> Result<(), Box<dyn std::erro
             )
         },
     );
+    for line in mcp::status_lines(&scope) {
+        out.say("mcp", &line);
+    }
     observability_summary(out, &scope);
     Ok(())
 }
@@ -420,7 +436,21 @@ fn hookpoint_cli(args: &[std::ffi::OsString]) -> Result<i32, Box<dyn std::error:
         .plugin_root(&staged.plugins)
         .watch(watch)
         .build()?;
-    Ok(hookpoint::cli::main_from(&scope, args).code())
+    mcp::configure(&staged.project)?;
+    let servers = hookpoint_plugin_mcp::configure(&scope, &mcp::configured(&staged.project));
+    let code = hookpoint::cli::main_from(&scope, args).code();
+    let explains_tools = args.get(1).is_some_and(|c| c == "explain")
+        && args
+            .get(2)
+            .is_some_and(|p| p.to_string_lossy().starts_with("tool."))
+        && !args.iter().any(|a| a == "json");
+    if explains_tools {
+        println!("MCP servers of the developer profile ({}):", servers.len());
+        for s in &servers {
+            println!("  {s}");
+        }
+    }
+    Ok(code)
 }
 
 fn init_tracing() {
@@ -454,6 +484,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("tool.error", "learn_lesson"),
         ("task.end", "summarize_task"),
         ("tool.execute", "run_workbench"),
+        ("tool.execute", "run_mcp_tool"),
     ])?;
     hookpoint::validate()?;
 
@@ -462,6 +493,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         let staged = Staged::new()?;
         shop::configure(&staged.project, &shop::create(&staged.project)?)?;
+        mcp::configure(&staged.project)?;
         Some(staged)
     };
     let mut layout = AgentZeroLayout::new().profile("developer");

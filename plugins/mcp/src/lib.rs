@@ -108,6 +108,28 @@ pub fn status(scope: &Scope) -> Vec<ServerStatus> {
     pool::Pool::of(scope).statuses()
 }
 
+/// Brings `scope`'s servers in line with an `mcp_servers` map without starting any (a server
+/// the map removes or disables stops), and returns the status: what `hookpoint explain` and an
+/// application's settings page show before the agent runs.
+///
+/// ```
+/// use hookpoint_plugin_mcp::{ServerState, configure};
+/// let scope = hookpoint::ScopeBuilder::new("mcp-configure-doc").watch(false).build().unwrap();
+/// let servers = serde_json::json!({"time": {"command": "mcp-server-time"}, "old": {"type": "sse", "url": "http://127.0.0.1:9/sse"}});
+/// let status = configure(&scope, servers.as_object().unwrap());
+/// assert_eq!(status[1].name, "time");
+/// assert_eq!((status[1].endpoint.as_str(), &status[1].state), ("stdio: mcp-server-time", &ServerState::NotStarted));
+/// assert!(matches!(&status[0].state, ServerState::Invalid { why } if why.contains("SSE")));
+/// ```
+pub fn configure(
+    scope: &Scope,
+    mcp_servers: &serde_json::Map<String, serde_json::Value>,
+) -> Vec<ServerStatus> {
+    let pool = pool::Pool::of(scope);
+    pool.reconcile(mcp_servers);
+    pool.statuses()
+}
+
 /// Stops every server of `scope`; they start again at their next use.
 pub fn stop(scope: &Scope) {
     pool::Pool::of(scope).stop_all();
