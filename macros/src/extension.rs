@@ -11,26 +11,29 @@ use crate::ctxt::Ctxt;
 use crate::lifetimes;
 
 /// Where the extension attaches.
-enum PointArg {
+pub(crate) enum PointArg {
     Name(syn::LitStr),
     Typed(syn::Path),
 }
 
 /// The model between parsing and emitting.
-struct ExtensionSpec {
-    point: PointArg,
-    name: String,
-    order: i32,
-    replace: bool,
-    log_errors: bool,
-    krate: syn::Path,
-    takes_cx: bool,
-    payload: Type,
-    is_async: bool,
-    after: Vec<syn::LitStr>,
-    before: Vec<syn::LitStr>,
-    when: Option<syn::Path>,
-    timeout_ms: Option<u64>,
+pub(crate) struct ExtensionSpec {
+    pub(crate) point: PointArg,
+    pub(crate) name: String,
+    pub(crate) order: i32,
+    pub(crate) replace: bool,
+    pub(crate) log_errors: bool,
+    pub(crate) krate: syn::Path,
+    pub(crate) takes_cx: bool,
+    pub(crate) payload: Type,
+    pub(crate) is_async: bool,
+    pub(crate) after: Vec<syn::LitStr>,
+    pub(crate) before: Vec<syn::LitStr>,
+    pub(crate) when: Option<syn::Path>,
+    pub(crate) timeout_ms: Option<u64>,
+    /// For a wrap extension (it takes `Next`/`AsyncNext`): its response type; `payload` is its
+    /// request.
+    pub(crate) wrap: Option<crate::wrap_extension::WrapShape>,
 }
 
 /// The arguments as parsed, before the handler's signature is known.
@@ -112,8 +115,17 @@ fn parse_spec(cx: &mut Ctxt, raw: &[args::Arg], func: &ItemFn) -> Option<Extensi
             "`timeout_ms` is the time budget of an `async` extension (a sync one cannot be interrupted); make the fn `async` or remove `timeout_ms`",
         );
     }
-    let shape = check_signature(cx, func);
-    let (takes_cx, payload) = shape?;
+    let wrap = crate::wrap_extension::check_signature(cx, func);
+    let (takes_cx, payload, wrap) = match wrap {
+        Some(w) => {
+            let w = w?;
+            (w.takes_cx, w.request.clone(), Some(w))
+        }
+        None => {
+            let (takes_cx, payload) = check_signature(cx, func)?;
+            (takes_cx, payload, None)
+        }
+    };
     Some(ExtensionSpec {
         point: o.point?,
         name: o.name,
@@ -128,6 +140,7 @@ fn parse_spec(cx: &mut Ctxt, raw: &[args::Arg], func: &ItemFn) -> Option<Extensi
         before: o.before,
         when: o.when,
         timeout_ms: o.timeout_ms.map(|(ms, _)| ms),
+        wrap,
     })
 }
 
@@ -274,7 +287,7 @@ fn split_inputs<'s>(
 }
 
 /// Refuses `const`, `unsafe`, `extern`, type parameters, `where` clauses and variadics.
-fn check_qualifiers(cx: &mut Ctxt, sig: &syn::Signature) -> bool {
+pub(crate) fn check_qualifiers(cx: &mut Ctxt, sig: &syn::Signature) -> bool {
     let mut ok = true;
     if let Some(c) = &sig.constness {
         cx.error_spanned_by(c, "an extension cannot be a `const fn`; remove `const`");
@@ -391,6 +404,9 @@ fn check_signature(cx: &mut Ctxt, func: &ItemFn) -> Option<(bool, Type)> {
 }
 
 fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
+    if let Some(wrap) = &spec.wrap {
+        return crate::wrap_extension::emit(spec, wrap, func);
+    }
     let krate = &spec.krate;
     let p = quote!(#krate::__private);
     let fn_name = &func.sig.ident;
@@ -477,6 +493,11 @@ fn point_tokens(spec: &ExtensionSpec, func: &ItemFn, p: &TokenStream) -> TokenSt
                 Some(a) => respan(quote! { #p::check_accepts_async(__hp_target); }, a.span),
                 None => quote! { let _ = __hp_target; },
             };
+            let plain_check = respan(
+                quote! { #p::check_accepts_plain(__hp_target); },
+                func.sig.ident.span(),
+            );
+            let async_check = quote! { #plain_check #async_check };
             quote!(#p::PointOf::Typed({ #target #shape #async_check __hp_point }))
         }
     }
@@ -579,7 +600,7 @@ fn bare_thunk_tokens(
 
 /// The `when` predicate's thunk and its registry value. The payload is cast to the handler's
 /// own payload type, so a predicate over another type is a compile error on `when`.
-fn when_thunk(spec: &ExtensionSpec, p: &TokenStream) -> (TokenStream, TokenStream) {
+pub(crate) fn when_thunk(spec: &ExtensionSpec, p: &TokenStream) -> (TokenStream, TokenStream) {
     let Some(when) = &spec.when else {
         return (quote!(), quote!(#p::None));
     };
@@ -601,18 +622,25 @@ fn when_thunk(spec: &ExtensionSpec, p: &TokenStream) -> (TokenStream, TokenStrea
 /// A local variable of the glue around the handler, with mixed-site hygiene: the user's tokens
 /// spliced into the glue (the handler's name, the `when` predicate) cannot see it, so a handler
 /// or predicate named `cx` or `payload` is called, not shadowed by the glue's parameter.
-fn glue_local(name: &'static str) -> Ident {
+pub(crate) fn glue_local(name: &'static str) -> Ident {
     debug_assert!(GLUE_LOCALS.contains(&name));
     Ident::new(name, Span::mixed_site())
 }
 
 /// The names of the [`glue_local`]s, whose hygiene [`respan`] keeps.
-const GLUE_LOCALS: &[&str] = &["payload", "cx"];
+const GLUE_LOCALS: &[&str] = &[
+    "payload",
+    "cx",
+    "__hp_request",
+    "__hp_next",
+    "__hp_response",
+    "__hp_cx",
+];
 
 /// Sets every token's location to `span` (keeping call-site hygiene, or mixed-site for a
 /// [`glue_local`]), so that rustc reports an error in the expression on that one token instead
 /// of a span joined across the attribute.
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
     let span = Span::call_site().located_at(span);
     tokens
         .into_iter()
@@ -634,7 +662,7 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
 }
 
 /// A type as a user writes it (`&mut Vec<String>`), for messages.
-fn type_str(tokens: &TokenStream) -> String {
+pub(crate) fn type_str(tokens: &TokenStream) -> String {
     let raw = tokens.to_string();
     let mut out = String::with_capacity(raw.len());
     let chars: Vec<char> = raw.chars().collect();

@@ -11,6 +11,8 @@ mod extensible;
 mod extension;
 mod lifetimes;
 mod point;
+mod wrap_extension;
+mod wrap_point;
 
 use proc_macro::TokenStream;
 

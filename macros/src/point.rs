@@ -8,15 +8,17 @@ use syn::{Attribute, Ident, LitStr, Token, Type, Visibility};
 use crate::ctxt::Ctxt;
 use crate::lifetimes;
 
-struct PointDecl {
-    attrs: Vec<Attribute>,
-    serde: bool,
-    krate: Option<syn::Path>,
-    vis: Visibility,
-    ident: Ident,
-    kind: Ident,
-    payload: Type,
-    name: LitStr,
+pub(crate) struct PointDecl {
+    pub(crate) attrs: Vec<Attribute>,
+    pub(crate) serde: bool,
+    pub(crate) krate: Option<syn::Path>,
+    pub(crate) vis: Visibility,
+    pub(crate) ident: Ident,
+    pub(crate) kind: Ident,
+    pub(crate) payload: Type,
+    /// The response type of a `WrapPoint<Request, Response>` / `AsyncWrapPoint<..>`.
+    pub(crate) response: Option<Type>,
+    pub(crate) name: LitStr,
 }
 
 struct Decls(Vec<PointDecl>);
@@ -52,14 +54,26 @@ impl Parse for PointDecl {
         let ident: Ident = input.parse()?;
         input.parse::<Token![:]>()?;
         let kind: Ident = input.parse()?;
-        if kind != "SyncPoint" && kind != "AsyncPoint" {
+        let wrap = kind == "WrapPoint" || kind == "AsyncWrapPoint";
+        if kind != "SyncPoint" && kind != "AsyncPoint" && !wrap {
             return Err(syn::Error::new_spanned(
                 &kind,
-                "a point is `SyncPoint<Payload>` (dispatched with a plain call) or `AsyncPoint<Payload>` (dispatched with `.await`)",
+                "a point is `SyncPoint<Payload>` (dispatched with a plain call), `AsyncPoint<Payload>` (dispatched with `.await`), `WrapPoint<Request, Response>` or `AsyncWrapPoint<Request, Response>` (extensions nest around an inner step)",
             ));
         }
         input.parse::<Token![<]>()?;
         let payload: Type = input.parse()?;
+        let response = if wrap {
+            if !input.peek(Token![,]) {
+                return Err(input.error(format!(
+                    "a wrap point names its request and response: `{kind}<Request, Response>`"
+                )));
+            }
+            input.parse::<Token![,]>()?;
+            Some(input.parse::<Type>()?)
+        } else {
+            None
+        };
         input.parse::<Token![>]>()?;
         input.parse::<Token![=]>()?;
         let name: LitStr = input.parse()?;
@@ -72,6 +86,7 @@ impl Parse for PointDecl {
             ident,
             kind,
             payload,
+            response,
             name,
         })
     }
@@ -124,6 +139,9 @@ fn codec(d: &PointDecl, p: &TokenStream) -> (TokenStream, TokenStream, TokenStre
 }
 
 fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
+    if let Some(response) = &d.response {
+        return crate::wrap_point::emit(cx, d, response);
+    }
     let krate = d.krate.clone().unwrap_or_else(crate::args::default_crate);
     let p = quote!(#krate::__private);
     let PointDecl {
@@ -214,7 +232,7 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
 
 /// The text of a declaration's doc comment (`///` lines and `#[doc = "..."]`), one line per
 /// attribute with the leading space of `/// text` removed; `""` when there is none.
-fn doc_comment(attrs: &[Attribute]) -> String {
+pub(crate) fn doc_comment(attrs: &[Attribute]) -> String {
     let lines: Vec<String> = attrs
         .iter()
         .filter(|a| a.path().is_ident("doc"))

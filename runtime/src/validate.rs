@@ -173,10 +173,7 @@ fn conflicting_declaration(
     other: &crate::registry::PointEntry,
 ) -> Diagnostic {
     let shape = |e: &crate::registry::PointEntry| {
-        let kind = match e.kind {
-            PointKind::Sync => "sync",
-            PointKind::Async => "async",
-        };
+        let kind = e.kind.as_str();
         format!("{kind}, payload `{}`", (e.payload_type)())
     };
     let origin = Origin::Compiled {

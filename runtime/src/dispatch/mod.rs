@@ -17,6 +17,7 @@ mod outcome;
 mod sync;
 #[cfg(hookpoint_wasm)]
 mod wasm;
+pub(crate) mod wrap;
 
 use std::any::TypeId;
 use std::cell::Cell;
@@ -170,7 +171,10 @@ fn no_codec(list: &PointList, point: &str) -> Error {
         .position(|r| {
             !matches!(
                 r,
-                crate::snapshot::Run::Sync(_) | crate::snapshot::Run::Async(_)
+                crate::snapshot::Run::Sync(_)
+                    | crate::snapshot::Run::Async(_)
+                    | crate::snapshot::Run::Wrap(_)
+                    | crate::snapshot::Run::AsyncWrap(_)
             )
         })
         .map(|i| &list.meta[i])
@@ -178,6 +182,16 @@ fn no_codec(list: &PointList, point: &str) -> Error {
         e = e.at_extension(&m.name, &m.origin);
     }
     e.at_point(point)
+}
+
+/// A wrap extension met in a plain list (ruled out by the payload key check; an error rather
+/// than a panic).
+#[cold]
+fn wrap_on_plain() -> Error {
+    Error::kind_msg(
+        ErrorKind::PayloadMismatch,
+        "this extension takes `next`, so it runs only on a wrap point",
+    )
 }
 
 #[cold]

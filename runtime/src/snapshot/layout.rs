@@ -44,6 +44,11 @@ pub(crate) fn build_list(
                 list.first_async.get_or_insert(i as u32);
                 Run::Async(f)
             }
+            CandidateRun::Handler(Handler::Wrap(f)) => Run::Wrap(f),
+            CandidateRun::Handler(Handler::AsyncWrap(f)) => {
+                list.first_async.get_or_insert(i as u32);
+                Run::AsyncWrap(f)
+            }
             #[cfg(hookpoint_command_hooks)]
             CandidateRun::Command(ix) => {
                 list.has_commands = true;

@@ -33,7 +33,7 @@ pub(crate) use overrides::{LayerInput, OverrideDef};
 pub(crate) use plugin_values::{PluginValues, TypedConfig};
 
 use crate::error::{Error, ErrorKind, Origin};
-use crate::registry::{AsyncFn, BareFn, ErrorPolicy, SyncFn, WhenFn};
+use crate::registry::{AsyncFn, AsyncWrapFn, BareFn, ErrorPolicy, SyncFn, WhenFn, WrapFn};
 use crate::site;
 
 /// Where an extension's definition comes from; higher layers win per (point, name).
@@ -87,6 +87,9 @@ impl std::fmt::Display for Layer {
 pub(crate) enum Run {
     Sync(SyncFn),
     Async(AsyncFn),
+    /// A wrap extension: runs with the rest of its nest as `next`.
+    Wrap(WrapFn),
+    AsyncWrap(AsyncWrapFn),
     /// Index into [`Snapshot::commands`].
     #[cfg(hookpoint_command_hooks)]
     Command(u32),
