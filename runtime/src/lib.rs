@@ -293,11 +293,11 @@ pub mod __private {
     /// A typed wrap point for an extension entry, with its request and response as the shape
     /// `fn(&mut Request) -> Response`, compared with the extension's as [`typed_point`] does.
     #[allow(clippy::type_complexity)]
-    pub const fn wrap_point<T: WrapTarget + Sync>(
+    pub const fn wrap_point<T: WrapTarget<Point = T> + Sync>(
         point: &'static T,
     ) -> (
         &'static (dyn TypedPoint + Sync),
-        &'static T,
+        &'static T::Point,
         PointPayload<fn(&mut T::Request) -> T::Response>,
     ) {
         (point, point, PointPayload::NEW)
@@ -361,11 +361,11 @@ pub mod __private {
     /// A typed point for an extension entry, with what the compile-time checks need: the point
     /// itself and its handler type `fn(&mut Payload)` as a [`PointPayload`].
     #[allow(clippy::type_complexity)]
-    pub const fn typed_point<T: TypedTarget + Sync>(
+    pub const fn typed_point<T: TypedTarget<Point = T> + Sync>(
         point: &'static T,
     ) -> (
         &'static (dyn TypedPoint + Sync),
-        &'static T,
+        &'static T::Point,
         PointPayload<T::Handler>,
     ) {
         (point, point, PointPayload::NEW)

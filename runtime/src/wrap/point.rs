@@ -240,11 +240,13 @@ impl<S: WrapSpec> TypedPoint for AsyncWrapPoint<S> {
 impl<S: WrapSpec> crate::point::TypedTarget for WrapPoint<S> {
     type Handler = S::Handler;
     const KIND: PointKind = PointKind::Wrap;
+    type Point = Self;
 }
 
 impl<S: WrapSpec> crate::point::TypedTarget for AsyncWrapPoint<S> {
     type Handler = S::Handler;
     const KIND: PointKind = PointKind::AsyncWrap;
+    type Point = Self;
 }
 
 /// Implemented by wrap points: the target of an extension that takes `next`.
@@ -259,14 +261,18 @@ pub trait WrapTarget: TypedPoint {
     type Request;
     /// The point's response type.
     type Response;
+    /// `Self`, as [`TypedTarget::Point`](crate::point::TypedTarget::Point).
+    type Point: ?Sized;
 }
 impl<S: WrapSpec> WrapTarget for WrapPoint<S> {
     type Request = S::Request;
     type Response = S::Response;
+    type Point = Self;
 }
 impl<S: WrapSpec> WrapTarget for AsyncWrapPoint<S> {
     type Request = S::Request;
     type Response = S::Response;
+    type Point = Self;
 }
 
 /// Implemented by the points plain extensions (without `next`) attach to.
