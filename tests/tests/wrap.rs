@@ -23,6 +23,9 @@ point! {
     pub static MANIFEST: WrapPoint<Vec<String>, String> = "wrap_manifest";
     #[serde]
     pub static HOOKED: WrapPoint<Ask, Answer> = "wrap_hooked";
+    pub static TIMED: WrapPoint<u32, u32> = "wrap_timed";
+    pub static RECURSE: WrapPoint<u32, u32> = "wrap_recurse";
+    pub static PLAIN_DECLARED: SyncPoint<u32> = "wrap_plain_declared";
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -407,4 +410,93 @@ fn introspection_says_a_wrap_extension_runs_as_wrap() {
     let slow = points.iter().find(|p| p.name == "wrap_slow").unwrap();
     assert_eq!(slow.kind, Some(hookpoint::PointKind::AsyncWrap));
     assert_eq!(slow.extensions[0].runs_as, RunsAs::AsyncWrap);
+}
+
+#[extension(point = TIMED, order = 1)]
+fn timed_outer(n: &mut u32, mut next: Next<'_, u32, u32>) -> Result<u32, Error> {
+    std::thread::sleep(Duration::from_millis(5));
+    next.run(n)
+}
+
+#[extension(point = TIMED, order = 2)]
+fn timed_inner(n: &mut u32, mut next: Next<'_, u32, u32>) -> Result<u32, Error> {
+    next.run(n)
+}
+
+#[test]
+fn observers_see_each_wrap_extension_with_the_time_it_wrapped_and_its_own() {
+    use hookpoint::observe::{self, What};
+    use std::sync::{Arc, Mutex};
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let id = observe::observe(move |e| {
+        if e.point != "wrap_timed" {
+            return;
+        }
+        if let What::Extension {
+            name, elapsed, own, ..
+        } = &e.what
+        {
+            sink.lock()
+                .unwrap()
+                .push((name.to_string(), *elapsed, *own));
+        }
+    });
+    let r = TIMED.call(&mut 1, |n| {
+        std::thread::sleep(Duration::from_millis(20));
+        Ok(*n)
+    });
+    assert!(observe::unobserve(id));
+    assert_eq!(r.unwrap(), 1);
+    let seen = seen.lock().unwrap().clone();
+    let names: Vec<&str> = seen.iter().map(|(n, ..)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["timed_inner", "timed_outer"],
+        "the inner one ends first"
+    );
+    let (inner, outer) = (&seen[0], &seen[1]);
+    let ms = Duration::from_millis;
+    assert!(inner.1 >= ms(20) && inner.2.unwrap() < ms(20), "{inner:?}");
+    assert!(outer.1 >= ms(25), "{outer:?}");
+    let own = outer.2.unwrap();
+    assert!(
+        own >= ms(5) && own < ms(20),
+        "its own time leaves out what it wrapped: {outer:?}"
+    );
+}
+
+#[extension(point = RECURSE)]
+fn dispatches_itself(n: &mut u32, _next: Next<'_, u32, u32>) -> Result<u32, Error> {
+    RECURSE.call(n, |n| Ok(*n))
+}
+
+#[test]
+fn a_wrap_point_dispatched_from_its_own_extension_stops_at_the_depth_limit() {
+    let err = RECURSE.call(&mut 0, |n| Ok(*n)).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::DepthLimit, "{err}");
+}
+
+/// A wrap extension attached by name to a plain point.
+#[extension(point = "wrap_plain_declared")]
+fn wraps_a_plain_point(n: &mut u32, mut next: Next<'_, u32, u32>) -> Result<u32, Error> {
+    next.run(n)
+}
+
+#[test]
+fn a_wrap_extension_by_name_on_a_plain_point_is_refused_and_validate_reports_it() {
+    let err = PLAIN_DECLARED.call(&mut 1).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::PayloadMismatch, "{err}");
+    let report = hookpoint::validate().unwrap_err();
+    let found: Vec<&str> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.point.as_deref() == Some("wrap_plain_declared"))
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].contains("a wrap extension (it takes `next`) on a point declared sync"),
+        "{found:?}"
+    );
 }
