@@ -213,7 +213,8 @@ pub struct PointEntry(PointParts);
 impl PointEntry {
     /// # Safety
     /// `parts.codec`, when given, must have been made by [`JsonCodec::of`] for the payload type
-    /// whose key `parts.payload_key` returns: by-name dispatch uses it on payloads of that key.
+    /// whose key `parts.payload_key` returns (for a wrap point: the request of the wrap handler
+    /// type whose key it returns): by-name dispatch uses it on payloads of that key.
     pub const unsafe fn new(parts: PointParts) -> Self {
         PointEntry(parts)
     }
