@@ -155,15 +155,6 @@ impl<'a, 's> Chain<'a, 's> {
         }
     }
 
-    /// The dispatch this chain runs.
-    #[cfg_attr(
-        not(any(hookpoint_command_hooks, hookpoint_wasm)),
-        allow(dead_code, reason = "read by command hooks and wasm extensions")
-    )]
-    pub(super) fn call(&self) -> &Call<'a> {
-        &self.call
-    }
-
     /// The name of the extension whose turn it is.
     pub(super) fn name(&self, turn: &Turn) -> &'a str {
         &self.list.meta[turn.index].name

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use super::asynchronous::{WithDepth, within};
 use super::chain::{Chain, Turn};
-use super::{Call, DepthGuard, MAX_DEPTH, ScopeRef, SendPtr, depth_error, precheck};
+use super::{Call, DepthGuard, MAX_DEPTH, ScopeRef, SendPtr, depth_error, precheck, unobserved};
 use crate::error::{Error, ErrorKind};
-use crate::registry::{Cx, JsonCodec};
+use crate::registry::{Cx, JsonCodec, WrapFn};
 use crate::snapshot::{PointList, Run, Shape, Snapshot};
 use crate::thread_state::{self, ThreadState};
 use crate::wrap::{AsyncNext, Next, StepFuture};
@@ -29,10 +29,15 @@ use crate::wrap::{AsyncNext, Next, StepFuture};
 pub(crate) struct WrapChain<'a> {
     snap: &'a Snapshot,
     list: &'a PointList,
-    chain: Chain<'a, 'static>,
+    /// The per-extension rules; `None` on the fast path, where none applies.
+    chain: Option<Chain<'a, 'static>>,
+    call: Call<'a>,
     cx: Cx<'a>,
     /// The point's response codec (`Option<Response>`), for command hooks that answer.
     response: Option<&'a JsonCodec>,
+    /// The handlers of a [`Shape::Wrap`] list dispatched unobserved: no rule applies per level,
+    /// so a level is one indirect call.
+    fast: Option<&'a [WrapFn]>,
 }
 
 // SAFETY: the one field that is not `Sync` is the chain's error sink, which a wrap dispatch
@@ -65,10 +70,48 @@ pub(crate) enum Step {
 }
 
 impl<'a> WrapChain<'a> {
+    /// On a list where no rule applies per level: runs extension `pos` as [`invoke`](Self::invoke)
+    /// does, `Some(Ok(()))` when it wrote the response; `Some(Err(None))` when no extension is
+    /// left (the inner step is next); `None` on other lists, which take `turn` and `invoke`.
+    #[inline(always)]
+    pub(crate) fn invoke_fast(
+        &self,
+        pos: usize,
+        request: *mut (),
+        next: *mut (),
+        response: *mut (),
+    ) -> Option<Result<(), Option<Error>>> {
+        let fns = self.fast?;
+        let Some(f) = fns.get(pos) else {
+            return Some(Err(None));
+        };
+        // SAFETY: the list's key equals the point's (checked before the nest started), so the
+        // pointers are the types every handler of the list was compiled for.
+        Some(
+            unsafe { f(request, next, response, &self.cx) }
+                .map_err(|e| Some(self.attributed(pos, e))),
+        )
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn attributed(&self, pos: usize, err: Error) -> Error {
+        let m = &self.list.meta[pos];
+        err.at_extension(&m.name, &m.origin)
+            .at_point(self.call.point)
+    }
+
+    /// The per-extension rules, which every list but a fast one has.
+    fn rules(&self) -> &Chain<'a, 'static> {
+        self.chain
+            .as_ref()
+            .expect("only a fast nest runs without rules, and it never asks for them")
+    }
+
     /// The next extension at or after `from` that runs for `request`.
     pub(crate) fn turn(&self, from: usize, request: *mut ()) -> Option<WrapTurn> {
         (from..self.list.runs.len()).find_map(|index| {
-            self.chain
+            self.rules()
                 .turn_for(index, request)
                 .map(|turn| WrapTurn { turn, index })
         })
@@ -77,7 +120,10 @@ impl<'a> WrapChain<'a> {
     /// When timing is wanted (the dispatch is observed), now.
     #[inline]
     pub(crate) fn started(&self) -> Option<Instant> {
-        self.chain.observing.then(Instant::now)
+        self.chain
+            .as_ref()
+            .is_some_and(|c| c.observing)
+            .then(Instant::now)
     }
 
     /// Adds the time since `started` to a level's time spent inside `next`.
@@ -97,7 +143,7 @@ impl<'a> WrapChain<'a> {
         answered: bool,
     ) -> Step {
         let inside = Duration::from_nanos(inside.load(Ordering::Relaxed));
-        match self.chain.end_wrap(turn.turn, inside, result) {
+        match self.rules().end_wrap(turn.turn, inside, result) {
             Ok(()) if answered => Step::Answered,
             Ok(()) | Err(None) => Step::PassOn,
             Err(Some(e)) => Step::Failed(e),
@@ -109,7 +155,7 @@ impl<'a> WrapChain<'a> {
         allow(dead_code, reason = "read by command hooks and wasm extensions")
     )]
     fn call_with(&self, request: *mut ()) -> Call<'a> {
-        let mut call = *self.chain.call();
+        let mut call = self.call;
         call.payload = SendPtr(request);
         call
     }
@@ -240,22 +286,35 @@ pub(crate) fn run_sync<Req, Resp>(
     let Some(list) = active_list(snap, &call) else {
         return inner(request);
     };
-    precheck(list, call.point, &call.want, true)?;
+    let fast = match &list.shape {
+        Shape::Wrap { key, fns } if *key == call.want.key && unobserved(scope) => Some(&fns[..]),
+        _ => {
+            precheck(list, call.point, &call.want, true)?;
+            None
+        }
+    };
     let call = call.with_declared_codec(list);
     let (_depth, depth) = DepthGuard::next(&tl.depth, call.point)?;
-    let chain = WrapChain {
+    let inside = AtomicU64::new(0);
+    let mut chain = WrapChain {
         snap,
         list,
-        chain: Chain::new(list, call, None, scope, depth),
+        chain: None,
+        call,
         cx: Cx::new(call.point, depth, scope),
         response,
+        fast,
     };
-    let _doing = chain.chain.doing();
-    let span = chain.chain.span();
+    if fast.is_some() {
+        return Next::new(&chain, inner, &inside).run(request);
+    }
+    chain.chain = Some(Chain::new(list, call, None, scope, depth));
+    let rules = chain.rules();
+    let _doing = rules.doing();
+    let span = rules.span();
     let _entered = span.enter();
-    let inside = AtomicU64::new(0);
     let r = Next::new(&chain, inner, &inside).run(request);
-    chain.chain.finish_with(r.as_ref().err());
+    chain.rules().finish_with(r.as_ref().err());
     r
 }
 
@@ -280,19 +339,21 @@ pub(crate) async fn run_async<Req: Send, Resp: Send>(
     let chain = WrapChain {
         snap: &snap,
         list,
-        chain: Chain::new(list, call, None, scope, depth),
+        chain: Some(Chain::new(list, call, None, scope, depth)),
+        call,
         cx: Cx::new(call.point, depth, scope),
         response,
+        fast: None,
     };
-    let span = chain.chain.span();
-    let observed_point = chain.chain.doing().map(|guard| {
+    let span = chain.rules().span();
+    let observed_point = chain.rules().doing().map(|guard| {
         drop(guard);
         call.id
     });
     let body = async {
         let inside = AtomicU64::new(0);
         let r = AsyncNext::new(&chain, inner, &inside).run(request).await;
-        chain.chain.finish_with(r.as_ref().err());
+        chain.rules().finish_with(r.as_ref().err());
         r
     };
     let fut = WithDepth::new(depth, observed_point, body);

@@ -182,6 +182,9 @@ pub(crate) enum Shape {
     /// Every extension is a sync handler for the payload `key` with the default policy: a loop
     /// that stops at the first error.
     Plain { key: TypeId, fns: Box<[SyncFn]> },
+    /// Every extension is a sync wrap extension for the payload `key` with the default policy,
+    /// no matcher: the nest calls them one inside the other with no rule to apply per level.
+    Wrap { key: TypeId, fns: Box<[WrapFn]> },
     /// Anything else: dispatch checks the whole list before anything runs, then applies each
     /// extension's rules.
     General,

@@ -107,6 +107,29 @@ impl<'a, Req, Resp> Next<'a, Req, Resp> {
     fn run_rest(&mut self, request: &mut Req) -> Result<Resp, Error> {
         let chain = self.chain;
         let mut pos = self.pos;
+        {
+            let req = request as *mut Req as *mut ();
+            let mut next = Some(Next {
+                chain,
+                pos: pos + 1,
+                inner: &mut *self.inner,
+                inside: self.inside,
+            });
+            let mut out: Option<Resp> = None;
+            let slots = (
+                &mut next as *mut Option<Next<'_, Req, Resp>> as *mut (),
+                &mut out as *mut Option<Resp> as *mut (),
+            );
+            match chain.invoke_fast(pos, req, slots.0, slots.1) {
+                Some(Ok(())) => return out.ok_or_else(no_response),
+                Some(Err(Some(e))) => return Err(e),
+                Some(Err(None)) => {
+                    drop(next);
+                    return (self.inner)(request);
+                }
+                None => {}
+            }
+        }
         loop {
             let req = request as *mut Req as *mut ();
             let Some(turn) = chain.turn(pos, req) else {
