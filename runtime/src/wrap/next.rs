@@ -97,6 +97,7 @@ impl<'a, Req, Resp> Next<'a, Req, Resp> {
     /// # Errors
     /// What the rest of the nest returns: the inner step's error, or a later extension's
     /// (attributed to it).
+    #[inline]
     pub fn run(&mut self, request: &mut Req) -> Result<Resp, Error> {
         let started = self.chain.started();
         let r = self.run_rest(request);
@@ -104,6 +105,7 @@ impl<'a, Req, Resp> Next<'a, Req, Resp> {
         r
     }
 
+    #[inline]
     fn run_rest(&mut self, request: &mut Req) -> Result<Resp, Error> {
         let chain = self.chain;
         let mut pos = self.pos;
@@ -123,10 +125,7 @@ impl<'a, Req, Resp> Next<'a, Req, Resp> {
             match chain.invoke_fast(pos, req, slots.0, slots.1) {
                 Some(Ok(())) => return out.ok_or_else(no_response),
                 Some(Err(Some(e))) => return Err(e),
-                Some(Err(None)) => {
-                    drop(next);
-                    return (self.inner)(request);
-                }
+                Some(Err(None)) => return (self.inner)(request),
                 None => {}
             }
         }
