@@ -9,14 +9,9 @@ use syn::spanned::Spanned;
 use syn::{FnArg, GenericArgument, ItemFn, PathArguments, Type};
 
 use crate::ctxt::Ctxt;
-use crate::extension::{ExtensionSpec, PointArg, check_qualifiers, respan, type_str, when_thunk};
-
-/// A wrap extension's signature.
-pub(crate) struct WrapShape {
-    pub(crate) takes_cx: bool,
-    pub(crate) request: Type,
-    pub(crate) response: Type,
-}
+use crate::extension_parts::{
+    ExtensionSpec, PointArg, WrapShape, check_qualifiers, respan, type_str, when_thunk,
+};
 
 const SHAPE_HELP: &str = "a wrap extension takes `req: &mut Request, next: hookpoint::Next<'_, Request, Response>` (`AsyncNext` in an `async fn`), optionally after `cx: &hookpoint::Cx`, and returns `Result<Response, E>`";
 

@@ -6,7 +6,7 @@ use quote::quote;
 use syn::Type;
 
 use crate::ctxt::Ctxt;
-use crate::point::{PointDecl, doc_comment};
+use crate::point_decl::{PointDecl, doc_comment};
 
 /// The `WrapSpec` impl, the static and the declaration record of one wrap point.
 pub(crate) fn emit(cx: &mut Ctxt, d: &PointDecl, response: &Type) -> TokenStream {
@@ -31,54 +31,13 @@ pub(crate) fn emit(cx: &mut Ctxt, d: &PointDecl, response: &Type) -> TokenStream
         quote!(#krate::Next)
     };
     let handler = quote!(fn(&mut #request, #next<'_, #request, #response>) -> #p::Result<#response, #krate::Error>);
-    let codec_ident = syn::Ident::new(&format!("__HOOKPOINT_CODEC_{ident}"), ident.span());
-    let response_ident =
-        syn::Ident::new(&format!("__HOOKPOINT_RESPONSE_CODEC_{ident}"), ident.span());
-    let (statics, json, codec_ref) = if d.serde {
-        (
-            quote! {
-                #[doc(hidden)]
-                #[allow(non_upper_case_globals)]
-                static #codec_ident: #p::JsonCodec = #p::JsonCodec::of::<#request>();
-                #[doc(hidden)]
-                #[allow(non_upper_case_globals)]
-                static #response_ident: #p::JsonCodec = #p::JsonCodec::of::<#p::Option<#response>>();
-            },
-            quote! {
-                fn json() -> #p::Option<&'static #p::JsonCodec> {
-                    #p::Some(&#codec_ident)
-                }
-                fn response_json() -> #p::Option<&'static #p::JsonCodec> {
-                    #p::Some(&#response_ident)
-                }
-            },
-            quote!(#p::Some(&#codec_ident)),
-        )
-    } else {
-        (quote!(), quote!(), quote!(#p::None))
-    };
+    let (statics, json, codec_ref) = codecs(d, request, response, &p);
     let kind_enum = if is_async {
         quote!(AsyncWrap)
     } else {
         quote!(Wrap)
     };
-    let kind_doc = if is_async {
-        "`async` extensions taking `AsyncNext` nest around the inner step (dispatched with `.await`)"
-    } else {
-        "extensions taking `Next` nest around the inner step"
-    };
-    let serde_doc = if d.serde {
-        " Accepts command hooks as a before step (request and response are serde)."
-    } else {
-        ""
-    };
-    let ty = |t: &Type| quote!(#t).to_string().replace(' ', "");
-    let doc = format!(
-        "\n\nWrap point `{}`, request `{}`, response `{}`: {kind_doc}.{serde_doc}",
-        name.value(),
-        ty(request),
-        ty(response)
-    );
+    let doc = doc_line(d, response, is_async);
     let doc_text = doc_comment(attrs);
     let file_line =
         quote::quote_spanned! {ident.span()=> file: ::core::file!(), line: ::core::line!(), };
@@ -126,4 +85,63 @@ pub(crate) fn emit(cx: &mut Ctxt, d: &PointDecl, response: &Type) -> TokenStream
             }) };
         };
     }
+}
+
+/// The request and response codecs of a `#[serde]` wrap point: their statics, the spec's
+/// `json`/`response_json`, and the reference the declaration record carries.
+fn codecs(
+    d: &PointDecl,
+    request: &Type,
+    response: &Type,
+    p: &TokenStream,
+) -> (TokenStream, TokenStream, TokenStream) {
+    let ident = &d.ident;
+    let codec_ident = syn::Ident::new(&format!("__HOOKPOINT_CODEC_{ident}"), ident.span());
+    let response_ident =
+        syn::Ident::new(&format!("__HOOKPOINT_RESPONSE_CODEC_{ident}"), ident.span());
+    if d.serde {
+        (
+            quote! {
+                #[doc(hidden)]
+                #[allow(non_upper_case_globals)]
+                static #codec_ident: #p::JsonCodec = #p::JsonCodec::of::<#request>();
+                #[doc(hidden)]
+                #[allow(non_upper_case_globals)]
+                static #response_ident: #p::JsonCodec = #p::JsonCodec::of::<#p::Option<#response>>();
+            },
+            quote! {
+                fn json() -> #p::Option<&'static #p::JsonCodec> {
+                    #p::Some(&#codec_ident)
+                }
+                fn response_json() -> #p::Option<&'static #p::JsonCodec> {
+                    #p::Some(&#response_ident)
+                }
+            },
+            quote!(#p::Some(&#codec_ident)),
+        )
+    } else {
+        (quote!(), quote!(), quote!(#p::None))
+    }
+}
+
+/// The line the static's documentation gets: name, request, response and what attaches.
+fn doc_line(d: &PointDecl, response: &Type, is_async: bool) -> String {
+    let (name, request) = (&d.name, &d.payload);
+    let kind_doc = if is_async {
+        "`async` extensions taking `AsyncNext` nest around the inner step (dispatched with `.await`)"
+    } else {
+        "extensions taking `Next` nest around the inner step"
+    };
+    let serde_doc = if d.serde {
+        " Accepts command hooks as a before step (request and response are serde)."
+    } else {
+        ""
+    };
+    let ty = |t: &Type| quote!(#t).to_string().replace(' ', "");
+    format!(
+        "\n\nWrap point `{}`, request `{}`, response `{}`: {kind_doc}.{serde_doc}",
+        name.value(),
+        ty(request),
+        ty(response)
+    )
 }

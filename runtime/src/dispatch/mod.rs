@@ -13,16 +13,20 @@ mod asynchronous;
 mod chain;
 #[cfg(hookpoint_command_hooks)]
 mod hook;
+mod nest;
+mod next;
 mod outcome;
 mod sync;
 #[cfg(hookpoint_wasm)]
 mod wasm;
-pub(crate) mod wrap;
+mod wrap;
 
 use std::any::TypeId;
 use std::cell::Cell;
 
 pub(crate) use asynchronous::run_async;
+pub(crate) use nest::{run_async as run_wrap_async, run_sync as run_wrap_sync};
+pub use next::{AsyncNext, Next, StepFuture};
 pub use outcome::Outcome;
 pub(crate) use sync::{run_bare, run_sync};
 

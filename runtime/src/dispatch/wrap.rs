@@ -1,6 +1,6 @@
-//! The wrap loop: a wrap point's list run as a nest. The generic halves live with
-//! [`Next`]/[`AsyncNext`] (they know the request and response types); this module is the
-//! erased half they call: which extension runs next for a request, how one runs, and the same
+//! The wrap loop: a wrap point's list run as a nest. The generic halves are [`Next`] and
+//! [`AsyncNext`] (they know the request and response types); this module is the erased half
+//! they call: which extension runs next for a request, how one runs, and the same
 //! per-extension rules as the other loops ([`Chain`]): matchers, error policy, budgets,
 //! observation, the depth guard and the checks made before anything runs.
 //!
@@ -8,18 +8,15 @@
 //! list is a "before" step at its place: it may rewrite the request (`{"payload": ...}`) or
 //! answer it (`{"response": ...}`), else the nest goes on past it.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::asynchronous::{WithDepth, within};
+use super::asynchronous::within;
 use super::chain::{Chain, Turn};
-use super::{Call, DepthGuard, MAX_DEPTH, ScopeRef, SendPtr, depth_error, precheck, unobserved};
+use super::{Call, SendPtr};
 use crate::error::{Error, ErrorKind};
 use crate::registry::{Cx, JsonCodec, WrapFn};
-use crate::snapshot::{PointList, Run, Shape, Snapshot};
-use crate::thread_state::{self, ThreadState};
-use crate::wrap::{AsyncNext, Next, StepFuture};
+use crate::snapshot::{PointList, Run, Snapshot};
 
 /// One dispatch of a wrap point, shared by every level of its nest.
 #[cfg_attr(
@@ -70,6 +67,28 @@ pub(crate) enum Step {
 }
 
 impl<'a> WrapChain<'a> {
+    /// A nest over `list`, with the per-extension rules (`chain`) unless `fast` is given.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        snap: &'a Snapshot,
+        list: &'a PointList,
+        chain: Option<Chain<'a, 'static>>,
+        call: Call<'a>,
+        cx: Cx<'a>,
+        response: Option<&'a JsonCodec>,
+        fast: Option<&'a [WrapFn]>,
+    ) -> Self {
+        WrapChain {
+            snap,
+            list,
+            chain,
+            call,
+            cx,
+            response,
+            fast,
+        }
+    }
+
     /// On a list where no rule applies per level: runs extension `pos` as [`invoke`](Self::invoke)
     /// does, `Some(Ok(()))` when it wrote the response; `Some(Err(None))` when no extension is
     /// left (the inner step is next); `None` on other lists, which take `turn` and `invoke`.
@@ -102,7 +121,7 @@ impl<'a> WrapChain<'a> {
     }
 
     /// The per-extension rules, which every list but a fast one has.
-    fn rules(&self) -> &Chain<'a, 'static> {
+    pub(super) fn rules(&self) -> &Chain<'a, 'static> {
         self.chain
             .as_ref()
             .expect("only a fast nest runs without rules, and it never asks for them")
@@ -265,97 +284,4 @@ fn not_wrap() -> Error {
         ErrorKind::PayloadMismatch,
         "this extension does not take `next`, so it cannot run on a wrap point",
     )
-}
-
-/// The list of `call`'s point, unless nothing runs there.
-fn active_list<'s>(snap: &'s Snapshot, call: &Call<'_>) -> Option<&'s PointList> {
-    snap.list(call.id)
-        .filter(|l| !matches!(l.shape, Shape::Empty))
-}
-
-/// Runs a sync wrap point's nest around `inner` on `snap`.
-pub(crate) fn run_sync<Req, Resp>(
-    tl: &ThreadState,
-    snap: &Snapshot,
-    scope: ScopeRef<'_>,
-    call: Call<'_>,
-    response: Option<&'static JsonCodec>,
-    request: &mut Req,
-    inner: &mut dyn FnMut(&mut Req) -> Result<Resp, Error>,
-) -> Result<Resp, Error> {
-    let Some(list) = active_list(snap, &call) else {
-        return inner(request);
-    };
-    let fast = match &list.shape {
-        Shape::Wrap { key, fns } if *key == call.want.key && unobserved(scope) => Some(&fns[..]),
-        _ => {
-            precheck(list, call.point, &call.want, true)?;
-            None
-        }
-    };
-    let call = call.with_declared_codec(list);
-    let (_depth, depth) = DepthGuard::next(&tl.depth, call.point)?;
-    let inside = AtomicU64::new(0);
-    let mut chain = WrapChain {
-        snap,
-        list,
-        chain: None,
-        call,
-        cx: Cx::new(call.point, depth, scope),
-        response,
-        fast,
-    };
-    if fast.is_some() {
-        return Next::new(&chain, inner, &inside).run(request);
-    }
-    chain.chain = Some(Chain::new(list, call, None, scope, depth));
-    let rules = chain.rules();
-    let _doing = rules.doing();
-    let span = rules.span();
-    let _entered = span.enter();
-    let r = Next::new(&chain, inner, &inside).run(request);
-    chain.rules().finish_with(r.as_ref().err());
-    r
-}
-
-/// Runs an async wrap point's nest around `inner` on `snap`, on the depth of the task.
-pub(crate) async fn run_async<Req: Send, Resp: Send>(
-    snap: Arc<Snapshot>,
-    scope: ScopeRef<'_>,
-    call: Call<'_>,
-    response: Option<&'static JsonCodec>,
-    request: &mut Req,
-    inner: &mut (dyn for<'r> FnMut(&'r mut Req) -> StepFuture<'r, Resp> + Send),
-) -> Result<Resp, Error> {
-    let Some(list) = active_list(&snap, &call) else {
-        return inner(request).await;
-    };
-    precheck(list, call.point, &call.want, false)?;
-    let call = call.with_declared_codec(list);
-    let depth = thread_state::get().depth.get() + 1;
-    if depth > MAX_DEPTH {
-        return Err(depth_error(call.point));
-    }
-    let chain = WrapChain {
-        snap: &snap,
-        list,
-        chain: Some(Chain::new(list, call, None, scope, depth)),
-        call,
-        cx: Cx::new(call.point, depth, scope),
-        response,
-        fast: None,
-    };
-    let span = chain.rules().span();
-    let observed_point = chain.rules().doing().map(|guard| {
-        drop(guard);
-        call.id
-    });
-    let body = async {
-        let inside = AtomicU64::new(0);
-        let r = AsyncNext::new(&chain, inner, &inside).run(request).await;
-        chain.rules().finish_with(r.as_ref().err());
-        r
-    };
-    let fut = WithDepth::new(depth, observed_point, body);
-    tracing::Instrument::instrument(fut, span).await
 }

@@ -192,10 +192,12 @@ impl Scope {
         call: Call<'_>,
         response: Option<&'static crate::registry::JsonCodec>,
         request: &mut Req,
-        inner: &mut (dyn for<'r> FnMut(&'r mut Req) -> crate::wrap::StepFuture<'r, Resp> + Send),
+        inner: &mut (
+                 dyn for<'r> FnMut(&'r mut Req) -> crate::dispatch::StepFuture<'r, Resp> + Send
+             ),
     ) -> Result<Resp, Error> {
         // Boxed for the reason `dispatch_async` gives.
-        self.bind(Box::pin(dispatch::wrap::run_async(
+        self.bind(Box::pin(dispatch::run_wrap_async(
             self.snapshot(),
             self.as_dispatch(),
             call,

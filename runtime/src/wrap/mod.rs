@@ -3,18 +3,19 @@
 //!
 //! The top layer, beside [`point`](crate::point): a typed wrap point hands its request and the
 //! caller's inner step to the dispatch layer, which runs the snapshot's list of the point as a
-//! nest; [`Next`] and [`AsyncNext`] are the typed rest of that nest.
+//! nest; [`Next`] and [`AsyncNext`] (defined there) are the typed rest of that nest, and the
+//! shims here turn a wrap extension into the erased handler the nest calls.
 
-mod next;
 mod point;
+mod shim;
 
-pub use next::{AsyncNext, Next, StepFuture};
+pub use crate::dispatch::{AsyncNext, Next, StepFuture};
 pub use point::{AsyncWrapPoint, WrapPoint};
 
 #[doc(hidden)]
-pub use next::{WrapReturn, async_wrap_shim, wrap_shim};
-#[doc(hidden)]
 pub use point::{AcceptsAsyncWrap, AcceptsPlain, AcceptsSyncWrap, WrapTarget};
+#[doc(hidden)]
+pub use shim::{WrapReturn, async_wrap_shim, wrap_shim};
 
 use crate::registry::JsonCodec;
 

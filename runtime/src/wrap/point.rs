@@ -5,8 +5,7 @@ use std::any::TypeId;
 use std::marker::PhantomData;
 
 use super::WrapSpec;
-use super::next::StepFuture;
-use crate::dispatch::{Call, Erased, SendPtr};
+use crate::dispatch::{Call, Erased, SendPtr, StepFuture};
 use crate::error::Error;
 use crate::registry::{PointKind, TypedPoint};
 use crate::scope::Scope;
@@ -175,7 +174,7 @@ impl<S: WrapSpec> WrapPoint<S> {
         let call = call_of::<S>(&self.site, request);
         let codec = S::response_json();
         Scope::with_current(|tl, snap, scope| {
-            crate::dispatch::wrap::run_sync(tl, snap, scope, call, codec, request, inner)
+            crate::dispatch::run_wrap_sync(tl, snap, scope, call, codec, request, inner)
         })
     }
 }

@@ -1,14 +1,14 @@
-//! [`Next`] and [`AsyncNext`]: the rest of a wrap point's nest as one extension sees it, and the
-//! shims `#[extension]` generates calls to, which cast the erased pointers back to their types.
+//! [`Next`] and [`AsyncNext`]: the rest of a wrap point's nest as one extension sees it. The
+//! generic half of the wrap loop (it knows the request and response types); [`wrap`](super::wrap)
+//! is the erased half it calls.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::AtomicU64;
 
-use crate::dispatch::SendPtr;
-use crate::dispatch::wrap::{Step, WrapChain};
+use super::SendPtr;
+use super::wrap::{Step, WrapChain};
 use crate::error::Error;
-use crate::registry::{Cx, WrapFuture};
 
 /// The boxed future of an async wrap point's inner step: `|req| Box::pin(step(req))`.
 pub type StepFuture<'r, Resp> = Pin<Box<dyn Future<Output = Result<Resp, Error>> + Send + 'r>>;
@@ -227,92 +227,4 @@ impl<'a, Req: Send, Resp: Send> AsyncNext<'a, Req, Resp> {
 #[cold]
 fn no_response() -> Error {
     Error::msg("a wrap extension reported success without a response")
-}
-
-/// What a wrap extension may return: `Result<Response, E>` with `E: Into<hookpoint::Error>`.
-#[doc(hidden)]
-#[diagnostic::on_unimplemented(
-    message = "a wrap extension must return `Result<{Resp}, E>` with `E: Into<hookpoint::Error>`, not `{Self}`",
-    label = "unsupported return type for this wrap point",
-    note = "the response type is the point's (the second type of `Next<'_, Request, Response>`)"
-)]
-pub trait WrapReturn<Resp> {
-    fn into_response(self) -> Result<Resp, Error>;
-}
-
-impl<Resp, E: Into<Error>> WrapReturn<Resp> for Result<Resp, E> {
-    #[inline(always)]
-    fn into_response(self) -> Result<Resp, Error> {
-        self.map_err(Into::into)
-    }
-}
-
-/// The body of a sync wrap extension's erased handler ([`WrapFn`](crate::registry::WrapFn)):
-/// casts the pointers back, calls `f` and writes its response.
-///
-/// # Safety
-/// As [`WrapFn`](crate::registry::WrapFn): `request` points to a live `Req`, `next` to a
-/// `Some(Next<'_, Req, Resp>)` and `response` to an `Option<Resp>`, all exclusively borrowed
-/// for the call.
-#[doc(hidden)]
-#[inline(always)]
-pub unsafe fn wrap_shim<'a, Req: 'a, Resp: 'a, R: WrapReturn<Resp>>(
-    request: *mut (),
-    next: *mut (),
-    response: *mut (),
-    cx: &'a Cx<'a>,
-    f: impl FnOnce(&'a Cx<'a>, &'a mut Req, Next<'a, Req, Resp>) -> R,
-) -> Result<(), Error> {
-    // SAFETY: the caller's contract; the handler's `'a` is no longer than the dispatch that
-    // owns the pointees, and the extension fn, generic over it, cannot keep them longer.
-    let (request, next) = unsafe {
-        (
-            &mut *(request as *mut Req),
-            (*(next as *mut Option<Next<'a, Req, Resp>>)).take(),
-        )
-    };
-    let next = next.expect("dispatch hands every wrap extension the rest of its nest");
-    let r = f(cx, request, next).into_response()?;
-    // SAFETY: the caller's contract: `response` is an `Option<Resp>` borrowed for the call.
-    unsafe { *(response as *mut Option<Resp>) = Some(r) };
-    Ok(())
-}
-
-/// The body of an async wrap extension's erased handler
-/// ([`AsyncWrapFn`](crate::registry::AsyncWrapFn)).
-///
-/// # Safety
-/// As [`wrap_shim`], with `AsyncNext`; the pointees outlive the returned future.
-#[doc(hidden)]
-pub unsafe fn async_wrap_shim<'a, Req, Resp, Fut, R>(
-    request: *mut (),
-    next: *mut (),
-    response: *mut (),
-    cx: &'a Cx<'a>,
-    f: impl FnOnce(&'a Cx<'a>, &'a mut Req, AsyncNext<'a, Req, Resp>) -> Fut,
-) -> WrapFuture<'a>
-where
-    Req: Send + 'a,
-    Resp: Send + 'a,
-    Fut: Future<Output = R> + Send + 'a,
-    R: WrapReturn<Resp>,
-{
-    // SAFETY: as in `wrap_shim`.
-    let (request, next) = unsafe {
-        (
-            &mut *(request as *mut Req),
-            (*(next as *mut Option<AsyncNext<'a, Req, Resp>>)).take(),
-        )
-    };
-    let next = next.expect("dispatch hands every wrap extension the rest of its nest");
-    let fut = f(cx, request, next);
-    let response = SendPtr(response);
-    Box::pin(async move {
-        let r = fut.await.into_response()?;
-        let response = response;
-        // SAFETY: the caller's contract: `response` is an `Option<Resp>` that outlives this
-        // future and nothing else touches while it runs.
-        unsafe { *(response.0 as *mut Option<Resp>) = Some(r) };
-        Ok(())
-    })
 }
