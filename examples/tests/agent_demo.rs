@@ -44,7 +44,7 @@ fn run(args: &[&str]) -> String {
 #[test]
 fn the_session_fires_every_point_and_loads_the_folder_plugin() {
     let out = run(&["--trace", "off"]);
-    assert!(out.contains("all 43 points of the runtime fired"), "{out}");
+    assert!(out.contains("all 49 points of the runtime fired"), "{out}");
     assert!(out.contains("plugin    welcome (folder plugin "), "{out}");
     let python = Command::new("python3").arg("--version").output().is_ok();
     if python {
@@ -58,8 +58,8 @@ fn the_session_fires_every_point_and_loads_the_folder_plugin() {
             "{out}"
         );
     }
-    // Nine scripted turns, and a tenth asking the MCP time server when it is installed.
-    let tasks = if mcp_installed(&out) { 10 } else { 9 };
+    // Thirteen scripted tasks, and one more asking the MCP time server when it is installed.
+    let tasks = if mcp_installed(&out) { 14 } else { 13 };
     assert!(
         out.contains(&format!("Observability: {tasks} tasks")),
         "{out}"
@@ -96,6 +96,21 @@ fn the_mcp_time_server_answers_through_the_chain_when_installed() {
         out.contains("tools: time.get_current_time, time.convert_time"),
         "{out}"
     );
+}
+
+#[test]
+fn the_session_shows_an_approval_resumed_a_subordinate_a_compaction_and_a_guardrail() {
+    let out = run(&["--trace", "off"]);
+    let has = |s: &str| assert!(out.contains(s), "missing `{s}` in:\n{out}");
+    has(
+        r#"waiting   call-0 shell {"command":"make deploy ENV=production"} (shell commands change the machine)"#,
+    );
+    has("the agent is dropped (a restart)");
+    has(r#"tool      shell {"command":"make deploy ENV=staging"} → $ make deploy ENV=staging"#);
+    has("A1        Built with `make`, deployed with `make deploy` (source: README.md).");
+    has("summarised,");
+    has("every tool call still paired");
+    has("guardrail `no_card_numbers` tripped: the message holds what looks like a card number");
 }
 
 #[test]

@@ -211,6 +211,7 @@ fn invoke(
         // dispatcher's, so `payload` points to the `P` the handler was compiled for.
         Run::Sync(f) => unsafe { f(call.payload.0, cx) },
         Run::Async(_) => unreachable!("precheck refuses async extensions on sync dispatch"),
+        Run::Wrap(_) | Run::AsyncWrap(_) => Err(super::wrap_on_plain()),
         #[cfg(hookpoint_command_hooks)]
         Run::Command(ix) => super::hook::run_sync(&snap.commands[ix as usize], name, call),
         #[cfg(hookpoint_wasm)]

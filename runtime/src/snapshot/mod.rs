@@ -33,7 +33,7 @@ pub(crate) use overrides::{LayerInput, OverrideDef};
 pub(crate) use plugin_values::{PluginValues, TypedConfig};
 
 use crate::error::{Error, ErrorKind, Origin};
-use crate::registry::{AsyncFn, BareFn, ErrorPolicy, SyncFn, WhenFn};
+use crate::registry::{AsyncFn, AsyncWrapFn, BareFn, ErrorPolicy, SyncFn, WhenFn, WrapFn};
 use crate::site;
 
 /// Where an extension's definition comes from; higher layers win per (point, name).
@@ -87,6 +87,9 @@ impl std::fmt::Display for Layer {
 pub(crate) enum Run {
     Sync(SyncFn),
     Async(AsyncFn),
+    /// A wrap extension: runs with the rest of its nest as `next`.
+    Wrap(WrapFn),
+    AsyncWrap(AsyncWrapFn),
     /// Index into [`Snapshot::commands`].
     #[cfg(hookpoint_command_hooks)]
     Command(u32),
@@ -179,6 +182,9 @@ pub(crate) enum Shape {
     /// Every extension is a sync handler for the payload `key` with the default policy: a loop
     /// that stops at the first error.
     Plain { key: TypeId, fns: Box<[SyncFn]> },
+    /// Every extension is a sync wrap extension for the payload `key` with the default policy,
+    /// no matcher: the nest calls them one inside the other with no rule to apply per level.
+    Wrap { key: TypeId, fns: Box<[WrapFn]> },
     /// Anything else: dispatch checks the whole list before anything runs, then applies each
     /// extension's rules.
     General,
