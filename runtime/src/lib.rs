@@ -169,7 +169,10 @@ pub use link::{assert_crates_linked, assert_linked, linked_crates};
 pub use outgoing::{OutgoingFilter, add_outgoing_filter};
 pub use point::{AsyncKind, AsyncPoint, FnPoint, PointSpec, SyncKind, SyncPoint};
 pub use registry::{Cx, ErrorPolicy, Flow, PointKind};
-pub use scope::{Bound, Plugin, PluginInfo, PluginSource, PluginState, Scope, ScopeBuilder};
+pub use scope::{
+    Bound, Named, Plugin, PluginInfo, PluginSource, PluginState, Register, RegisterTarget,
+    Registration, Scope, ScopeBuilder,
+};
 #[cfg(hookpoint_command_hooks)]
 pub use scope::{command_hooks_enabled, set_command_hooks_enabled};
 pub use snapshot::{Layer, Snapshot};

@@ -28,6 +28,10 @@ fn problem(code: Code, point: &str, extension: &str, origin: &Origin, message: &
             d.crate_name = Some(crate_name);
         }
         Origin::File { path } => d.file = Some(path.clone()),
+        Origin::Registered { file, line } => {
+            d.file = Some((*file).into());
+            d.line = Some(*line as usize);
+        }
     }
     d
 }

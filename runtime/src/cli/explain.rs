@@ -299,6 +299,8 @@ fn plugin_of(origin: &Origin, plugins: &[crate::PluginInfo]) -> Option<String> {
         .find(|p| match origin {
             Origin::Compiled { crate_name, .. } => p.source.crate_name() == Some(*crate_name),
             Origin::File { path } => p.source.folder().is_some_and(|f| path.starts_with(f)),
+            // A closure belongs to whoever registered it, not to a plugin.
+            Origin::Registered { .. } => false,
         })
         .map(|p| {
             format!(

@@ -11,7 +11,7 @@ use super::chain::Chain;
 use super::{Call, DepthGuard, ErrorSink, MAX_DEPTH, Outcome, ScopeRef, depth_error, precheck};
 use crate::error::{Error, ErrorKind};
 use crate::observe;
-use crate::registry::{BoxFuture, Cx, Flow};
+use crate::registry::{BoxFuture, Cx, Flow, Started};
 use crate::snapshot::{Run, Shape, Snapshot};
 use crate::thread_state;
 
@@ -159,6 +159,13 @@ pub(crate) async fn run_async(
                 }
                 #[cfg(hookpoint_wasm)]
                 Run::Wasm(ix) => super::wasm::run(&snap.wasm[ix as usize], chain.name(&turn), call),
+                // SAFETY: as above; the closure was made for the payload its key names.
+                Run::Registered(ix) => {
+                    match unsafe { list.registered[ix as usize].start(call.payload.0, &cx) } {
+                        Started::Done(r) => r,
+                        Started::Future(fut) => within(fut, chain.budget(&turn)).await,
+                    }
+                }
             };
             match chain.end(turn, r) {
                 Ok(Flow::Continue) => {}

@@ -5,12 +5,14 @@
 //!
 //! Next in the data's way: `snapshot` resolves these records into per-point lists.
 
+mod closure;
 mod codec;
 mod cx;
 mod entry;
 mod plugin;
 mod policy;
 
+pub(crate) use closure::{AsyncClosure, ClosureRun, Started, SyncClosure};
 pub use codec::JsonCodec;
 pub use cx::Cx;
 pub(crate) use cx::DispatchScope;
