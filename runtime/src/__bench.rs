@@ -84,6 +84,9 @@ impl SyntheticRegistry {
     /// A scope (no layers) whose compiled-in extensions are this synthetic table's, for
     /// measuring what registering at run time costs next to them.
     pub fn scope(&self, name: &str) -> crate::Scope {
+        // As `ScopeBuilder::build`: the default scope publishes first, or the points only it
+        // runs would look empty everywhere.
+        crate::scope::ensure_default_published();
         crate::Scope::with_table(
             self.table,
             name.to_owned(),
