@@ -156,10 +156,17 @@ impl<S: PointSpec> SyncPoint<S> {
     #[inline(never)]
     fn call_nonempty(&'static self, payload: &mut S::Payload<'_>) -> Result<Outcome, Error> {
         let ptr = payload as *mut S::Payload<'_> as *mut ();
-        let id = self.site.id();
+        let id = self.site.id_or_none();
         if let Some(done) = Scope::dispatch_bare(id, key_of::<S>(), S::NAME, ptr) {
             return done.map(|()| Outcome::RAN_ALL);
         }
+        self.call_general(payload)
+    }
+
+    /// Every case the bare loop does not take, in a frame of its own so that the bare path
+    /// needs none.
+    #[inline(never)]
+    fn call_general(&'static self, payload: &mut S::Payload<'_>) -> Result<Outcome, Error> {
         Scope::dispatch_current_slow(call_of::<S>(&self.site, payload), None)
     }
 }

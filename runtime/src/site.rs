@@ -118,6 +118,14 @@ impl PointSite {
         self.resolve()
     }
 
+    /// The interned id, or an id no snapshot has a list for (`u32::MAX`) while unresolved: a
+    /// fast path that indexes a snapshot with it finds nothing and goes the full way, which
+    /// resolves it.
+    #[inline(always)]
+    pub(crate) fn id_or_none(&self) -> u32 {
+        self.id.load(Ordering::Relaxed)
+    }
+
     #[cold]
     fn resolve(&self) -> u32 {
         let id = intern(self.name);

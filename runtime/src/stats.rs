@@ -32,6 +32,9 @@ pub(crate) enum Switch {
     Observers = 2,
     /// A slow-extension threshold is set.
     SlowThreshold = 4,
+    /// A tracing subscriber is interested in hookpoint's `debug` output (kept up to date by
+    /// [`observe::tracing_out`](crate::observe::tracing_out)).
+    Tracing = 8,
 }
 
 /// Turns one reason to observe on or off.
@@ -47,8 +50,13 @@ pub(crate) fn switch(which: Switch, on: bool) {
 /// hookpoint, or `EXTENSIONS_LOG` counts. (Observers and thresholds are per scope.)
 #[cold]
 pub(crate) fn observing_everywhere() -> bool {
-    tracing::level_enabled!(tracing::Level::DEBUG)
-        || SWITCHES.load(Ordering::Relaxed) & Switch::Counting as u8 != 0
+    SWITCHES.load(Ordering::Relaxed) & (Switch::Counting as u8 | Switch::Tracing as u8) != 0
+}
+
+/// Whether one reason to observe is on.
+#[cfg(test)]
+pub(crate) fn is_on(which: Switch) -> bool {
+    SWITCHES.load(Ordering::Relaxed) & which as u8 != 0
 }
 
 /// Reads `EXTENSIONS_LOG` (called once when the default scope is built).
@@ -59,12 +67,13 @@ pub(crate) fn init() {
 static TOTAL: AtomicU64 = AtomicU64::new(0);
 static COUNTS: Mutex<BTreeMap<String, u64>> = Mutex::new(BTreeMap::new());
 
-/// True when dispatch may have to take the observed path: a tracing subscriber wants `debug`
-/// events from hookpoint, or a switch is on (an observer or a threshold somewhere). The one
-/// check the fast paths pay; which scope is observed is asked only when it is true.
-#[inline]
+/// True when dispatch may have to take the observed path: a switch is on (a tracing subscriber
+/// wants hookpoint's `debug` output, `EXTENSIONS_LOG` counts, an observer or a threshold is set
+/// somewhere). One load, the one check the fast paths pay; which scope is observed is asked only
+/// when it is true.
+#[inline(always)]
 pub(crate) fn observing() -> bool {
-    tracing::level_enabled!(tracing::Level::DEBUG) || SWITCHES.load(Ordering::Relaxed) != 0
+    SWITCHES.load(Ordering::Relaxed) != 0
 }
 
 /// Counts one dispatch of `point` and logs the table every N dispatches.

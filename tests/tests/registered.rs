@@ -236,7 +236,7 @@ fn cx_form_sees_the_point_depth_and_scope() {
 #[test]
 fn introspection_shows_a_registered_extension_with_file_and_line() {
     let scope = scope("reg-introspect");
-    let line = line!() + 1;
+    let line = line!() + 2;
     let guard = scope
         .register(&REG_BASIC)
         .name("b")
@@ -280,13 +280,13 @@ fn without_a_name_the_call_site_names_the_extension() {
 #[test]
 fn the_same_name_twice_on_a_point_is_refused_naming_both_places() {
     let scope = scope("reg-dup");
-    let first_line = line!() + 1;
+    let first_line = line!() + 2;
     let _first = scope
         .register(&REG_EMPTY)
         .name("twice")
         .run(pusher("1"))
         .unwrap();
-    let second_line = line!() + 1;
+    let second_line = line!() + 2;
     let err = scope
         .register(&REG_EMPTY)
         .name("twice")
@@ -312,7 +312,7 @@ fn the_same_name_twice_on_a_point_is_refused_naming_both_places() {
 #[test]
 fn a_compiled_in_name_is_refused_naming_both_places() {
     let scope = scope("reg-dup-compiled");
-    let line = line!() + 1;
+    let line = line!() + 2;
     let err = scope
         .register(&REG_BASIC)
         .name("a")

@@ -62,34 +62,51 @@ pub(crate) fn run_bare(
     if *list_key != key || stats::observing() {
         return None;
     }
-    let (_depth, _) = match DepthGuard::next(&tl.depth, point) {
-        Ok(guard) => guard,
-        Err(e) => return Some(Err(e)),
-    };
-    if fns.len() > INLINE_BARE_CALLS {
-        // SAFETY: as in `run_sync`'s bare loop.
-        unsafe { bare_loop(fns, payload) };
-    } else {
-        for f in fns.iter() {
-            // SAFETY: as in `run_sync`'s bare loop.
-            unsafe { f(payload) };
-        }
+    let depth = tl.depth.get() + 1;
+    if depth > super::MAX_DEPTH {
+        return Some(Err(super::depth_error(point)));
     }
+    tl.depth.set(depth);
+    let _leave = Leave;
+    // SAFETY: as in `run_sync`'s bare loop.
+    unsafe { bare_loop(fns, payload) };
     Some(Ok(()))
 }
 
-/// Up to this many bare handlers are called from the inlined fast path itself; longer lists go
-/// through [`bare_loop`], whose own registers keep the loop at a hand-written loop's cost (the
-/// inlined loop shares registers with the rest of the dispatch and pays two moves a turn).
-const INLINE_BARE_CALLS: usize = 2;
+/// Leaves the level of nesting the bare path entered, when dropped (also on panic). It holds
+/// nothing: the loop's callee-saved registers stay free, so the fast path saves none.
+struct Leave;
+
+impl Drop for Leave {
+    #[inline(always)]
+    fn drop(&mut self) {
+        let depth = &crate::thread_state::get().depth;
+        depth.set(depth.get() - 1);
+    }
+}
 
 /// Calls every handler of a bare list with `payload`.
 ///
 /// # Safety
 /// `payload` points to the `P` every handler of `fns` was compiled for (the list's key equals
 /// the dispatcher's payload key).
-#[inline(never)]
+#[inline(always)]
 unsafe fn bare_loop(fns: &[crate::registry::BareFn], payload: *mut ()) {
+    // One handler is a jump to it; a loop saves registers first, so it has a frame of its own.
+    match fns {
+        // SAFETY: the caller's contract.
+        [f] => unsafe { f(payload) },
+        // SAFETY: the caller's contract.
+        _ => unsafe { bare_many(fns, payload) },
+    }
+}
+
+/// The loop of [`bare_loop`] for lists of other lengths.
+///
+/// # Safety
+/// As [`bare_loop`].
+#[inline(never)]
+unsafe fn bare_many(fns: &[crate::registry::BareFn], payload: *mut ()) {
     for f in fns {
         // SAFETY: the caller's contract.
         unsafe { f(payload) };

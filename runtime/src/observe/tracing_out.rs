@@ -10,11 +10,57 @@
 //!   that its `on_error = log` policy swallowed;
 //! - `debug`: a command hook or wasm extension that stopped the chain, an async dispatch
 //!   dropped before it finished; `error`: an observer that panicked.
+//!
+//! Whether any of it is wanted is known without asking `tracing` on each dispatch: this module
+//! registers a callsite of its own (`debug`, this module's target), and `tracing` tells every
+//! registered callsite its interest whenever subscribers change (a subscriber set, a filter
+//! reloaded); the answer becomes the [`Switch::Tracing`](crate::stats::Switch) switch.
 
+use std::sync::Once;
 use std::time::Duration;
+
+use tracing_core::callsite::Callsite;
+use tracing_core::subscriber::Interest;
+use tracing_core::{Kind, Level, LevelFilter, Metadata, field::FieldSet};
 
 use super::{Event, What};
 use crate::error::{Error, Origin};
+
+/// The callsite whose interest says whether a subscriber wants hookpoint's `debug` output.
+struct DebugInterest;
+
+static INTEREST: DebugInterest = DebugInterest;
+
+static INTEREST_META: Metadata<'static> = Metadata::new(
+    "hookpoint.interest",
+    module_path!(),
+    Level::DEBUG,
+    Some(file!()),
+    Some(line!()),
+    Some(module_path!()),
+    FieldSet::new(&[], tracing_core::identify_callsite!(&INTEREST)),
+    Kind::EVENT,
+);
+
+impl Callsite for DebugInterest {
+    fn set_interest(&self, interest: Interest) {
+        // Events compiled out (`tracing`'s `max_level_*` features) are never wanted.
+        let wanted =
+            !interest.is_never() && tracing::level_filters::STATIC_MAX_LEVEL >= LevelFilter::DEBUG;
+        crate::stats::switch(crate::stats::Switch::Tracing, wanted);
+    }
+
+    fn metadata(&self) -> &Metadata<'_> {
+        &INTEREST_META
+    }
+}
+
+/// Registers the interest callsite (once per process): from then on `tracing` keeps
+/// [`Switch::Tracing`](crate::stats::Switch) up to date.
+pub(crate) fn follow_interest() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| tracing_core::callsite::register(&INTEREST));
+}
 
 /// The span of one dispatch (call only on the observed path).
 pub(crate) fn dispatch_span(point: &str, depth: u32) -> tracing::Span {
@@ -74,4 +120,60 @@ pub(crate) fn dropped_early(point: &str, ran: usize, total: usize) {
 /// An observer panicked while it was told about a dispatch of `point`.
 pub(crate) fn observer_panicked(point: &str) {
     tracing::error!(point, "a hookpoint observer panicked");
+}
+
+#[cfg(test)]
+mod tests {
+    use tracing::span;
+    use tracing_core::subscriber::Interest;
+    use tracing_core::{Event, LevelFilter, Metadata};
+
+    use crate::stats::{Switch, is_on};
+
+    /// A subscriber that wants everything up to a level.
+    struct UpTo(LevelFilter);
+
+    impl tracing::Subscriber for UpTo {
+        fn register_callsite(&self, meta: &'static Metadata<'static>) -> Interest {
+            if self.0 >= *meta.level() {
+                Interest::always()
+            } else {
+                Interest::never()
+            }
+        }
+        fn max_level_hint(&self) -> Option<LevelFilter> {
+            Some(self.0)
+        }
+        fn enabled(&self, meta: &Metadata<'_>) -> bool {
+            self.0 >= *meta.level()
+        }
+        fn new_span(&self, _: &span::Attributes<'_>) -> span::Id {
+            span::Id::from_u64(1)
+        }
+        fn record(&self, _: &span::Id, _: &span::Record<'_>) {}
+        fn record_follows_from(&self, _: &span::Id, _: &span::Id) {}
+        fn event(&self, _: &Event<'_>) {}
+        fn enter(&self, _: &span::Id) {}
+        fn exit(&self, _: &span::Id) {}
+    }
+
+    #[test]
+    fn the_tracing_switch_follows_what_subscribers_want() {
+        super::follow_interest();
+        tracing::subscriber::with_default(UpTo(LevelFilter::INFO), || {
+            assert!(
+                !is_on(Switch::Tracing),
+                "an `info` subscriber does not want `debug`"
+            );
+        });
+        tracing::subscriber::with_default(UpTo(LevelFilter::DEBUG), || {
+            assert!(is_on(Switch::Tracing), "a `debug` subscriber does");
+        });
+        tracing::subscriber::with_default(UpTo(LevelFilter::WARN), || {
+            assert!(
+                !is_on(Switch::Tracing),
+                "and it is off again for a `warn` one"
+            );
+        });
+    }
 }

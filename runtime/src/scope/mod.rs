@@ -145,6 +145,7 @@ impl Scope {
         observation: crate::observe::ObservationConfig,
     ) -> Scope {
         crate::stats::init();
+        crate::observe::tracing_out::follow_interest();
         let first = snapshot::compiled_snapshot(table, &Default::default(), &Default::default(), 1);
         let inner = Arc::new(ScopeInner {
             name,

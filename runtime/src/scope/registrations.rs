@@ -125,9 +125,8 @@ impl Scope {
                 point,
                 cand,
                 format!(
-                    "the point already has an extension named `{name}` ({}); this registration ({}) needs another name, or remove the other one first",
+                    "the point already has an extension named `{name}` ({}); give this registration another name, or remove the other one first",
                     describe(&other.meta.origin),
-                    cand.meta.origin
                 ),
             ));
         }
@@ -160,8 +159,8 @@ impl Scope {
                 point,
                 cand,
                 format!(
-                    "the point {whose} payload `{other_type}`, but this closure ({}) takes `{}`",
-                    cand.meta.origin, cand.meta.payload_type
+                    "the point {whose} payload `{other_type}`, but this closure takes `{}`",
+                    cand.meta.payload_type
                 ),
             ));
         }
@@ -170,10 +169,7 @@ impl Scope {
                 ErrorKind::AsyncOnSync,
                 point,
                 cand,
-                format!(
-                    "an async closure ({}) cannot join a point dispatched synchronously; register a sync closure (`run`, `run_cx`)",
-                    cand.meta.origin
-                ),
+                "an async closure cannot join a point declared sync; register a sync closure (`run`, `run_cx`)".to_owned(),
             ));
         }
         Ok(())
