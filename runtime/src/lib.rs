@@ -236,6 +236,7 @@ pub mod __private {
         fn_point_bytes, fn_point_len, utf8,
     };
     pub use crate::registry::{Cx, HOOKPOINT_PLG_V0, JsonCodec, PluginEntry};
+    pub use crate::scope::AcceptsAsyncClosure;
     pub use crate::scope::scope_of;
     /// The JSON value type, for [`plugin!`](crate::plugin!).
     pub type JsonValue = serde_json::Value;

@@ -370,3 +370,6 @@ unsafe impl<P: 'static> crate::scope::RegisterTarget for FnPoint<fn(&mut P), Asy
         std::any::type_name::<P>()
     }
 }
+
+impl<S: PointSpec> crate::scope::AcceptsAsyncClosure for AsyncPoint<S> {}
+impl<F> crate::scope::AcceptsAsyncClosure for FnPoint<F, AsyncKind> {}

@@ -56,7 +56,7 @@ pub use command_hooks::{command_hooks_enabled, set_command_hooks_enabled};
 pub use current::Bound;
 pub use plugin_handle::Plugin;
 pub use plugin_info::{PluginInfo, PluginSource, PluginState};
-pub use register::{Named, Register, RegisterTarget, Registration};
+pub use register::{AcceptsAsyncClosure, Named, Register, RegisterTarget, Registration};
 
 use crate::locks;
 use crate::registry::{Cx, DispatchScope};

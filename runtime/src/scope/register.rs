@@ -52,8 +52,17 @@ unsafe impl<P: 'static> RegisterTarget for Named<P> {
     }
 }
 
-/// By name, an async closure is checked against the point's kind when it is registered.
-impl<P> crate::point::AcceptsAsync for Named<P> {}
+/// Implemented by the points an async closure may be registered on: async typed points, and
+/// points by name (checked against the point's kind when the closure is registered).
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "an async closure cannot be registered on `{Self}`, which is dispatched synchronously",
+    label = "async closure on a sync point",
+    note = "register a sync closure with `run` or `run_cx`, or declare the point as `AsyncPoint<..>`"
+)]
+pub trait AcceptsAsyncClosure {}
+
+impl<P> AcceptsAsyncClosure for Named<P> {}
 
 /// A registration being set up: the point, then a name, an order and ordering constraints, then
 /// the closure (`run`, `run_cx`, `run_async`, `run_async_cx`), which registers it. Made by
@@ -286,7 +295,7 @@ impl<'s, T: RegisterTarget> Register<'s, T> {
     /// point is declared sync.
     pub fn run_async<F>(self, f: F) -> Result<Registration, Error>
     where
-        T: crate::point::AcceptsAsync,
+        T: AcceptsAsyncClosure,
         F: for<'a, 'b> Fn(&'a mut T::Payload<'b>) -> BoxFuture<'a> + Send + Sync + 'static,
     {
         self.run_async_cx(move |_: &Cx<'_>, p: &mut T::Payload<'_>| f(p))
@@ -298,7 +307,7 @@ impl<'s, T: RegisterTarget> Register<'s, T> {
     /// As [`run_async`](Self::run_async).
     pub fn run_async_cx<F>(self, f: F) -> Result<Registration, Error>
     where
-        T: crate::point::AcceptsAsync,
+        T: AcceptsAsyncClosure,
         F: for<'a, 'b> Fn(&'a Cx<'a>, &'a mut T::Payload<'b>) -> BoxFuture<'a>
             + Send
             + Sync
