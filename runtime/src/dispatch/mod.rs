@@ -170,7 +170,9 @@ fn no_codec(list: &PointList, point: &str) -> Error {
         .position(|r| {
             !matches!(
                 r,
-                crate::snapshot::Run::Sync(_) | crate::snapshot::Run::Async(_)
+                crate::snapshot::Run::Sync(_)
+                    | crate::snapshot::Run::Async(_)
+                    | crate::snapshot::Run::Registered(_)
             )
         })
         .map(|i| &list.meta[i])
