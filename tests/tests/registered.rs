@@ -743,3 +743,28 @@ fn a_guard_outliving_its_scope_does_nothing_when_dropped() {
     drop(scope);
     drop(guard);
 }
+
+#[test]
+fn a_closure_owning_another_guard_releases_it_when_removed() {
+    let scope = scope("reg-nested-guard");
+    let inner = scope
+        .register(&REG_EMPTY)
+        .name("inner")
+        .order(2)
+        .run(pusher("inner"))
+        .unwrap();
+    let outer = scope
+        .register(&REG_EMPTY)
+        .name("outer")
+        .order(1)
+        .run(move |doc: &mut Doc| doc.push(&format!("outer owns {}", inner.name())))
+        .unwrap();
+    let mut doc = Doc::default();
+    scope.enter(|| REG_EMPTY.call(&mut doc)).unwrap();
+    assert_eq!(doc.parts, ["outer owns inner", "inner"]);
+    // Removing `outer` drops its closure, and with it the guard of `inner`.
+    drop(outer);
+    let mut doc = Doc::default();
+    scope.enter(|| REG_EMPTY.call(&mut doc)).unwrap();
+    assert!(doc.parts.is_empty(), "{:?}", doc.parts);
+}

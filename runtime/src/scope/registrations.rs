@@ -3,12 +3,13 @@
 //! published by laying out their point again over the current snapshot.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::Scope;
 use crate::error::{Error, ErrorKind, Origin};
 use crate::locks;
 use crate::registry::PointKind;
-use crate::snapshot::{self, Candidate, RegisteredCandidates};
+use crate::snapshot::{self, Candidate, RegisteredCandidates, Snapshot};
 
 /// The registered extensions of one scope, each with the id its guard removes it by.
 #[derive(Default)]
@@ -59,8 +60,9 @@ impl Scope {
             .push((id, cand));
         let cands = regs.of_point(point);
         drop(regs);
-        self.relayout_point(point, &cands);
+        let replaced = self.relayout_point(point, &cands);
         drop(serial);
+        drop(replaced);
         Ok(id)
     }
 
@@ -72,23 +74,27 @@ impl Scope {
         let Some(list) = regs.by_point.get_mut(point) else {
             return;
         };
-        let before = list.len();
-        list.retain(|(i, _)| *i != id);
-        if list.len() == before {
+        let Some(ix) = list.iter().position(|(i, _)| *i == id) else {
             return;
-        }
+        };
+        let removed = list.remove(ix);
         if list.is_empty() {
             regs.by_point.remove(point);
         }
         let cands = regs.of_point(point);
         drop(regs);
-        self.relayout_point(point, &cands);
+        let replaced = self.relayout_point(point, &cands);
         drop(serial);
+        // Released after the locks: the closure may own other guards, whose drop registers
+        // or removes in turn.
+        drop(replaced);
+        drop(removed);
     }
 
-    /// Publishes the current snapshot with `point` laid out again. Called under the rebuild
-    /// lock, so it never races a full rebuild.
-    fn relayout_point(&self, point: &str, registered: &[Candidate]) {
+    /// Publishes the current snapshot with `point` laid out again, and returns the snapshot it
+    /// replaced. Called under the rebuild lock, so it never races a full rebuild; the caller
+    /// drops the returned snapshot after that lock (its closures may own guards).
+    fn relayout_point(&self, point: &str, registered: &[Candidate]) -> Arc<Snapshot> {
         let current = self.snapshot();
         let generation = self.next_generation();
         let (snap, warnings) =
@@ -97,7 +103,7 @@ impl Scope {
             tracing::warn!(scope = self.name(), code = w.code.as_str(), "{w}");
         }
         self.publish(snap);
-        drop(current);
+        current
     }
 
     /// Refuses a name the point already has (registered or compiled-in), and by name a payload
