@@ -62,6 +62,10 @@ fn refusal_code(kind: ErrorKind) -> Code {
 ///   the binary: two crates that pick one name share one point), with both places (the
 ///   problem's `extension` is empty).
 ///
+/// Extensions registered at run time ([`Scope::register`](crate::Scope::register)) are not
+/// part of the registry: the same rules (a name taken on the point, a payload type or kind the
+/// point does not take) are checked when each is registered, and refuse that registration.
+///
 /// Call it at start-up or in a test. Dispatch also refuses a point with one of the first three
 /// problems when it is reached; the others refuse nothing (a dangling constraint is ignored, a
 /// cycle keeps numeric order, a lone `replace` runs as one more extension) and are reported here
