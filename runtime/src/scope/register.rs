@@ -67,8 +67,12 @@ impl<P> AcceptsAsyncClosure for Named<P> {}
 /// A registration being set up: the point, then a name, an order and ordering constraints, then
 /// the closure (`run`, `run_cx`, `run_async`, `run_async_cx`), which registers it. Made by
 /// [`Scope::register`] and [`Scope::register_named`].
+///
+/// The name, order and constraints are the same for every kind of point; the closure's shape
+/// is the point's: each kind of point has its own `impl` block of run methods (for payload
+/// points, those of [`RegisterTarget`]), all ending in one place that makes the extension.
 #[must_use = "nothing is registered until `run`, `run_cx`, `run_async` or `run_async_cx` is called"]
-pub struct Register<'s, T: RegisterTarget> {
+pub struct Register<'s, T> {
     scope: &'s Scope,
     point: String,
     name: Option<String>,
@@ -168,7 +172,7 @@ impl Scope {
     /// # Ok::<(), hookpoint::Error>(())
     /// ```
     #[track_caller]
-    pub fn register<T: RegisterTarget + TypedPoint>(&self, point: &'static T) -> Register<'_, T> {
+    pub fn register<T: TypedPoint>(&self, point: &'static T) -> Register<'_, T> {
         Register::new(self, point.point_name().to_owned(), Location::caller())
     }
 
@@ -202,7 +206,7 @@ impl Scope {
     }
 }
 
-impl<'s, T: RegisterTarget> Register<'s, T> {
+impl<'s, T> Register<'s, T> {
     fn new(scope: &'s Scope, point: String, at: &'static Location<'static>) -> Self {
         Register {
             scope,
@@ -248,6 +252,62 @@ impl<'s, T: RegisterTarget> Register<'s, T> {
         self
     }
 
+    /// Makes the extension of `run` (a closure erased for the payload whose key is `key`) and
+    /// adds it to the scope. Every kind of point's run methods end here.
+    pub(crate) fn finish(
+        self,
+        run: ClosureRun,
+        key: TypeId,
+        payload_type: &'static str,
+        typed: bool,
+    ) -> Result<Registration, Error> {
+        let origin = Origin::Registered {
+            file: self.at.file(),
+            line: self.at.line(),
+        };
+        let name: Arc<str> = match self.name {
+            Some(n) => Arc::from(n),
+            None => Arc::from(format!("{}:{}", self.at.file(), self.at.line())),
+        };
+        let cand = Candidate {
+            meta: ExtMeta {
+                name: name.clone(),
+                order: self.order,
+                origin,
+                layer: Layer::Registered,
+                key: Some(key),
+                payload_type,
+                policy: self.policy,
+                is_async: run.is_async(),
+                note: None,
+                after: self.after.into(),
+                before: self.before.into(),
+                matcher: None,
+                timeout: None,
+                content: None,
+            },
+            run: CandidateRun::Registered(run),
+            bare: None,
+            replace: false,
+        };
+        let id = self
+            .scope
+            .add_registered(&self.point, cand, Wanted { typed })?;
+        Ok(Registration {
+            scope: Arc::downgrade(&self.scope.0),
+            point: self.point,
+            name,
+            id,
+            armed: true,
+        })
+    }
+}
+
+impl<T: RegisterTarget> Register<'_, T> {
+    fn finish_payload(self, run: ClosureRun) -> Result<Registration, Error> {
+        self.finish(run, T::key(), T::payload_type(), T::KIND.is_some())
+    }
+
     /// Registers `f`, a sync closure taking the payload. It returns `()`, [`Flow`],
     /// `Result<(), E>` or `Result<Flow, E>` with `E: Into<hookpoint::Error>`, as an
     /// `#[extension]` fn does.
@@ -283,7 +343,7 @@ impl<'s, T: RegisterTarget> Register<'s, T> {
         // SAFETY: the closure casts to `T::Payload`, whose key is `T::key()` (the trait's
         // contract), and the candidate records that key.
         let run = unsafe { ClosureRun::sync(erased) };
-        self.finish(run)
+        self.finish_payload(run)
     }
 
     /// Registers `f`, an async closure: it takes the payload and returns a boxed future of
@@ -317,51 +377,7 @@ impl<'s, T: RegisterTarget> Register<'s, T> {
         // SAFETY: as in `run_cx`; the future borrows the payload no longer than dispatch keeps
         // it borrowed (the whole chain).
         let run = unsafe { ClosureRun::asynchronous(erased) };
-        self.finish(run)
-    }
-
-    /// Makes the candidate and adds it to the scope.
-    fn finish(self, run: ClosureRun) -> Result<Registration, Error> {
-        let origin = Origin::Registered {
-            file: self.at.file(),
-            line: self.at.line(),
-        };
-        let name: Arc<str> = match self.name {
-            Some(n) => Arc::from(n),
-            None => Arc::from(format!("{}:{}", self.at.file(), self.at.line())),
-        };
-        let cand = Candidate {
-            meta: ExtMeta {
-                name: name.clone(),
-                order: self.order,
-                origin,
-                layer: Layer::Registered,
-                key: Some(T::key()),
-                payload_type: T::payload_type(),
-                policy: self.policy,
-                is_async: run.is_async(),
-                note: None,
-                after: self.after.into(),
-                before: self.before.into(),
-                matcher: None,
-                timeout: None,
-                content: None,
-            },
-            run: CandidateRun::Registered(run),
-            bare: None,
-            replace: false,
-        };
-        let wanted = Wanted {
-            typed: T::KIND.is_some(),
-        };
-        let id = self.scope.add_registered(&self.point, cand, wanted)?;
-        Ok(Registration {
-            scope: Arc::downgrade(&self.scope.0),
-            point: self.point,
-            name,
-            id,
-            armed: true,
-        })
+        self.finish_payload(run)
     }
 }
 
