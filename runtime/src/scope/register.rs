@@ -21,6 +21,12 @@ use crate::snapshot::{Candidate, CandidateRun, ExtMeta, Layer};
 /// `*_START`/`*_END` constants of `#[extensible]` fns whose payload borrows nothing, and
 /// [`Named`] (a point by name, [`Scope::register_named`]).
 ///
+/// ```
+/// use hookpoint::{Named, RegisterTarget};
+/// assert_eq!(<Named<u8> as RegisterTarget>::key(), std::any::TypeId::of::<fn(&mut u8)>());
+/// assert_eq!(<Named<u8> as RegisterTarget>::payload_type(), "u8");
+/// ```
+///
 /// # Safety
 /// [`key`](Self::key) must be `TypeId::of::<fn(&mut Self::Payload<'_>)>()` with every lifetime of
 /// the payload elided: dispatch casts the payload pointer to `Payload` after comparing keys.
@@ -38,6 +44,14 @@ pub unsafe trait RegisterTarget: 'static {
 /// A point named by a string, with the payload type `P` the closure takes: what
 /// [`Scope::register_named`] registers on. The type is checked when the closure is registered,
 /// against the point's declaration (or its compiled-in extensions when it has none).
+///
+/// ```
+/// let scope = hookpoint::ScopeBuilder::new("named").build()?;
+/// let register: hookpoint::Register<'_, hookpoint::Named<String>> =
+///     scope.register_named::<String>("doc_named_point");
+/// let _guard = register.name("shout").run(|s: &mut String| s.make_ascii_uppercase())?;
+/// # Ok::<(), hookpoint::Error>(())
+/// ```
 pub struct Named<P>(PhantomData<fn() -> P>);
 
 // SAFETY: the key is `fn(&mut P)`'s, and `Payload` is `P`.
@@ -89,6 +103,19 @@ pub struct Register<'s, T> {
 ///
 /// Dropping the guard from inside the extension it registered is fine: that dispatch finishes,
 /// later ones run without it.
+///
+/// ```
+/// let scope = hookpoint::ScopeBuilder::new("guards").build()?;
+/// let point = "doc_registration_guard";
+/// let once = scope.register_named::<u32>(point).name("once").run(|n: &mut u32| *n += 1)?;
+/// assert_eq!((once.point(), once.name()), (point, "once"));
+/// once.remove(); // as `drop(once)`
+/// scope.register_named::<u32>(point).name("always").run(|n: &mut u32| *n += 10)?.keep();
+/// let mut n = 0u32;
+/// scope.enter(|| hookpoint::call_sync(point, &mut n))?;
+/// assert_eq!(n, 10);
+/// # Ok::<(), hookpoint::Error>(())
+/// ```
 #[must_use = "dropping the guard removes the extension at once; keep it (`let _guard = ...`) or call `keep()`"]
 pub struct Registration {
     scope: Weak<ScopeInner>,
