@@ -650,10 +650,41 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
         let (#(#pats,)*) = __hp_args;
     };
     let body = own_scope(block);
+    // The body is written once, in a closure (an async block) that owns the arguments. The fast
+    // path returns straight from its call, so nothing is kept across the body to tell the two
+    // paths apart after it (the no-extension fn then needs no frame of its own); the other path
+    // goes on to the end extensions. A start extension's result skips it.
     let run_body = if is_async {
-        quote! { async { #fake_return #unpack #body }.await }
+        quote! {
+            let __hp_body = async { #fake_return #unpack #body };
+            #[allow(unused_mut)]
+            let __hp_out: #ret = match (__hp_fast, __hp_preset) {
+                (true, _) => return __hp_body.await,
+                (false, #p::None) => __hp_body.await,
+                (false, #p::Some(__hp_r)) => {
+                    // Skipped: dropped here, so its borrow of the receiver ends before the end
+                    // extensions take it.
+                    let _hp_skipped = __hp_body;
+                    __hp_r
+                }
+            };
+        }
     } else {
-        quote! { (|| { #fake_return #unpack #body })() }
+        quote! {
+            #[allow(unused_mut)]
+            let mut __hp_body = || { #fake_return #unpack #body };
+            #[allow(unused_mut)]
+            let __hp_out: #ret = match (__hp_fast, __hp_preset) {
+                (true, _) => return __hp_body(),
+                (false, #p::None) => __hp_body(),
+                (false, #p::Some(__hp_r)) => {
+                    // Skipped: dropped here, so its borrow of the receiver ends before the end
+                    // extensions take it.
+                    let _hp_skipped = __hp_body;
+                    __hp_r
+                }
+            };
+        }
     };
     let dispatch = |site: TokenStream,
                     key: &TokenStream,
@@ -701,14 +732,7 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
             }
             __hp_call.__into_parts()
         };
-        #[allow(unused_mut)]
-        let __hp_out: #ret = match __hp_preset {
-            #p::Some(__hp_r) => __hp_r,
-            #p::None => #run_body,
-        };
-        if __hp_fast {
-            return __hp_out;
-        }
+        #run_body
         let mut __hp_end = #krate::CallEnd::<#ret, _>::__new(__hp_out, #recv_end);
         if let #p::Err(__hp_e) = #end_dispatch {
             __hp_end.result = #convert;
