@@ -768,3 +768,51 @@ fn a_closure_owning_another_guard_releases_it_when_removed() {
     scope.enter(|| REG_EMPTY.call(&mut doc)).unwrap();
     assert!(doc.parts.is_empty(), "{:?}", doc.parts);
 }
+
+#[test]
+fn threads_registering_and_removing_while_others_dispatch_see_whole_snapshots() {
+    let scope = scope("reg-stress");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let dispatchers: Vec<_> = (0..2)
+        .map(|_| {
+            let scope = scope.clone();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut runs = 0u32;
+                while !stop.load(Ordering::Relaxed) {
+                    let mut doc = Doc::default();
+                    scope.enter(|| REG_BASIC.call(&mut doc)).unwrap();
+                    // `a` and `c` always; each registered pair comes whole or not at all.
+                    assert_eq!(doc.parts.first().map(String::as_str), Some("a"));
+                    assert_eq!(doc.parts.last().map(String::as_str), Some("c"));
+                    runs += 1;
+                }
+                runs
+            })
+        })
+        .collect();
+    let registrars: Vec<_> = (0..2)
+        .map(|t| {
+            let scope = scope.clone();
+            std::thread::spawn(move || {
+                for i in 0..200 {
+                    let g = scope
+                        .register(&REG_BASIC)
+                        .name(format!("t{t}-{i}"))
+                        .order(20)
+                        .run(pusher("x"))
+                        .unwrap();
+                    drop(g);
+                }
+            })
+        })
+        .collect();
+    for r in registrars {
+        r.join().unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    for d in dispatchers {
+        assert!(d.join().unwrap() > 0);
+    }
+    assert_eq!(run(&scope), ["a", "c"], "everything registered was removed");
+}
