@@ -4,8 +4,10 @@
 //! SQLite database (`db_search`), a failed query whose lesson fixes the next round
 //! (`reflection`), a fact remembered across turns and across runs (`memory`), a restored
 //! context that is not greeted again, a profile with settings, the shipped override folder —
-//! with a trace of every point (which extensions ran, what changed, how long) and, at the end,
-//! what the tasks cost (`observability`).
+//! then an approval interrupted and resumed in a restored agent with an edited argument, a
+//! subordinate on another profile, the history compacted and a guardrail tripped — with a trace
+//! of every point (which extensions ran, what changed, how long) and, at the end, what the tasks
+//! cost (`observability`).
 //!
 //! Memory lives in `<temp dir>/hookpoint-agent-demo-memory/` (`--memory-dir`), so a second run
 //! remembers what the first was told; `--forget` deletes it first. The shop's database is made
@@ -21,6 +23,7 @@
 //! cargo run --example agent -- hookpoint explain system_prompt   # hookpoint's command line
 //! ```
 
+mod features;
 mod house;
 mod render;
 mod script;
@@ -129,6 +132,7 @@ fn build_agent(
     secrets: &SecretStore,
     out: &Arc<Renderer>,
     saved: Option<SavedContext>,
+    researcher: Option<&Scope>,
 ) -> Result<Agent, hookpoint::Error> {
     let sink = Arc::clone(out);
     let mut builder = Agent::builder("ada")
@@ -137,8 +141,11 @@ fn build_agent(
         .model_arc(Arc::clone(&models.chat))
         .utility_model(script::utility_model())
         .secrets(secrets.clone())
-        .on_ask(script::answer)
+        .on_ask(features::answer)
         .trace(move |t| sink.trace(t));
+    if let Some(scope) = researcher {
+        builder = builder.profile_scope("researcher", scope.clone());
+    }
     if let Some(saved) = saved {
         builder = builder.restore(saved);
     }
@@ -261,6 +268,7 @@ async fn one_turn(out: &Renderer, agent: &mut Agent, n: usize, text: &str) {
 async fn session(
     args: &Args,
     scope: &Scope,
+    researcher: Option<&Scope>,
     dir: Option<&Path>,
     out: &Arc<Renderer>,
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -273,7 +281,7 @@ async fn session(
         out.say("banner", &format!("{}: {}", b.title, b.text));
     }
     out.fired_outside(&["banners"]);
-    let mut agent = build_agent(scope, &models, &secrets, out, None)?;
+    let mut agent = build_agent(scope, &models, &secrets, out, None, researcher)?;
     out.flush();
     for note in startup_notes() {
         out.say("startup", note);
@@ -288,7 +296,8 @@ async fn session(
             restore_first: false,
         })
         .collect();
-    let turns = if custom.is_empty() {
+    let scripted_session = custom.is_empty();
+    let turns = if scripted_session {
         script::turns()
     } else {
         custom
@@ -297,7 +306,7 @@ async fn session(
         if turn.restore_first {
             let saved = agent.save();
             let (h, l) = (saved.history.len(), saved.log.len());
-            agent = build_agent(scope, &models, &secrets, out, Some(saved))?;
+            agent = build_agent(scope, &models, &secrets, out, Some(saved), researcher)?;
             out.flush();
             out.say(
                 "title",
@@ -315,6 +324,15 @@ async fn session(
             turn.replies.into_iter().for_each(|r| s.push(r));
         }
         one_turn(out, &mut agent, i + 1, &turn.user).await;
+    }
+    if let (true, Some(scripted)) = (scripted_session, &models.scripted) {
+        let rebuild = |saved| build_agent(scope, &models, &secrets, out, Some(saved), researcher);
+        let scenes = features::Scenes {
+            out,
+            scripted,
+            rebuild: &rebuild,
+        };
+        agent = scenes.run(agent).await?;
     }
     epilogue(out, &agent).await
 }
@@ -472,6 +490,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let scope = layout.apply(builder).build()?;
     hookpoint_plugin_memory::set_data_dir(&scope, memory_dir(&args));
+    // The scope of the `researcher` profile, for the subordinate the demo delegates to.
+    let researcher = match &staged {
+        Some(staged) => {
+            let s = AgentZeroLayout::new()
+                .profile("researcher")
+                .project(&staged.project)
+                .trust_project(true)
+                .apply(ScopeBuilder::new("demo-researcher").watch(false))
+                .plugin_root(&staged.plugins)
+                .build()?;
+            hookpoint_plugin_memory::set_data_dir(&s, memory_dir(&args));
+            Some(s)
+        }
+        None => None,
+    };
     if args.forget {
         hookpoint_plugin_memory::purge(&scope)?;
     }
@@ -483,6 +516,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     session(
         &args,
         &scope,
+        researcher.as_ref(),
         staged.as_ref().map(|s| s.project.as_path()),
         &out,
     )

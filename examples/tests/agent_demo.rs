@@ -44,7 +44,7 @@ fn run(args: &[&str]) -> String {
 #[test]
 fn the_session_fires_every_point_and_loads_the_folder_plugin() {
     let out = run(&["--trace", "off"]);
-    assert!(out.contains("all 43 points of the runtime fired"), "{out}");
+    assert!(out.contains("all 49 points of the runtime fired"), "{out}");
     assert!(out.contains("plugin    welcome (folder plugin "), "{out}");
     let python = Command::new("python3").arg("--version").output().is_ok();
     if python {
@@ -58,7 +58,22 @@ fn the_session_fires_every_point_and_loads_the_folder_plugin() {
             "{out}"
         );
     }
-    assert!(out.contains("Observability: 9 tasks"), "{out}");
+    assert!(out.contains("Observability: 13 tasks"), "{out}");
+}
+
+#[test]
+fn the_session_shows_an_approval_resumed_a_subordinate_a_compaction_and_a_guardrail() {
+    let out = run(&["--trace", "off"]);
+    let has = |s: &str| assert!(out.contains(s), "missing `{s}` in:\n{out}");
+    has(
+        r#"waiting   call-0 shell {"command":"make deploy ENV=production"} (shell commands change the machine)"#,
+    );
+    has("the agent is dropped (a restart)");
+    has(r#"tool      shell {"command":"make deploy ENV=staging"} → $ make deploy ENV=staging"#);
+    has("A1        Built with `make`, deployed with `make deploy` (source: README.md).");
+    has("summarised,");
+    has("every tool call still paired");
+    has("guardrail `no_card_numbers` tripped: the message holds what looks like a card number");
 }
 
 #[test]

@@ -34,6 +34,14 @@ pub struct AgentConfig {
     pub skills: Vec<String>,
     /// Project instructions, added by `_14_project_prompt` (empty for none).
     pub project_instructions: String,
+    /// The history's budget in estimated tokens ([`History::tokens`](crate::history::History::tokens)):
+    /// when the history exceeds it at the end of an iteration, its older messages are compacted
+    /// into one summary (`history.compact`). 0 (the default) never compacts.
+    pub history_budget_tokens: u32,
+    /// How deep subordinates may nest: the highest agent number `call_subordinate` may create
+    /// (the main agent is 0, its subordinate 1, ...). A call beyond it fails with a tool
+    /// result naming the limit.
+    pub max_subordinate_depth: u32,
     /// Any other key, kept as it was written.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -52,6 +60,8 @@ impl Default for AgentConfig {
             mcp_servers: serde_json::Map::new(),
             skills: Vec::new(),
             project_instructions: String::new(),
+            history_budget_tokens: 0,
+            max_subordinate_depth: 3,
             extra: serde_json::Map::new(),
         }
     }

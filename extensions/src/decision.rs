@@ -66,10 +66,17 @@ pub enum Answer {
     Allow,
     /// Do not; the reason goes to the model.
     Deny(String),
+    /// Answer later: the run ends with
+    /// [`StopReason::Interrupted`](crate::payloads::StopReason::Interrupted) and the call waits
+    /// for [`Agent::resume`](crate::agent::Agent::resume) (also after a restart: see
+    /// [`approval`](crate::approval)).
+    Later,
 }
 
 /// The application's callback for [`Decision::Ask`]: gets the request, answers later (a UI may
 /// wait for a click). Set it with [`AgentBuilder::on_ask`](crate::agent::AgentBuilder::on_ask); without
-/// one, asking is denied ("no one to ask").
+/// one, asking is denied ("no one to ask") unless the agent was built with
+/// [`interrupt_on_ask`](crate::agent::AgentBuilder::interrupt_on_ask), which makes the call wait
+/// for [`Agent::resume`](crate::agent::Agent::resume) instead.
 pub type AskFn =
     Arc<dyn Fn(AskRequest) -> Pin<Box<dyn Future<Output = Answer> + Send>> + Send + Sync>;

@@ -51,6 +51,7 @@
 //! | the system prompt | `system_prompt` | [`SystemPrompt`](payloads::SystemPrompt) |
 //! | the prompt is complete | `message_loop_prompts_after` → `planning.started` | [`LoopData`](payloads::LoopData) |
 //! | before the main model call | `before_main_llm_call` → `chat_model_call_before` | [`LoopData`](payloads::LoopData), [`ChatModelCall`](payloads::ChatModelCall) |
+//! | a fresh task's first model call starts (concurrently with it; a trip cancels it) | `guardrail.input` | [`GuardrailInput`](payloads::GuardrailInput) |
 //! | reasoning / answer streams | `reasoning_stream`, `reasoning_stream_chunk`…, `reasoning_stream_end`; the same for `response_stream*` | [`StreamChunk`](payloads::StreamChunk) |
 //! | the model answered | `chat_model_call_after` | [`ChatModelResult`](payloads::ChatModelResult) |
 //! | any message enters the history | `hist_add_before` (sync) | [`HistoryAdd`](payloads::HistoryAdd) |
@@ -60,8 +61,10 @@
 //! | it failed | `error_format` → `tool.error` | [`ErrorFormat`](payloads::ErrorFormat), [`ToolError`](payloads::ToolError) |
 //! | it ended (any status) | `tool_execute_after` → `tool.after_call` | [`ToolResult`](payloads::ToolResult) |
 //! | its result is written (not for the final answer) | `hist_add_tool_result` (sync) → `hist_add_before` | [`ToolResultEntry`](payloads::ToolResultEntry) |
+//! | the `call_subordinate` tool delegates ([`AgentRef::call_subordinate`](agent::AgentRef::call_subordinate)) | `subagent.start`, then the subordinate's own points, then `subagent.stop` | [`Subagent`](payloads::Subagent) |
 //! | its result may be remembered (not the final answer; plugins also fire it for fragments, solutions, lessons: [`MemoryKind`](payloads::MemoryKind)) | `memory.write` | [`MemoryWrite`](payloads::MemoryWrite) |
 //! | each iteration ends | `message_loop_end` | [`LoopData`](payloads::LoopData) |
+//! | the history is over its budget (after `message_loop_end`; [`AgentRef::compact_history`](agent::AgentRef::compact_history)) | `history.compact_before` → `history.compact` → `history.compact_after` | [`HistoryCompaction`](payloads::HistoryCompaction) |
 //! | the message is done (always, also on failure) | `monologue_end` → `task.end` | [`MonologueEnd`](payloads::MonologueEnd) |
 //! | the chain is done (main agent) | `process_chain_end` | [`ChainEnd`](payloads::ChainEnd) |
 //! | the utility model is called ([`AgentRef::call_utility_model`](agent::AgentRef::call_utility_model)) | `util_model_call_before`, `util_model_call_after` | [`UtilModelCall`](payloads::UtilModelCall), [`UtilModelResult`](payloads::UtilModelResult) |
@@ -117,6 +120,7 @@
 //! | [`history`], [`log`], [`secrets`], [`cache`] | the context's parts: [`History`](history::History), [`AgentLog`](log::AgentLog), [`SecretStore`](secrets::SecretStore), [`Cache`](cache::Cache) |
 //! | [`config`], [`settings`] | [`AgentConfig`](config::AgentConfig) and the profile settings files |
 //! | [`context`], [`decision`], [`glob`] | [`TaskContext`](context::TaskContext), tool-call decisions, tool-name patterns |
+//! | [`approval`] | calls that wait for an answer across a restart: [`PendingCall`](approval::PendingCall), [`Approval`](approval::Approval), [`Agent::resume`](agent::Agent::resume) |
 //! | [`builtin`] | the built-in extensions (each an ordinary extension; listed in the README) |
 //! | [`layout`] | Agent Zero's folder layout (project, profiles, user, plugins) as a preset of a scope's layers ([`layout::AgentZeroLayout`]) |
 //! | [`trace`] | what an agent's points did, for tools like the demo's trace |
@@ -127,6 +131,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod approval;
 pub mod builtin;
 pub mod cache;
 pub mod config;

@@ -101,11 +101,25 @@ point! {
     #[serde]
     pub static TASK_END: AsyncPoint<MonologueEnd> = "task.end";
 
+    /// A superior delegates a message to a subordinate (`call_subordinate`): match on the
+    /// profile, rewrite the message.
+    #[serde]
+    pub static SUBAGENT_START: AsyncPoint<Subagent> = "subagent.start";
+
+    /// The subordinate stopped: check or replace its answer before the superior sees it.
+    #[serde]
+    pub static SUBAGENT_STOP: AsyncPoint<Subagent> = "subagent.stop";
+
     /// The whole chain (with subordinates) finished a user message.
     #[serde]
     pub static PROCESS_CHAIN_END: AsyncPoint<ChainEnd> = "process_chain_end";
 
     // ---- Models and streams -----------------------------------------------------------------
+
+    /// The task's user message is checked, concurrently with the model call: a trip cancels the
+    /// call and ends the task ([`GuardrailInput`]). An error fails closed.
+    #[serde]
+    pub static GUARDRAIL_INPUT: AsyncPoint<GuardrailInput> = "guardrail.input";
 
     /// Before the chat model is called: the request's messages.
     #[serde]
@@ -156,6 +170,20 @@ point! {
     /// A tool result is written to the history. Sync.
     #[serde]
     pub static HIST_ADD_TOOL_RESULT: SyncPoint<ToolResultEntry> = "hist_add_tool_result";
+
+    /// The history is over its budget and its older messages are about to be compacted: veto,
+    /// or add what the summary must keep.
+    #[serde]
+    pub static HISTORY_COMPACT_BEFORE: AsyncPoint<HistoryCompaction> = "history.compact_before";
+
+    /// The compactor writes the summary of the older messages (the built-in
+    /// `summarize_history`, order 50, on the utility model).
+    #[serde]
+    pub static HISTORY_COMPACT: AsyncPoint<HistoryCompaction> = "history.compact";
+
+    /// The summary is written: post-process it, or veto, before it replaces the older messages.
+    #[serde]
+    pub static HISTORY_COMPACT_AFTER: AsyncPoint<HistoryCompaction> = "history.compact_after";
 
     // ---- Tools ------------------------------------------------------------------------------
 
@@ -235,6 +263,7 @@ mod tests {
         "planning.started",
         "before_main_llm_call",
         "chat_model_call_before",
+        "guardrail.input",
         "reasoning_stream",
         "reasoning_stream_chunk",
         "reasoning_stream_end",
@@ -253,7 +282,12 @@ mod tests {
         "tool.after_call",
         "hist_add_tool_result",
         "memory.write",
+        "subagent.start",
+        "subagent.stop",
         "message_loop_end",
+        "history.compact_before",
+        "history.compact",
+        "history.compact_after",
         "monologue_end",
         "task.end",
         "process_chain_end",

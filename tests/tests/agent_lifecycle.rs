@@ -95,6 +95,12 @@ recorders! {
     r_ws_connect: WEBUI_WS_CONNECT => WsEvent;
     r_ws_disconnect: WEBUI_WS_DISCONNECT => WsEvent;
     r_ws_event: WEBUI_WS_EVENT => WsEvent;
+    r_compact_before: HISTORY_COMPACT_BEFORE => HistoryCompaction;
+    r_compact: HISTORY_COMPACT => HistoryCompaction;
+    r_compact_after: HISTORY_COMPACT_AFTER => HistoryCompaction;
+    r_sub_start: SUBAGENT_START => Subagent;
+    r_sub_stop: SUBAGENT_STOP => Subagent;
+    r_guardrail: GUARDRAIL_INPUT => GuardrailInput;
 }
 
 #[extension(point = Agent::HANDLE_EXCEPTION_START, order = 1000)]
@@ -406,6 +412,24 @@ fn every_point_of_the_runtime_fires_somewhere() {
         webui::event("c1", "ping", json!({})).await.expect("event");
         webui::disconnect("c1").await.expect("disconnect");
     });
+    // A history over its budget is compacted; a subordinate is called.
+    let model = ScriptedModel::new("m")
+        .reply(ScriptedReply::tool(
+            "delegate",
+            "call_subordinate",
+            json!({"message": "x".repeat(400)}),
+        ))
+        .reply(ScriptedReply::respond("sub answer"))
+        .reply(ScriptedReply::respond("done"));
+    let mut more = Agent::builder("lc-all-more")
+        .model(model)
+        .settings(hookpoint_extensions::config::AgentConfig {
+            history_budget_tokens: 60,
+            ..Default::default()
+        })
+        .build()
+        .expect("agent");
+    rt.block_on(more.send("go")).expect("send");
     let all: Vec<&str> = SEEN.lock().unwrap().iter().map(|(_, p)| *p).collect();
     for point in points::all() {
         assert!(all.contains(&point.as_str()), "`{point}` never fired");

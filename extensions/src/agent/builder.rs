@@ -41,6 +41,8 @@ pub struct AgentBuilder {
     settings: AgentConfig,
     restore: Option<SavedContext>,
     ask: Option<AskFn>,
+    interrupt_on_ask: bool,
+    profile_scopes: std::collections::BTreeMap<String, Scope>,
     tracer: Option<TraceFn>,
     profile: Option<String>,
     points: bool,
@@ -58,6 +60,8 @@ impl AgentBuilder {
             settings: AgentConfig::default(),
             restore: None,
             ask: None,
+            interrupt_on_ask: false,
+            profile_scopes: Default::default(),
             tracer: None,
             profile: None,
             points: true,
@@ -77,6 +81,10 @@ impl AgentBuilder {
             secrets: parent.secrets.clone(),
             settings: (*parent.global).clone(),
             ask: parent.ask.clone(),
+            // A subordinate's ask is answered by the callback or denied: its run cannot be
+            // resumed from the superior's saved context.
+            interrupt_on_ask: false,
+            profile_scopes: (*parent.profile_scopes).clone(),
             tracer: parent.tracer.clone(),
             points: parent.points,
             ..Self::new(name)
@@ -112,6 +120,12 @@ impl AgentBuilder {
     /// The utility model (default: the chat model).
     pub fn utility_model(mut self, model: impl Model + 'static) -> Self {
         self.utility = Some(Arc::new(model));
+        self
+    }
+
+    /// The utility model, shared.
+    pub fn utility_model_arc(mut self, model: Arc<dyn Model>) -> Self {
+        self.utility = Some(model);
         self
     }
 
@@ -172,6 +186,39 @@ impl AgentBuilder {
         self
     }
 
+    /// The scope a subordinate on `profile` runs in (`call_subordinate` with that profile): build
+    /// it with the profile, so its `agents/<profile>/` layers and their `settings.json` apply.
+    /// Subordinates inherit the scopes given here. A profile without one is refused (the model
+    /// gets the list of profiles); the agent's own profile runs in the agent's scope.
+    pub fn profile_scope(mut self, profile: impl Into<String>, scope: Scope) -> Self {
+        self.profile_scopes.insert(profile.into(), scope);
+        self
+    }
+
+    /// Makes a tool call whose decision is [`Decision::Ask`](crate::decision::Decision::Ask) and
+    /// that no [`on_ask`](Self::on_ask) callback answers end the run with
+    /// [`StopReason::Interrupted`](crate::payloads::StopReason::Interrupted) instead of being
+    /// denied ("no one is there to ask", the default without a callback). The call then waits
+    /// in the agent's context — [`save`](Agent::save) keeps it — for
+    /// [`Agent::resume`](Agent::resume). A callback can make one call wait too, by answering
+    /// [`Answer::Later`](crate::decision::Answer::Later).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use hookpoint_extensions::{agent::Agent, model::{ScriptedModel, ScriptedReply}, payloads::StopReason};
+    /// let model = ScriptedModel::new("m")
+    ///     .reply(ScriptedReply::respond("Done."));
+    /// let mut agent = Agent::builder("doc-interrupt").model(model).interrupt_on_ask().build().unwrap();
+    /// // No tool asks here, so the agent answers as usual.
+    /// let reply = agent.send("hi").await.unwrap();
+    /// assert_eq!(reply.stop, StopReason::Responded);
+    /// # });
+    /// ```
+    pub fn interrupt_on_ask(mut self) -> Self {
+        self.interrupt_on_ask = true;
+        self
+    }
+
     /// Sends a [`PointTrace`] for every point the agent fires (see [`trace`](crate::trace)).
     pub fn trace(mut self, f: impl Fn(&PointTrace) + Send + Sync + 'static) -> Self {
         self.tracer = Some(Arc::new(f));
@@ -226,6 +273,13 @@ impl AgentBuilder {
             task: Mutex::new(None),
             intervention: Mutex::new(None),
             ask: self.ask,
+            interrupt_on_ask: self.interrupt_on_ask,
+            profile_scopes: Arc::new(self.profile_scopes),
+            subordinate: Mutex::new(None),
+            running_subordinate: Mutex::new(None),
+            interrupted: Mutex::new(saved.interrupted),
+            approvals: Mutex::new(saved.approvals),
+            next_call: AtomicU64::new(saved.next_call),
             tracer: self.tracer,
             trace_buf: Mutex::default(),
             trace_observer: std::sync::OnceLock::new(),

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use hookpoint::Scope;
 
 use super::AgentError;
+use crate::approval::{Approvals, Interruption};
 use crate::cache::Cache;
 use crate::config::AgentConfig;
 use crate::context::TaskContext;
@@ -47,6 +48,20 @@ pub(crate) struct AgentCore {
     pub(crate) task: Mutex<Option<TaskContext>>,
     pub(crate) intervention: Mutex<Option<String>>,
     pub(crate) ask: Option<AskFn>,
+    /// An ask that no callback answers waits for `resume` instead of being denied.
+    pub(crate) interrupt_on_ask: bool,
+    /// The interrupted task whose calls wait for an answer.
+    pub(crate) interrupted: Mutex<Option<Interruption>>,
+    /// Tools approved without asking, for the task or the session.
+    pub(crate) approvals: Mutex<Approvals>,
+    /// The id of the next call that waits.
+    pub(crate) next_call: AtomicU64,
+    /// Scopes for the profiles subordinates may run on.
+    pub(crate) profile_scopes: super::team::ProfileScopes,
+    /// The subordinate kept between `call_subordinate` calls.
+    pub(crate) subordinate: Mutex<Option<super::team::Kept>>,
+    /// The subordinate running now: an intervention reaches it.
+    pub(crate) running_subordinate: Mutex<Option<AgentRef>>,
     pub(crate) tracer: Option<TraceFn>,
     pub(crate) trace_buf: Mutex<Vec<ExtensionRun>>,
     /// The observer that fills `trace_buf` (a traced agent only), detached when the agent goes.
@@ -326,12 +341,21 @@ impl AgentRef {
     /// Returns `false`, and does nothing, when no task is running (a stop pressed just after the
     /// answer came): an intervention never carries over to swallow the next message. An
     /// intervention still pending when its task ends is dropped with it.
+    ///
+    /// While a subordinate runs (`call_subordinate`), the intervention reaches it too: it stops
+    /// at its next step, and so does this agent once the subordinate returned.
     pub fn intervene(&self, message: impl Into<String>) -> bool {
+        let message = message.into();
         let task = lock(&self.core.task);
         if task.is_none() {
             return false;
         }
-        *lock(&self.core.intervention) = Some(message.into());
+        *lock(&self.core.intervention) = Some(message.clone());
+        drop(task);
+        let running = lock(&self.core.running_subordinate).clone();
+        if let Some(sub) = running {
+            sub.intervene(message);
+        }
         true
     }
 }

@@ -105,6 +105,15 @@ impl Stream {
     }
 }
 
+/// Marks the stream's log entry finished when the call ends, however it ends.
+struct FinishOnDrop<'a>(&'a crate::log::AgentLog, u64);
+
+impl Drop for FinishOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.finish(self.1);
+    }
+}
+
 impl AgentCore {
     /// Calls the chat model with `messages`; returns the raw answer (for parsing; the history
     /// masks it). The log shows the masked stream live.
@@ -127,6 +136,8 @@ impl AgentCore {
         let entry = self
             .log
             .push(LogKind::Agent, "agent reply", "", false, None);
+        // Finished also when the call is dropped mid-stream (a guardrail cancelled it).
+        let _finish = FinishOnDrop(&self.log, entry);
         let (mut reasoning, mut response) = (
             Stream::new(StreamKind::Reasoning, None),
             Stream::new(StreamKind::Response, Some(entry)),

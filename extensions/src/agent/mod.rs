@@ -8,16 +8,26 @@
 //! - `fire`: one dispatch helper (scope, trace, the points-off switch of the benchmark).
 //! - `monologue`: `send` → one monologue → its loop iterations.
 //! - `prompt`, `llm`, `tools`, `reply`: the steps of one iteration.
+//! - `compact`: the history compacted when it is over its budget.
+//! - `guard`: the task's input guardrails, beside the model call.
 //! - `saved`: a context saved and restored.
+//! - `subordinate`: delegating to a subordinate agent (`call_subordinate`); `team`: what an
+//!   agent keeps of its subordinates.
+//! - `resume`: an interrupted task going on with the application's answers.
 
 mod builder;
+mod compact;
 mod fire;
+mod guard;
 mod handle;
 mod llm;
 mod monologue;
 mod prompt;
 mod reply;
+mod resume;
 mod saved;
+mod subordinate;
+mod team;
 mod tools;
 mod traced;
 
@@ -27,9 +37,11 @@ use hookpoint::extensible;
 use serde::Serialize;
 
 pub use builder::{AgentBuilder, startup_notes};
+pub use compact::CompactionOutcome;
 pub use handle::{AgentRef, current_agent};
 pub use reply::{ToolRequest, parse_tool_request};
 pub use saved::SavedContext;
+pub use subordinate::SubordinateError;
 
 use crate::model::{ModelError, Usage};
 use crate::payloads::{StopReason, ToolResult};
@@ -58,6 +70,9 @@ pub enum AgentError {
     /// The user intervened; the built-in `handle_intervention` turns this into a clean stop.
     #[error("the user intervened: {0}")]
     Intervention(String),
+    /// [`Agent::resume`] refused its answers; nothing ran and the same calls still wait.
+    #[error(transparent)]
+    Resume(#[from] crate::approval::ResumeError),
 }
 
 /// What `send` returns: the answer, how the monologue ended, and the results of the tools it

@@ -4,16 +4,20 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use super::guard::Guard;
 use super::handle::AgentCore;
 use super::reply::parse_tool_request;
+use super::tools::ToolRun;
 use super::{Agent, AgentError, Reply};
+use crate::approval::{Approval, CallId, Interruption};
 use crate::context::{TaskContext, TaskFacts};
 use crate::history::Role;
 use crate::lock::lock;
 use crate::log::LogKind;
 use crate::model::Usage;
 use crate::payloads::{
-    ChainEnd, LoopData, MonologueEnd, MonologueStart, Outgoing, StopReason, ToolResult, UserMessage,
+    ChainEnd, GuardrailTrip, LoopData, MonologueEnd, MonologueStart, Outgoing, StopReason,
+    ToolResult, UserMessage,
 };
 use crate::points::{
     BEFORE_MAIN_LLM_CALL, MESSAGE_LOOP_END, MESSAGE_LOOP_PROMPTS_AFTER,
@@ -26,11 +30,30 @@ pub(crate) const MISFORMAT_NOTE: &str = "Your last reply was not a valid tool re
 
 /// What one monologue accumulates.
 #[derive(Default)]
-struct Tally {
+pub(super) struct Tally {
     response: String,
     iterations: u32,
     usage: Usage,
     tools: Vec<ToolResult>,
+}
+
+impl Tally {
+    /// Keeps a tool's result (masked); true when it answered the user.
+    pub(super) fn add(&mut self, core: &AgentCore, mut result: ToolResult) -> bool {
+        result.mask_secrets(&core.secrets);
+        let answered = result.break_loop;
+        if answered {
+            self.response = result.output.clone();
+        }
+        self.tools.push(result);
+        answered
+    }
+}
+
+/// How a task begins: with a new user message, or where an interrupted one stopped.
+pub(super) enum Entry {
+    Fresh,
+    Resumed(Interruption, Vec<(CallId, Approval)>),
 }
 
 impl Agent {
@@ -46,21 +69,34 @@ impl Agent {
         for note in &ui.notes {
             core.log.add(LogKind::Info, "note", note);
         }
+        core.abandon_waiting().await?;
         let task_id = core.next_task.fetch_add(1, Ordering::Relaxed) + 1;
+        self.run_task(task_id, ui.text, Entry::Fresh).await
+    }
+
+    /// One task, fresh or resumed: the task context, `task.start`, `monologue_start`, the loop,
+    /// then always `monologue_end` and `task.end`.
+    pub(super) async fn run_task(
+        &mut self,
+        task_id: u64,
+        message: String,
+        entry: Entry,
+    ) -> Result<Reply, AgentError> {
+        let core = Arc::clone(&self.core);
         *lock(&core.task) = Some(TaskContext::new(TaskFacts {
             task_id,
             agent: core.name.clone(),
             agent_number: core.number,
             profile: lock(&core.config).profile.clone(),
-            user_message: core.secrets.mask(&ui.text).into_owned(),
+            user_message: core.secrets.mask(&message).into_owned(),
         }));
         let mut start = MonologueStart {
             task_id,
             agent: core.name.clone(),
-            user_message: ui.text,
+            user_message: message,
         };
         let mut tally = Tally::default();
-        let (stop, error) = match work(&core, &mut start, &mut tally).await {
+        let (stop, error) = match work(&core, &mut start, &mut tally, entry).await {
             Ok(stop) => (stop, None),
             Err(e) => self.recover(e).await,
         };
@@ -70,6 +106,10 @@ impl Agent {
             let mut task = lock(&core.task);
             *task = None;
             lock(&core.intervention).take();
+        }
+        if !matches!(stop, StopReason::Interrupted(_)) {
+            // The task is over: what was approved for it is not approved for the next.
+            lock(&core.approvals).task.clear();
         }
         if let Some(e) = error {
             return Err(e);
@@ -113,41 +153,107 @@ impl Agent {
     }
 }
 
-/// `task.start`, `monologue_start`, the user message into the history, then the loop.
+/// `task.start`, `monologue_start`, the user message into the history (a fresh task) or the
+/// answered calls (a resumed one), then the loop.
 async fn work(
     core: &AgentCore,
     start: &mut MonologueStart,
     tally: &mut Tally,
+    entry: Entry,
 ) -> Result<StopReason, AgentError> {
     core.fire(&TASK_START, start).await?;
     core.fire(&MONOLOGUE_START, start).await?;
-    let id = core.hist_add(Role::User, start.user_message.clone())?;
-    core.log
-        .push(LogKind::User, "user", &start.user_message, true, Some(id));
     let mut ld = LoopData {
         user_message: start.user_message.clone(),
         ..LoopData::default()
     };
-    let max = lock(&core.config).max_iterations.max(1);
+    let mut guard = Guard::none();
+    match entry {
+        Entry::Fresh => {
+            let id = core.hist_add(Role::User, start.user_message.clone())?;
+            core.log
+                .push(LogKind::User, "user", &start.user_message, true, Some(id));
+            guard = Guard::start(core, start.task_id, &start.user_message);
+        }
+        Entry::Resumed(stopped, answers) => {
+            ld.iteration = stopped.iteration;
+            ld.user_message = stopped.user_message.clone();
+            tally.iterations = ld.iteration + 1;
+            let answered = core.answer_waiting(stopped, answers, tally).await?;
+            if let Some(stop) = end_iteration(core, &mut ld, answered).await? {
+                return Ok(stop);
+            }
+            if let Some(stop) = next_iteration(core, &mut ld) {
+                return Ok(stop);
+            }
+        }
+    }
+    run_loop(core, &mut ld, tally, start.task_id, &mut guard).await
+}
+
+/// The loop's iterations from `ld.iteration` on, until an answer, a stop or the limit.
+async fn run_loop(
+    core: &AgentCore,
+    ld: &mut LoopData,
+    tally: &mut Tally,
+    task_id: u64,
+    guard: &mut Guard<'_>,
+) -> Result<StopReason, AgentError> {
     loop {
         core.check_intervention()?;
         if let Some(task) = core.task_context() {
             task.set_iteration(ld.iteration);
         }
         tally.iterations = ld.iteration + 1;
-        if let Some(stop) = iteration(core, &mut ld, tally, start.task_id).await? {
+        if let Some(stop) = iteration(core, ld, tally, task_id, guard).await? {
+            if stop != StopReason::Responded {
+                return Ok(stop);
+            }
+            // A task answers only once its guardrails have passed it.
+            return Ok(match guard.finish(core).await {
+                Some(trip) => {
+                    tally.response.clear();
+                    StopReason::GuardrailTripped(trip)
+                }
+                None => stop,
+            });
+        }
+        if let Some(stop) = next_iteration(core, ld) {
             return Ok(stop);
         }
-        ld.iteration += 1;
-        if ld.iteration >= max {
-            core.log.add(
-                LogKind::Warning,
-                "iteration limit",
-                format!("stopped after {max} iterations without an answer (max_iterations)"),
-            );
-            return Ok(StopReason::IterationLimit);
-        }
     }
+}
+
+/// Counts the iteration; the limit's stop when `max_iterations` is reached.
+fn next_iteration(core: &AgentCore, ld: &mut LoopData) -> Option<StopReason> {
+    let max = lock(&core.config).max_iterations.max(1);
+    ld.iteration += 1;
+    if ld.iteration < max {
+        return None;
+    }
+    core.log.add(
+        LogKind::Warning,
+        "iteration limit",
+        format!("stopped after {max} iterations without an answer (max_iterations)"),
+    );
+    Some(StopReason::IterationLimit)
+}
+
+/// `message_loop_end`, then why the monologue ends, if it does.
+async fn end_iteration(
+    core: &AgentCore,
+    ld: &mut LoopData,
+    answered: bool,
+) -> Result<Option<StopReason>, AgentError> {
+    core.fire(&MESSAGE_LOOP_END, ld).await?;
+    core.compact_history().await?;
+    Ok(if answered {
+        Some(StopReason::Responded)
+    } else if ld.stop {
+        Some(StopReason::StoppedByExtension)
+    } else {
+        None
+    })
 }
 
 /// One iteration: prompts, model call, the tool it asks for.
@@ -156,6 +262,7 @@ async fn iteration(
     ld: &mut LoopData,
     tally: &mut Tally,
     task_id: u64,
+    guard: &mut Guard<'_>,
 ) -> Result<Option<StopReason>, AgentError> {
     ld.extras_temporary.clear();
     ld.lessons = core.task_context().map(|t| t.lessons()).unwrap_or_default();
@@ -169,37 +276,71 @@ async fn iteration(
     core.fire(&MESSAGE_LOOP_PROMPTS_AFTER, ld).await?;
     core.fire(&PLANNING_STARTED, ld).await?;
     core.fire(&BEFORE_MAIN_LLM_CALL, ld).await?;
-    let reply = core
-        .call_chat_model(core.messages(ld), &mut tally.usage)
-        .await?;
+    let call = core.call_chat_model(core.messages(ld), &mut tally.usage);
+    let reply = match guard.beside(core, call, true).await {
+        Ok(reply) => reply?,
+        Err(trip) => return Ok(Some(StopReason::GuardrailTripped(trip))),
+    };
     core.check_intervention()?;
     ld.last_response = reply.clone();
     core.hist_add(Role::Assistant, reply.clone())?;
     let mut answered = false;
     match parse_tool_request(&reply) {
-        Ok(request) => {
-            let mut result = core.run_tool(request, &tools, task_id).await?;
-            result.mask_secrets(&core.secrets);
-            if result.break_loop {
-                tally.response = result.output.clone();
-                answered = true;
+        Ok(request) => match run_guarded(core, request, &tools, task_id, guard).await? {
+            Err(trip) => return Ok(Some(StopReason::GuardrailTripped(trip))),
+            Ok(ToolRun::Done(result)) => {
+                answered = tally.add(core, result);
+                if let Some(trip) = guard.tripped() {
+                    return Ok(Some(StopReason::GuardrailTripped(trip.clone())));
+                }
             }
-            tally.tools.push(result);
-        }
+            Ok(ToolRun::Waiting(waiting)) => {
+                // The iteration stops here, before `message_loop_end`; `resume` ends it.
+                let pending = vec![waiting.call.clone()];
+                *lock(&core.interrupted) = Some(Interruption {
+                    task_id,
+                    user_message: ld.user_message.clone(),
+                    iteration: ld.iteration,
+                    waiting: vec![waiting],
+                });
+                return Ok(Some(StopReason::Interrupted(pending)));
+            }
+        },
         Err(why) => {
             core.log
                 .add(LogKind::Warning, "reply is not a tool request", &why);
             core.hist_add(Role::User, format!("{MISFORMAT_NOTE} ({why})"))?;
         }
     }
-    core.fire(&MESSAGE_LOOP_END, ld).await?;
-    Ok(if answered {
-        Some(StopReason::Responded)
-    } else if ld.stop {
-        Some(StopReason::StoppedByExtension)
-    } else {
-        None
-    })
+    end_iteration(core, ld, answered).await
+}
+
+/// The tool call beside the guardrails: never cut off; a trip while it runs is logged as coming
+/// after a completed call (its result stays), and ends the task after it.
+async fn run_guarded(
+    core: &AgentCore,
+    request: super::reply::ToolRequest,
+    tools: &[crate::payloads::ToolSpec],
+    task_id: u64,
+    guard: &mut Guard<'_>,
+) -> Result<Result<ToolRun, GuardrailTrip>, AgentError> {
+    let tool = request.tool_name.clone();
+    let before = guard.tripped().is_some();
+    let run = match guard
+        .beside(core, core.run_tool(request, tools, task_id), false)
+        .await
+    {
+        Ok(run) => run?,
+        Err(trip) => return Ok(Err(trip)),
+    };
+    if let (false, Some(trip)) = (before, guard.tripped()) {
+        core.log.add(
+            LogKind::Warning,
+            format!("guardrail `{}` tripped after the model finished", trip.guardrail),
+            format!("the completed call of `{tool}` is not retracted: its result stays in the history; the task ends after it"),
+        );
+    }
+    Ok(Ok(run))
 }
 
 /// `monologue_end`, `task.end`, and `process_chain_end` for the main agent — whatever happened.

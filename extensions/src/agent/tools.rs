@@ -7,6 +7,7 @@
 //! the output is masked for every extension after it.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::Ordering;
 
 use futures_util::FutureExt;
 use serde_json::Value;
@@ -14,8 +15,10 @@ use serde_json::Value;
 use super::AgentError;
 use super::handle::AgentCore;
 use super::reply::ToolRequest;
+use crate::approval::{CallId, PendingCall, Waiting};
 use crate::decision::{Answer, AskRequest, Decision, Verdict, decide};
 use crate::history::Role;
+use crate::lock::lock;
 use crate::log::LogKind;
 use crate::payloads::{
     ErrorFormat, MemoryKind, MemoryWrite, ToolCall, ToolError, ToolExecution, ToolResult,
@@ -27,14 +30,14 @@ use crate::points::{
 };
 
 /// How a call came out before the after-call points.
-struct Outcome {
-    status: ToolStatus,
-    output: String,
-    break_loop: bool,
+pub(crate) struct Outcome {
+    pub(crate) status: ToolStatus,
+    pub(crate) output: String,
+    pub(crate) break_loop: bool,
 }
 
 impl Outcome {
-    fn refused(status: ToolStatus, output: String) -> Self {
+    pub(crate) fn refused(status: ToolStatus, output: String) -> Self {
         Outcome {
             status,
             output,
@@ -43,10 +46,20 @@ impl Outcome {
     }
 }
 
-/// A call that passed `tool.before_call`, or why it will not run.
-enum Gate {
+/// A call that passed `tool.before_call`, why it will not run, or that it waits for an answer.
+pub(crate) enum Gate {
     Run(ToolCall),
     Refused(ToolStatus, String),
+    Wait(ToolCall, Vec<Verdict>, ToolSpec),
+}
+
+/// What the model sees of a denied call.
+pub(crate) fn denial(tool: &str, why: &str) -> String {
+    format!("Tool call `{tool}` was denied: {why}")
+}
+
+fn denied(tool: &str, why: String) -> Gate {
+    Gate::Refused(ToolStatus::Denied, denial(tool, &why))
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
@@ -56,7 +69,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "(no message)".into())
 }
 
-fn reasons(verdicts: &[Verdict], at_least: Decision) -> String {
+pub(crate) fn reasons(verdicts: &[Verdict], at_least: Decision) -> String {
     let r: Vec<&str> = verdicts
         .iter()
         .filter(|v| v.decision >= at_least)
@@ -65,14 +78,21 @@ fn reasons(verdicts: &[Verdict], at_least: Decision) -> String {
     r.join("; ")
 }
 
+/// What a tool request came to: a result, or a call that waits for the application's answer.
+pub(crate) enum ToolRun {
+    Done(ToolResult),
+    Waiting(Waiting),
+}
+
 impl AgentCore {
-    /// Runs one tool request through the chain; returns the result the model will see.
+    /// Runs one tool request through the chain; returns the result the model will see, or the
+    /// call that waits for an answer ([`Decision::Ask`] that no callback answered).
     pub(crate) async fn run_tool(
         &self,
         request: ToolRequest,
         tools: &[ToolSpec],
         task_id: u64,
-    ) -> Result<ToolResult, AgentError> {
+    ) -> Result<ToolRun, AgentError> {
         let mut select = ToolSelect {
             tool: request.tool_name,
             args: request.tool_args,
@@ -87,18 +107,36 @@ impl AgentCore {
                 masked_args = call.args.clone();
                 self.execute(call).await?
             }
+            Gate::Wait(call, verdicts, spec) => {
+                return Ok(ToolRun::Waiting(self.wait(call, verdicts, spec)));
+            }
         };
+        let result = self
+            .conclude(select.tool, masked_args, outcome, task_id)
+            .await?;
+        Ok(ToolRun::Done(result))
+    }
+
+    /// After the call ran or was refused: `error_format` / `tool.error` for a failure,
+    /// `tool_execute_after`, `tool.after_call`, then the history and `memory.write`.
+    pub(crate) async fn conclude(
+        &self,
+        tool: String,
+        mut masked_args: Value,
+        outcome: Outcome,
+        task_id: u64,
+    ) -> Result<ToolResult, AgentError> {
         // The arguments as the last point left them; masked again when the next point fires.
         self.secrets.mask_json(&mut masked_args);
         let output = match outcome.status {
             ToolStatus::Ok | ToolStatus::Denied => outcome.output,
             status => {
-                self.tool_failed(&select.tool, &masked_args, status, outcome.output)
+                self.tool_failed(&tool, &masked_args, status, outcome.output)
                     .await?
             }
         };
         let mut result = ToolResult {
-            tool: select.tool,
+            tool,
             args: masked_args,
             status: outcome.status,
             output,
@@ -108,6 +146,27 @@ impl AgentCore {
         self.fire(&TOOL_AFTER_CALL, &mut result).await?;
         self.record_result(&result, task_id).await?;
         Ok(result)
+    }
+
+    /// A call that waits: a new id, the masked arguments and reasons, the tool's spec.
+    fn wait(&self, call: ToolCall, verdicts: Vec<Verdict>, spec: ToolSpec) -> Waiting {
+        let id = CallId(self.next_call.fetch_add(1, Ordering::Relaxed));
+        let mut args = call.args;
+        self.secrets.mask_json(&mut args);
+        let mut verdicts = verdicts;
+        for v in &mut verdicts {
+            self.secrets.mask_in_place(&mut v.reason);
+        }
+        let pending = PendingCall::new(id, call.tool, args, verdicts);
+        self.log.add(
+            LogKind::Info,
+            format!("`{}` waits for approval ({id})", pending.tool),
+            pending.reasons.join("; "),
+        );
+        Waiting {
+            call: pending,
+            spec,
+        }
     }
 
     /// Unknown tool, bad arguments, then `tool.before_call` and, if asked, the application.
@@ -127,35 +186,59 @@ impl AgentCore {
         if let Err(why) = spec.check_args(&args) {
             return Ok(Gate::Refused(ToolStatus::BadArguments, why));
         }
+        let (call, verdicts) = match self.before_call(tool, args, spec).await? {
+            Ok(judged) => judged,
+            Err(refused) => return Ok(refused),
+        };
+        let name = call.tool.clone();
+        Ok(match decide(&verdicts) {
+            Decision::Allow => Gate::Run(call),
+            Decision::Deny => denied(&name, reasons(&verdicts, Decision::Deny)),
+            Decision::Ask if self.approvals_cover(&name) => Gate::Run(call),
+            Decision::Ask => match self.ask(&call, verdicts.clone()).await {
+                Answer::Allow => Gate::Run(call),
+                Answer::Deny(why) => denied(&name, why),
+                Answer::Later => Gate::Wait(call, verdicts, spec.clone()),
+            },
+        })
+    }
+
+    /// `tool.before_call` on `args`, with the checks that follow it (the name is read-only, the
+    /// rewritten arguments must fit the schema): the call and every verdict, or the refusal.
+    pub(crate) async fn before_call(
+        &self,
+        tool: String,
+        args: Value,
+        spec: &ToolSpec,
+    ) -> Result<Result<(ToolCall, Vec<Verdict>), Gate>, AgentError> {
         let mut call = ToolCall::new(tool.clone(), args);
         let ledger = call.ledger_handle();
         self.fire(&TOOL_BEFORE_CALL, &mut call).await?;
         if let Some(why) = renamed(&call, &tool, "tool.before_call") {
-            return Ok(Gate::Refused(ToolStatus::Denied, why));
+            return Ok(Err(Gate::Refused(ToolStatus::Denied, why)));
         }
         // Extensions may rewrite the arguments: what runs must still fit the tool's schema.
         if let Err(why) = spec.check_args(&call.args) {
-            return Ok(Gate::Refused(
+            return Ok(Err(Gate::Refused(
                 ToolStatus::BadArguments,
                 format!("the arguments as `tool.before_call` rewrote them: {why}"),
-            ));
+            )));
         }
         let verdicts = call.merged_verdicts(ledger());
-        let name = call.tool.clone();
-        let denied = |why: String| {
-            Gate::Refused(
-                ToolStatus::Denied,
-                format!("Tool call `{name}` was denied: {why}"),
-            )
-        };
-        Ok(match decide(&verdicts) {
-            Decision::Allow => Gate::Run(call),
-            Decision::Deny => denied(reasons(&verdicts, Decision::Deny)),
-            Decision::Ask => match self.ask(&call, verdicts).await {
-                Answer::Allow => Gate::Run(call),
-                Answer::Deny(why) => denied(why),
-            },
-        })
+        Ok(Ok((call, verdicts)))
+    }
+
+    /// True (and logged) when the application approved `tool` for the task or the session.
+    fn approvals_cover(&self, tool: &str) -> bool {
+        let covered = lock(&self.approvals).covers(tool);
+        if covered {
+            self.log.add(
+                LogKind::Info,
+                format!("asked about `{tool}`"),
+                "approved for the rest of the task or session → allowed",
+            );
+        }
+        covered
     }
 
     async fn ask(&self, call: &ToolCall, verdicts: Vec<Verdict>) -> Answer {
@@ -167,6 +250,7 @@ impl AgentCore {
         let mut args = call.args.clone();
         self.secrets.mask_json(&mut args);
         let answer = match &self.ask {
+            None if self.interrupt_on_ask => Answer::Later,
             None => Answer::Deny(format!(
                 "approval needed ({why}) but no one is there to ask"
             )),
@@ -183,6 +267,7 @@ impl AgentCore {
         let said = match &answer {
             Answer::Allow => "allowed".to_owned(),
             Answer::Deny(r) => format!("denied: {r}"),
+            Answer::Later => "waits for an answer".to_owned(),
         };
         self.log.add(
             LogKind::Info,
@@ -194,7 +279,7 @@ impl AgentCore {
 
     /// `tool_execute_before` (masked arguments), then — the placeholders replaced by the values,
     /// and only here — `tool.execute`, isolating a panicking tool.
-    async fn execute(&self, mut call: ToolCall) -> Result<Outcome, AgentError> {
+    pub(crate) async fn execute(&self, mut call: ToolCall) -> Result<Outcome, AgentError> {
         self.check_intervention()?;
         let tool = call.tool.clone();
         self.fire(&TOOL_EXECUTE_BEFORE, &mut call).await?;

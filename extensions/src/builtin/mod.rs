@@ -9,6 +9,8 @@
 //! | `system_prompt` | 10–14 | `main_prompt`, `tools_prompt`, `mcp_prompt`, `secrets_prompt`, `skills_prompt`, `project_prompt` | the prompt's sections |
 //! | `planning.started` | 10 | `lessons_prompt` | adds the task's lessons to the prompt |
 //! | `tool.register`, `tool.execute` | 0 | `response` | the `response` tool: answers and ends the monologue |
+//! | `tool.register`, `tool.execute` | 0 | `call_subordinate` | delegates to a subordinate agent ([`AgentRef::call_subordinate`](crate::agent::AgentRef::call_subordinate)) |
+//! | `history.compact` | 50 | `summarize_history` | the summary of the older messages, on the utility model |
 //! | `job_loop` | 50 | `trim_cache` | drops cache entries unused for 300 s |
 //! | `_functions/…/Agent/handle_exception/end` | 40 | `handle_intervention` | an intervention becomes a clean stop |
 //!
@@ -16,6 +18,8 @@
 //! [`SecretStore`](crate::secrets::SecretStore)): no order, override or disabled file can let an
 //! extension see a value.
 
+mod call_subordinate;
+mod compact_history;
 mod initial_message;
 mod intervention;
 mod job_loop;
@@ -23,4 +27,5 @@ mod profile_settings;
 mod response_tool;
 mod system_prompt;
 
+pub use compact_history::SUMMARY_SYSTEM_PROMPT;
 pub use initial_message::{FALLBACK_GREETING, INITIAL_MESSAGE_TEMPLATE, greeting_template};

@@ -82,6 +82,85 @@ pub enum StopReason {
     StoppedByExtension,
     /// The monologue failed (`error` says why); the history is intact.
     Failed,
+    /// Tool calls wait for the application's answer ([`Decision::Ask`](crate::decision::Decision::Ask)
+    /// that no callback answered): each with its id, tool, masked arguments and reasons. Answer
+    /// them with [`Agent::resume`](crate::agent::Agent::resume), now or after a restart.
+    Interrupted(Vec<crate::approval::PendingCall>),
+    /// A `guardrail.input` extension tripped (or failed, and guardrails fail closed): the task
+    /// ended, the model call in flight was cancelled.
+    GuardrailTripped(GuardrailTrip),
+}
+
+/// Which guardrail tripped, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuardrailTrip {
+    /// The guardrail's name (as it gave it to [`GuardrailInput::trip`], or the failing
+    /// extension's name).
+    pub guardrail: String,
+    /// Why, in words for the user (masked).
+    pub reason: String,
+}
+
+/// `guardrail.input`: the task's user message is checked while the model works on it. The
+/// point's extensions run concurrently with the task's first model call (and, should they take
+/// longer, with what follows it); one that calls [`trip`](Self::trip) ends the task with
+/// [`StopReason::GuardrailTripped`]:
+///
+/// - while the model streams: the call is cancelled — the stream stops, no further chunk (and
+///   no stream end point) reaches the user or an extension;
+/// - after the model finished, while its tool call runs: the call is not cut off — it
+///   completes, its result stays in the history and in [`Reply::tools`](crate::agent::Reply::tools)
+///   (nothing is retracted) and the log says the trip came after it; the task then ends before
+///   any further step;
+/// - a task that answered waits for its guardrails: a trip then withholds the answer
+///   ([`Reply::text`](crate::agent::Reply::text) is empty; the `response` call stays in the tools).
+///
+/// An extension error **fails closed**: unless the extension's error policy swallows it
+/// (`on_error = "log"`, which makes that guardrail fail open), the error trips the guardrail,
+/// named after the failing extension. Fires for every fresh task (not for a resumed one, whose
+/// message was checked), subordinates included.
+///
+/// ```
+/// use hookpoint::extension;
+/// use hookpoint_extensions::{payloads::GuardrailInput, points::GUARDRAIL_INPUT};
+///
+/// #[extension(point = GUARDRAIL_INPUT)]
+/// fn no_card_numbers(input: &mut GuardrailInput) {
+///     if input.user_message.contains("4111") {
+///         input.trip("card_numbers", "the message holds a card number");
+///     }
+/// }
+///
+/// let mut input = GuardrailInput { user_message: "card 4111".into(), ..Default::default() };
+/// input.trip("card_numbers", "a card number");
+/// input.trip("other", "the first trip is kept");
+/// assert_eq!(input.tripped.unwrap().guardrail, "card_numbers");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GuardrailInput {
+    /// The task's id. Read.
+    pub task_id: u64,
+    /// The agent's name. Read.
+    pub agent: String,
+    /// The agent's profile. Read.
+    pub profile: String,
+    /// The task's user message (masked). Read.
+    pub user_message: String,
+    /// The first trip, if any. Set with [`trip`](Self::trip).
+    pub tripped: Option<GuardrailTrip>,
+}
+
+impl GuardrailInput {
+    /// Trips: the task ends with [`StopReason::GuardrailTripped`] naming `guardrail`. The first
+    /// trip is kept.
+    pub fn trip(&mut self, guardrail: impl Into<String>, reason: impl Into<String>) {
+        if self.tripped.is_none() {
+            self.tripped = Some(GuardrailTrip {
+                guardrail: guardrail.into(),
+                reason: reason.into(),
+            });
+        }
+    }
 }
 
 /// `monologue_end`, then `task.end`: the agent finished a user message — also when it failed or
@@ -115,4 +194,31 @@ pub struct ChainEnd {
     pub agent: String,
     /// Its answer.
     pub response: String,
+}
+
+/// `subagent.start`, then (once it stopped) `subagent.stop`: a superior agent delegates a
+/// message to a subordinate (the built-in `call_subordinate` tool,
+/// [`AgentRef::call_subordinate`](crate::agent::AgentRef::call_subordinate)). One payload goes
+/// through both points.
+///
+/// - `subagent.start`: match on `profile` or `number`, rewrite `message` (what the subordinate
+///   gets). `answer` and `stop` are `None`.
+/// - `subagent.stop`: check or replace `answer` (what the superior sees as the tool result);
+///   `stop` says how the subordinate ended. `None` as the answer makes the call a failure the
+///   superior's model is told about.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Subagent {
+    /// The superior's name. Read.
+    pub superior: String,
+    /// The subordinate's number (superior + 1; its name is `A<number>`). Read.
+    pub number: u32,
+    /// The subordinate's profile (`""` for none). Read.
+    pub profile: String,
+    /// The message delegated. Rewritable at `subagent.start`.
+    pub message: String,
+    /// The subordinate's answer (masked), `None` when it stopped without one. Rewritable at
+    /// `subagent.stop`.
+    pub answer: Option<String>,
+    /// How the subordinate's monologue ended (at `subagent.stop`). Read.
+    pub stop: Option<StopReason>,
 }

@@ -9,8 +9,11 @@ mod process;
 mod prompt;
 mod tools;
 
-pub use agent::{AgentInit, ChainEnd, LoopData, MonologueEnd, MonologueStart, StopReason};
-pub use history::{HistoryAdd, ToolResultEntry};
+pub use agent::{
+    AgentInit, ChainEnd, GuardrailInput, GuardrailTrip, LoopData, MonologueEnd, MonologueStart,
+    StopReason, Subagent,
+};
+pub use history::{HistoryAdd, HistoryCompaction, ToolResultEntry};
 pub use model::{
     ChatModelCall, ChatModelResult, StreamChunk, StreamKind, UtilModelCall, UtilModelResult,
 };

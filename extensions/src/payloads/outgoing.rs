@@ -15,10 +15,11 @@ use serde_json::Value;
 
 use super::{
     AgentInit, ChainEnd, ChatModelCall, ChatModelResult, EmbeddingModelChanged, ErrorFormat,
-    HistoryAdd, JobLoop, LoopData, MemoryWrite, MonologueEnd, MonologueStart, StartupMigration,
-    StreamChunk, SystemPrompt, ToolCall, ToolError, ToolRegistry, ToolResult, ToolResultEntry,
-    ToolSelect, ToolSpec, UserMessage, UtilModelCall, UtilModelResult,
+    HistoryAdd, HistoryCompaction, JobLoop, LoopData, MemoryWrite, MonologueEnd, MonologueStart,
+    StartupMigration, StreamChunk, SystemPrompt, ToolCall, ToolError, ToolRegistry, ToolResult,
+    ToolResultEntry, ToolSelect, ToolSpec, UserMessage, UtilModelCall, UtilModelResult,
 };
+use super::{GuardrailInput, Subagent};
 use crate::secrets::SecretStore;
 
 /// A payload the core fires: how it is masked before extensions see it, and how the trace shows
@@ -97,9 +98,39 @@ impl Outgoing for MonologueEnd {
     }
 }
 
+impl Outgoing for GuardrailInput {
+    fn mask_secrets(&mut self, secrets: &SecretStore) {
+        texts(
+            secrets,
+            [&mut self.agent, &mut self.profile, &mut self.user_message],
+        );
+        if let Some(t) = &mut self.tripped {
+            texts(secrets, [&mut t.guardrail, &mut t.reason]);
+        }
+    }
+}
+
+impl Outgoing for Subagent {
+    fn mask_secrets(&mut self, secrets: &SecretStore) {
+        texts(
+            secrets,
+            [&mut self.superior, &mut self.profile, &mut self.message],
+        );
+        texts(secrets, &mut self.answer);
+    }
+}
+
 impl Outgoing for ChainEnd {
     fn mask_secrets(&mut self, secrets: &SecretStore) {
         texts(secrets, [&mut self.agent, &mut self.response]);
+    }
+}
+
+impl Outgoing for HistoryCompaction {
+    fn mask_secrets(&mut self, secrets: &SecretStore) {
+        texts(secrets, self.messages.iter_mut().map(|m| &mut m.content));
+        texts(secrets, &mut self.facts);
+        texts(secrets, self.summary.iter_mut().chain(&mut self.veto));
     }
 }
 
