@@ -293,23 +293,30 @@ impl<F, K> TypedPoint for FnPoint<F, K> {
 pub trait TypedTarget: TypedPoint {
     type Handler;
     const KIND: PointKind;
+    /// `Self`, reached through this trait: the later checks of an extension take the point as
+    /// `&T::Point`, so that when `T` is not a typed point only that one error is reported.
+    type Point: ?Sized;
 }
 
 impl<S: PointSpec> TypedTarget for SyncPoint<S> {
     type Handler = S::Handler;
     const KIND: PointKind = PointKind::Sync;
+    type Point = Self;
 }
 impl<S: PointSpec> TypedTarget for AsyncPoint<S> {
     type Handler = S::Handler;
     const KIND: PointKind = PointKind::Async;
+    type Point = Self;
 }
 impl<F> TypedTarget for FnPoint<F, SyncKind> {
     type Handler = F;
     const KIND: PointKind = PointKind::Sync;
+    type Point = Self;
 }
 impl<F> TypedTarget for FnPoint<F, AsyncKind> {
     type Handler = F;
     const KIND: PointKind = PointKind::Async;
+    type Point = Self;
 }
 
 /// Implemented by points that accept `async` extensions.

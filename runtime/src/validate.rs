@@ -122,10 +122,7 @@ pub fn validate() -> Result<(), Report> {
                     point,
                     &c.meta.name,
                     &c.meta.origin,
-                    &format!(
-                        "takes `{}` but the point's payload is `{want_name}`",
-                        c.meta.payload_type
-                    ),
+                    &mismatch_message(c, declared.copied(), want_name),
                 ));
             }
             if c.meta.is_async && declared.is_some_and(|d| d.kind == PointKind::Sync) {
@@ -174,6 +171,32 @@ pub fn validate() -> Result<(), Report> {
     }
 }
 
+/// Why an extension's payload key differs from its point's: another payload type, or another
+/// kind of point (a wrap extension, taking `next`, on a plain point or the reverse).
+fn mismatch_message(
+    c: &crate::snapshot::Candidate,
+    declared: Option<&crate::registry::PointEntry>,
+    want_name: &str,
+) -> String {
+    let wraps = matches!(&c.run, crate::snapshot::CandidateRun::Handler(h) if h.is_wrap());
+    match declared {
+        Some(d) if wraps && !d.kind.is_wrap() => format!(
+            "a wrap extension (it takes `next`) on a point declared {}: it takes `{}`, the point's payload is `{want_name}`",
+            d.kind.as_str(),
+            c.meta.payload_type
+        ),
+        Some(d) if !wraps && d.kind.is_wrap() => format!(
+            "a plain extension on a point declared {}, whose extensions take the request and `next` (`{want_name}`); it takes `{}`",
+            d.kind.as_str(),
+            c.meta.payload_type
+        ),
+        _ => format!(
+            "takes `{}` but the point's payload is `{want_name}`",
+            c.meta.payload_type
+        ),
+    }
+}
+
 /// A point name declared twice with another payload type or kind (in two crates, say): the
 /// second declaration's dispatches and extensions meet the first's payload at run time.
 fn conflicting_declaration(
@@ -181,10 +204,7 @@ fn conflicting_declaration(
     other: &crate::registry::PointEntry,
 ) -> Diagnostic {
     let shape = |e: &crate::registry::PointEntry| {
-        let kind = match e.kind {
-            PointKind::Sync => "sync",
-            PointKind::Async => "async",
-        };
+        let kind = e.kind.as_str();
         format!("{kind}, payload `{}`", (e.payload_type)())
     };
     let origin = Origin::Compiled {

@@ -200,6 +200,27 @@ fn point_folders(scope: &Scope, point: &str, under: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Where extension `i` of a wrap point sits in the nest: what it wraps, or that it is a before
+/// step (a command hook or wasm extension); `None` on other points.
+fn nesting(info: &PointInfo, i: usize) -> Option<String> {
+    if !info.kind.is_some_and(PointKind::is_wrap) {
+        return None;
+    }
+    let e = &info.extensions[i];
+    if !matches!(e.runs_as, RunsAs::Wrap | RunsAs::AsyncWrap) {
+        return Some(
+            "a before step of the nest: it may rewrite the request (`payload`) or answer it (`response`), else the nest goes on"
+                .to_owned(),
+        );
+    }
+    let inside: Vec<&str> = info.extensions[i + 1..]
+        .iter()
+        .map(|e| e.name.as_str())
+        .chain(["the inner step"])
+        .collect();
+    Some(format!("wraps {}", inside.join(" > ")))
+}
+
 /// A verdict per extension; the bad files that explain one (last good in use) go to `explained`.
 fn verdicts<'p>(
     info: &PointInfo,
@@ -214,6 +235,7 @@ fn verdicts<'p>(
         reasons.extend(plugin_of(&e.origin, plugins));
         reasons.extend(e.note.clone());
         reasons.extend(super::list::rules(e));
+        reasons.extend(nesting(info, i));
         if e.runs_as == RunsAs::Command {
             reasons.push(format!("a command hook; on_error {}", e.on_error));
         } else if e.on_error != ErrorPolicy::Propagate {

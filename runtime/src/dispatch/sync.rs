@@ -216,6 +216,7 @@ fn invoke(
         Run::Registered(ix) => unsafe {
             list.registered[ix as usize].call_sync(call.payload.0, cx)
         },
+        Run::Wrap(_) | Run::AsyncWrap(_) => Err(super::wrap_on_plain()),
         #[cfg(hookpoint_command_hooks)]
         Run::Command(ix) => super::hook::run_sync(&snap.commands[ix as usize], name, call),
         #[cfg(hookpoint_wasm)]

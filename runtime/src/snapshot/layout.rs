@@ -52,6 +52,11 @@ pub(crate) fn build_list(
                 registered.push(closure);
                 Run::Registered(registered.len() as u32 - 1)
             }
+            CandidateRun::Handler(Handler::Wrap(f)) => Run::Wrap(f),
+            CandidateRun::Handler(Handler::AsyncWrap(f)) => {
+                list.first_async.get_or_insert(i as u32);
+                Run::AsyncWrap(f)
+            }
             #[cfg(hookpoint_command_hooks)]
             CandidateRun::Command(ix) => {
                 list.has_commands = true;
@@ -98,14 +103,26 @@ fn shape(list: &PointList, runs: &[Run], meta: &[ExtMeta], bares: Vec<Option<Bar
     if runs.is_empty() && list.refusal.is_none() {
         return Shape::Empty;
     }
-    let plain = !runs.is_empty()
+    let no_rules = !runs.is_empty()
         && list.refusal.is_none()
         && !list.generic
         && !list.mixed_keys
         && meta.iter().all(|m| {
             m.policy == ErrorPolicy::Propagate && m.matcher.is_none() && m.timeout.is_none()
-        })
-        && runs.iter().all(|r| matches!(r, Run::Sync(_)));
+        });
+    if let Some(key) = list.key.filter(|_| no_rules)
+        && runs.iter().all(|r| matches!(r, Run::Wrap(_)))
+    {
+        let fns = runs
+            .iter()
+            .filter_map(|r| match r {
+                Run::Wrap(f) => Some(*f),
+                _ => None,
+            })
+            .collect();
+        return Shape::Wrap { key, fns };
+    }
+    let plain = no_rules && runs.iter().all(|r| matches!(r, Run::Sync(_)));
     let Some(key) = list.key.filter(|_| plain) else {
         return Shape::General;
     };

@@ -37,7 +37,9 @@ pub(crate) use plugin_values::{PluginValues, TypedConfig};
 pub(crate) use registered::{MergeBase, RegisteredCandidates, relayout};
 
 use crate::error::{Error, ErrorKind, Origin};
-use crate::registry::{AsyncFn, BareFn, ClosureRun, ErrorPolicy, SyncFn, WhenFn};
+use crate::registry::{
+    AsyncFn, AsyncWrapFn, BareFn, ClosureRun, ErrorPolicy, SyncFn, WhenFn, WrapFn,
+};
 use crate::site;
 
 /// Where an extension's definition comes from; higher layers win per (point, name).
@@ -96,6 +98,9 @@ impl std::fmt::Display for Layer {
 pub(crate) enum Run {
     Sync(SyncFn),
     Async(AsyncFn),
+    /// A wrap extension: runs with the rest of its nest as `next`.
+    Wrap(WrapFn),
+    AsyncWrap(AsyncWrapFn),
     /// Index into [`Snapshot::commands`].
     #[cfg(hookpoint_command_hooks)]
     Command(u32),
@@ -190,6 +195,9 @@ pub(crate) enum Shape {
     /// Every extension is a sync handler for the payload `key` with the default policy: a loop
     /// that stops at the first error.
     Plain { key: TypeId, fns: Box<[SyncFn]> },
+    /// Every extension is a sync wrap extension for the payload `key` with the default policy,
+    /// no matcher: the nest calls them one inside the other with no rule to apply per level.
+    Wrap { key: TypeId, fns: Box<[WrapFn]> },
     /// Anything else: dispatch checks the whole list before anything runs, then applies each
     /// extension's rules.
     General,
