@@ -12,7 +12,9 @@ mod entry;
 mod plugin;
 mod policy;
 
-pub(crate) use closure::{AsyncClosure, ClosureRun, Started, SyncClosure};
+pub(crate) use closure::{
+    AsyncClosure, AsyncWrapClosure, ClosureRun, Started, SyncClosure, WrapClosure,
+};
 pub use codec::JsonCodec;
 pub use cx::Cx;
 pub(crate) use cx::DispatchScope;
