@@ -42,10 +42,12 @@ pub enum ErrorKind {
     Other,
 }
 
-/// Where an extension comes from: a compiled-in `#[extension]` or an override file.
+/// Where an extension comes from: a compiled-in `#[extension]`, an override file, or a
+/// closure registered while the program runs ([`Scope::register`](crate::Scope::register)).
 ///
 /// Serialized with a `kind` tag: `{"kind": "compiled", "crate_name": "app", "file":
-/// "src/lib.rs", "line": 12}` or `{"kind": "file", "path": "/layer/extensions/p/x.json"}`.
+/// "src/lib.rs", "line": 12}`, `{"kind": "file", "path": "/layer/extensions/p/x.json"}` or
+/// `{"kind": "registered", "file": "src/main.rs", "line": 40}`.
 ///
 /// ```
 /// let o = hookpoint::Origin::Compiled { crate_name: "app", file: "src/lib.rs", line: 12 };
@@ -72,6 +74,19 @@ pub enum Origin {
         /// Path of the override file.
         path: std::path::PathBuf,
     },
+    /// Registered at run time with [`Scope::register`](crate::Scope::register) (or
+    /// [`register_named`](crate::Scope::register_named)).
+    ///
+    /// ```
+    /// let o = hookpoint::Origin::Registered { file: "src/main.rs", line: 40 };
+    /// assert_eq!(o.to_string(), "registered at src/main.rs:40");
+    /// ```
+    Registered {
+        /// Source file of the `register` call, as `file!()` gives it.
+        file: &'static str,
+        /// 1-based line of the `register` call.
+        line: u32,
+    },
 }
 
 impl fmt::Display for Origin {
@@ -83,6 +98,7 @@ impl fmt::Display for Origin {
                 line,
             } => write!(f, "{crate_name}, {file}:{line}"),
             Origin::File { path } => write!(f, "{}", path.display()),
+            Origin::Registered { file, line } => write!(f, "registered at {file}:{line}"),
         }
     }
 }

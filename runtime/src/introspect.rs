@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::error::Origin;
 use crate::registry::{ErrorPolicy, PointKind};
-use crate::scope::{COMPILED, Scope};
+use crate::scope::Scope;
 use crate::site;
 use crate::snapshot::{Layer, Matcher, PointList, Run, Snapshot};
 
@@ -72,6 +72,7 @@ impl RunsAs {
             Run::Command(_) => RunsAs::Command,
             #[cfg(hookpoint_wasm)]
             Run::Wasm(_) => RunsAs::Wasm,
+            Run::Registered(_) => RunsAs::Registered,
         }
     }
 }
@@ -177,7 +178,7 @@ impl Scope {
     pub fn introspect(&self) -> Vec<PointInfo> {
         let snap = self.snapshot();
         let mut out = Vec::new();
-        let table = &*COMPILED;
+        let table = self.0.table;
         let mut names: Vec<&'static str> =
             (0..snap.lists.len() as u32).map(site::name_of).collect();
         for d in table.declared.keys() {

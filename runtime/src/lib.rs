@@ -170,7 +170,10 @@ pub use link::{assert_crates_linked, assert_linked, linked_crates};
 pub use outgoing::{OutgoingFilter, add_outgoing_filter};
 pub use point::{AsyncKind, AsyncPoint, FnPoint, PointSpec, SyncKind, SyncPoint};
 pub use registry::{Cx, ErrorPolicy, Flow, PointKind};
-pub use scope::{Bound, Plugin, PluginInfo, PluginSource, PluginState, Scope, ScopeBuilder};
+pub use scope::{
+    Bound, Named, Plugin, PluginInfo, PluginSource, PluginState, Register, RegisterTarget,
+    Registration, Scope, ScopeBuilder,
+};
 #[cfg(hookpoint_command_hooks)]
 pub use scope::{command_hooks_enabled, set_command_hooks_enabled};
 pub use snapshot::{Layer, Snapshot};
@@ -235,6 +238,7 @@ pub mod __private {
         fn_point_bytes, fn_point_len, utf8,
     };
     pub use crate::registry::{Cx, HOOKPOINT_PLG_V0, JsonCodec, PluginEntry};
+    pub use crate::scope::AcceptsAsyncClosure;
     pub use crate::scope::scope_of;
     /// The JSON value type, for [`plugin!`](crate::plugin!).
     pub type JsonValue = serde_json::Value;

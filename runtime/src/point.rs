@@ -329,3 +329,54 @@ impl<F> TypedTarget for FnPoint<F, AsyncKind> {
 pub trait AcceptsAsync {}
 impl<S: PointSpec> AcceptsAsync for AsyncPoint<S> {}
 impl<F> AcceptsAsync for FnPoint<F, AsyncKind> {}
+
+// SAFETY: the key is the spec's handler type, `fn(&mut S::Payload<'_>)` (`PointSpec`'s contract).
+unsafe impl<S: PointSpec> crate::scope::RegisterTarget for SyncPoint<S> {
+    type Payload<'a> = S::Payload<'a>;
+    const KIND: Option<PointKind> = Some(PointKind::Sync);
+    fn key() -> TypeId {
+        key_of::<S>()
+    }
+    fn payload_type() -> &'static str {
+        S::payload_type()
+    }
+}
+
+// SAFETY: as for `SyncPoint`.
+unsafe impl<S: PointSpec> crate::scope::RegisterTarget for AsyncPoint<S> {
+    type Payload<'a> = S::Payload<'a>;
+    const KIND: Option<PointKind> = Some(PointKind::Async);
+    fn key() -> TypeId {
+        key_of::<S>()
+    }
+    fn payload_type() -> &'static str {
+        S::payload_type()
+    }
+}
+
+// SAFETY: the handler type is `fn(&mut P)` itself, `P` borrowing nothing.
+unsafe impl<P: 'static> crate::scope::RegisterTarget for FnPoint<fn(&mut P), SyncKind> {
+    type Payload<'a> = P;
+    const KIND: Option<PointKind> = Some(PointKind::Sync);
+    fn key() -> TypeId {
+        TypeId::of::<fn(&mut P)>()
+    }
+    fn payload_type() -> &'static str {
+        std::any::type_name::<P>()
+    }
+}
+
+// SAFETY: as above.
+unsafe impl<P: 'static> crate::scope::RegisterTarget for FnPoint<fn(&mut P), AsyncKind> {
+    type Payload<'a> = P;
+    const KIND: Option<PointKind> = Some(PointKind::Async);
+    fn key() -> TypeId {
+        TypeId::of::<fn(&mut P)>()
+    }
+    fn payload_type() -> &'static str {
+        std::any::type_name::<P>()
+    }
+}
+
+impl<S: PointSpec> crate::scope::AcceptsAsyncClosure for AsyncPoint<S> {}
+impl<F> crate::scope::AcceptsAsyncClosure for FnPoint<F, AsyncKind> {}

@@ -28,6 +28,10 @@ fn problem(code: Code, point: &str, extension: &str, origin: &Origin, message: &
             d.crate_name = Some(crate_name);
         }
         Origin::File { path } => d.file = Some(path.clone()),
+        Origin::Registered { file, line } => {
+            d.file = Some((*file).into());
+            d.line = Some(*line as usize);
+        }
     }
     d
 }
@@ -57,6 +61,10 @@ fn refusal_code(kind: ErrorKind) -> Code {
 /// - a point name declared twice with another payload type or kind (point names are global to
 ///   the binary: two crates that pick one name share one point), with both places (the
 ///   problem's `extension` is empty).
+///
+/// Extensions registered at run time ([`Scope::register`](crate::Scope::register)) are not
+/// part of the registry: the same rules (a name taken on the point, a payload type or kind the
+/// point does not take) are checked when each is registered, and refuse that registration.
 ///
 /// Call it at start-up or in a test. Dispatch also refuses a point with one of the first three
 /// problems when it is reached; the others refuse nothing (a dangling constraint is ignored, a

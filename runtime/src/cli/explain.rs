@@ -321,6 +321,8 @@ fn plugin_of(origin: &Origin, plugins: &[crate::PluginInfo]) -> Option<String> {
         .find(|p| match origin {
             Origin::Compiled { crate_name, .. } => p.source.crate_name() == Some(*crate_name),
             Origin::File { path } => p.source.folder().is_some_and(|f| path.starts_with(f)),
+            // A closure belongs to whoever registered it, not to a plugin.
+            Origin::Registered { .. } => false,
         })
         .map(|p| {
             format!(
@@ -385,4 +387,41 @@ fn write_text(out: &mut dyn Write, ex: &Explanation) -> io::Result<()> {
         writeln!(out, "  web UI asset: {a}")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[crate::extension(point = "cli_explain_registered", order = 10)]
+    fn compiled(n: &mut u32) {
+        *n += 1;
+    }
+
+    #[test]
+    fn explain_shows_a_registered_extension_with_its_place() {
+        let scope = crate::ScopeBuilder::new("explain-registered")
+            .watch(false)
+            .build()
+            .unwrap();
+        let line = line!() + 2;
+        let _guard = scope
+            .register_named::<u32>("cli_explain_registered")
+            .name("closure")
+            .order(20)
+            .run(|n: &mut u32| *n *= 2)
+            .unwrap();
+        let ex = explain(&scope, "cli_explain_registered").unwrap();
+        let names: Vec<&str> = ex.extensions.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["compiled", "closure"]);
+        let closure = &ex.extensions[1];
+        assert_eq!(closure.layer, Layer::Registered);
+        let place = format!("registered at {}:{line}", file!());
+        assert!(
+            closure.reasons.iter().any(|r| r.contains(&place)),
+            "{:?}",
+            closure.reasons
+        );
+        assert!(closure.reasons[0].starts_with("runs 2 of 2, order 20"));
+    }
 }

@@ -11,7 +11,7 @@ use super::chain::Chain;
 use super::{Call, DepthGuard, ErrorSink, MAX_DEPTH, Outcome, ScopeRef, depth_error, precheck};
 use crate::error::{Error, ErrorKind};
 use crate::observe;
-use crate::registry::{Cx, Flow};
+use crate::registry::{Cx, Flow, Started};
 use crate::snapshot::{Run, Shape, Snapshot};
 use crate::thread_state;
 
@@ -174,6 +174,13 @@ pub(crate) async fn run_async(
                 }
                 #[cfg(hookpoint_wasm)]
                 Run::Wasm(ix) => super::wasm::run(&snap.wasm[ix as usize], chain.name(&turn), call),
+                // SAFETY: as above; the closure was made for the payload its key names.
+                Run::Registered(ix) => {
+                    match unsafe { list.registered[ix as usize].start(call.payload.0, &cx) } {
+                        Started::Done(r) => r,
+                        Started::Future(fut) => within(fut, chain.budget(&turn)).await,
+                    }
+                }
                 Run::Wrap(_) | Run::AsyncWrap(_) => Err(super::wrap_on_plain()),
             };
             match chain.end(turn, r) {

@@ -177,6 +177,7 @@ fn no_codec(list: &PointList, point: &str) -> Error {
                 r,
                 crate::snapshot::Run::Sync(_)
                     | crate::snapshot::Run::Async(_)
+                    | crate::snapshot::Run::Registered(_)
                     | crate::snapshot::Run::Wrap(_)
                     | crate::snapshot::Run::AsyncWrap(_)
             )

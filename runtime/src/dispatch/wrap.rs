@@ -220,6 +220,13 @@ impl<'a> WrapChain<'a> {
                     false,
                 )
             }
+            // SAFETY: as above; the closure was made for the point's request and response.
+            Run::Registered(ix) => (
+                unsafe {
+                    self.list.registered[ix as usize].call_wrap(request, next, response, &self.cx)
+                },
+                true,
+            ),
             _ => (Err(not_wrap()), false),
         };
         self.end(turn, inside, result, answered)
@@ -269,6 +276,12 @@ impl<'a> WrapChain<'a> {
                     super::wasm::run(&self.snap.wasm[ix as usize], name, call).map(drop),
                     false,
                 )
+            }
+            Run::Registered(ix) => {
+                let closure = &self.list.registered[ix as usize];
+                // SAFETY: as for `Run::AsyncWrap`; the closure was made for these types.
+                let fut = unsafe { closure.start_wrap(request.0, next.0, response.0, &self.cx) };
+                (within(fut, budget).await, true)
             }
             _ => (Err(not_wrap()), false),
         };

@@ -5,12 +5,16 @@
 //!
 //! Next in the data's way: `snapshot` resolves these records into per-point lists.
 
+mod closure;
 mod codec;
 mod cx;
 mod entry;
 mod plugin;
 mod policy;
 
+pub(crate) use closure::{
+    AsyncClosure, AsyncWrapClosure, ClosureRun, Started, SyncClosure, WrapClosure,
+};
 pub use codec::JsonCodec;
 pub use cx::Cx;
 pub(crate) use cx::DispatchScope;

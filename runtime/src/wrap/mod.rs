@@ -4,9 +4,12 @@
 //! The top layer, beside [`point`](crate::point): a typed wrap point hands its request and the
 //! caller's inner step to the dispatch layer, which runs the snapshot's list of the point as a
 //! nest; [`Next`] and [`AsyncNext`] (defined there) are the typed rest of that nest, and the
-//! shims here turn a wrap extension into the erased handler the nest calls.
+//! shims here turn a wrap extension into the erased handler the nest calls; `register` gives
+//! [`Register`](crate::Register) its run methods on wrap points (closures registered at run
+//! time).
 
 mod point;
+mod register;
 mod shim;
 
 pub use crate::dispatch::{AsyncNext, Next, StepFuture};
