@@ -166,7 +166,12 @@ fn fails_logged(
     mut next: Next<'_, Vec<String>, String>,
 ) -> Result<String, Error> {
     log.push("logged ran".into());
+    if log.len() == 1 {
+        // Before calling `next`: logged, and the rest runs as if this extension were absent.
+        return Err(Error::msg("before next"));
+    }
     let _ = next.run(log)?;
+    // After `next` ran: returned as it is, so nothing runs twice.
     Err(Error::msg("after next"))
 }
 
@@ -180,12 +185,43 @@ fn after_logged(
 }
 
 #[test]
-fn a_logged_error_lets_the_rest_of_the_nest_run_as_if_the_extension_were_absent() {
+fn a_logged_error_before_next_lets_the_rest_run_as_if_the_extension_were_absent() {
     let mut log = Vec::new();
     let r = LOGGED.call(&mut log, core).unwrap();
     assert_eq!(r, "core");
-    // It ran once with its `next`, failed; the rest then ran once more without it.
-    assert_eq!(log, ["logged ran", "second", "core", "second", "core"]);
+    assert_eq!(log, ["logged ran", "second", "core"]);
+}
+
+#[test]
+fn a_logged_error_after_next_is_returned_and_nothing_runs_twice() {
+    let mut log = vec!["earlier".to_owned()];
+    let err = LOGGED.call(&mut log, core).unwrap_err();
+    assert_eq!(err.extension(), Some("fails_logged"));
+    assert!(err.to_string().ends_with("after next"), "{err}");
+    assert_eq!(log, ["earlier", "logged ran", "second", "core"]);
+}
+
+point! {
+    pub static PASSED_ON: WrapPoint<u32, u32> = "wrap_passed_on";
+}
+
+#[extension(point = PASSED_ON)]
+fn passes_on(n: &mut u32, mut next: Next<'_, u32, u32>) -> Result<u32, Error> {
+    next.run(n)
+}
+
+#[test]
+fn the_inner_steps_error_is_not_blamed_on_the_extensions_it_passes_through() {
+    let err = PASSED_ON
+        .call(&mut 1, |_| Err(Error::msg("inner broke")))
+        .unwrap_err();
+    assert!(err.is_inner_step());
+    assert_eq!(err.extension(), None);
+    assert_eq!(err.point(), Some("wrap_passed_on"));
+    assert_eq!(
+        err.to_string(),
+        "point `wrap_passed_on`, inner step: inner broke"
+    );
 }
 
 fn is_even(n: &u32) -> bool {

@@ -216,6 +216,7 @@ impl<'a, 's> Chain<'a, 's> {
         &self,
         turn: Turn,
         inside: std::time::Duration,
+        ran_next: bool,
         result: Result<(), Error>,
     ) -> Result<(), Option<Error>> {
         let m = &self.list.meta[turn.index];
@@ -234,7 +235,10 @@ impl<'a, 's> Chain<'a, 's> {
         };
         let point = self.call.point;
         let err = err.at_extension(&m.name, &m.origin).at_point(point);
-        if m.policy == ErrorPolicy::Log {
+        // `log` runs the rest of the nest as if the extension were absent, which is only sound
+        // before its `next` ran: afterwards it would run the rest (the model, a payment) twice,
+        // so the error is returned as it is.
+        if m.policy == ErrorPolicy::Log && !ran_next {
             tracing_out::continued_after_error(point, &m.name, &m.origin, &err);
             return Err(None);
         }

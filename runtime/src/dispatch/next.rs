@@ -125,14 +125,14 @@ impl<'a, Req, Resp> Next<'a, Req, Resp> {
             match chain.invoke_fast(pos, req, slots.0, slots.1) {
                 Some(Ok(())) => return out.ok_or_else(no_response),
                 Some(Err(Some(e))) => return Err(e),
-                Some(Err(None)) => return (self.inner)(request),
+                Some(Err(None)) => return inner_step(self.inner, request, chain.point()),
                 None => {}
             }
         }
         loop {
             let req = request as *mut Req as *mut ();
             let Some(turn) = chain.turn(pos, req) else {
-                return (self.inner)(request);
+                return inner_step(self.inner, request, chain.point());
             };
             pos = turn.next_pos();
             let inside = AtomicU64::new(0);
@@ -197,7 +197,9 @@ impl<'a, Req: Send, Resp: Send> AsyncNext<'a, Req, Resp> {
         loop {
             let req = SendPtr(request as *mut Req as *mut ());
             let Some(turn) = chain.turn(pos, req.0) else {
-                return (self.inner)(request).await;
+                return (self.inner)(request)
+                    .await
+                    .map_err(|e| e.from_inner_step(chain.point()));
             };
             pos = turn.next_pos();
             let inside = AtomicU64::new(0);
@@ -227,4 +229,14 @@ impl<'a, Req: Send, Resp: Send> AsyncNext<'a, Req, Resp> {
 #[cold]
 fn no_response() -> Error {
     Error::msg("a wrap extension reported success without a response")
+}
+
+/// Runs the caller's inner step; its error is marked as the inner step's.
+#[inline(always)]
+fn inner_step<Req, Resp>(
+    inner: &mut (dyn FnMut(&mut Req) -> Result<Resp, Error> + '_),
+    request: &mut Req,
+    point: &str,
+) -> Result<Resp, Error> {
+    inner(request).map_err(|e| e.from_inner_step(point))
 }

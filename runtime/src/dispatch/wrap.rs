@@ -145,13 +145,25 @@ impl<'a> WrapChain<'a> {
             .then(Instant::now)
     }
 
-    /// Adds the time since `started` to a level's time spent inside `next`.
+    /// Adds the time since `started` to a level's time spent inside `next`: at least 1, so that
+    /// a level whose `next` ran is told apart from one whose `next` did not (the error policy
+    /// needs it). Nothing on a fast nest, where no rule reads it.
     #[inline]
     pub(crate) fn add_inside(&self, inside: &AtomicU64, started: Option<Instant>) {
-        if let Some(s) = started {
-            let nanos = u64::try_from(s.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            inside.fetch_add(nanos, Ordering::Relaxed);
+        if self.chain.is_none() {
+            return;
         }
+        let nanos = started.map_or(1, |s| {
+            u64::try_from(s.elapsed().as_nanos())
+                .unwrap_or(u64::MAX)
+                .max(1)
+        });
+        inside.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// The point dispatched.
+    pub(crate) fn point(&self) -> &'a str {
+        self.call.point
     }
 
     fn end(
@@ -161,8 +173,12 @@ impl<'a> WrapChain<'a> {
         result: Result<(), Error>,
         answered: bool,
     ) -> Step {
-        let inside = Duration::from_nanos(inside.load(Ordering::Relaxed));
-        match self.rules().end_wrap(turn.turn, inside, result) {
+        let inside = inside.load(Ordering::Relaxed);
+        let ran_next = inside > 0;
+        match self
+            .rules()
+            .end_wrap(turn.turn, Duration::from_nanos(inside), ran_next, result)
+        {
             Ok(()) if answered => Step::Answered,
             Ok(()) | Err(None) => Step::PassOn,
             Err(Some(e)) => Step::Failed(e),
