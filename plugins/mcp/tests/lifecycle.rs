@@ -99,7 +99,7 @@ fn a_settings_edit_adds_removes_and_disables_servers_without_a_restart() {
     assert!(
         added
             .system
-            .contains("# MCP servers\nConnected: odd, time."),
+            .contains("# MCP servers\nConfigured: odd, time."),
         "{}",
         added.system
     );
@@ -119,6 +119,11 @@ fn a_settings_edit_adds_removes_and_disables_servers_without_a_restart() {
         !after.tools.iter().any(|t| t.starts_with("time.")),
         "{:?}",
         after.tools
+    );
+    assert!(
+        !after.system.contains("# MCP servers"),
+        "a disabled server is not offered in the prompt: {}",
+        after.system
     );
     assert!(gone(time_pid), "the disabled server stopped");
     assert!(gone(odd_pid), "the removed server stopped");
