@@ -25,6 +25,7 @@
 
 mod features;
 mod house;
+mod mcp;
 mod render;
 mod script;
 mod shop;
@@ -57,6 +58,7 @@ hookpoint::link!(hookpoint_plugin_db_search);
 hookpoint::link!(hookpoint_plugin_tool_policy);
 hookpoint::link!(hookpoint_plugin_reflection);
 hookpoint::link!(hookpoint_plugin_observability);
+hookpoint::link!(hookpoint_plugin_mcp);
 
 /// Command-line options.
 #[derive(Parser, Debug)]
@@ -298,7 +300,7 @@ async fn session(
         .collect();
     let scripted_session = custom.is_empty();
     let turns = if scripted_session {
-        script::turns()
+        with_mcp_turn(script::turns(), dir)
     } else {
         custom
     };
@@ -335,6 +337,17 @@ async fn session(
         agent = scenes.run(agent).await?;
     }
     epilogue(out, &agent).await
+}
+
+/// The scripted session, with the MCP turn after the calculator's when the staged settings
+/// name a server (and how to install one when they do not).
+fn with_mcp_turn(mut turns: Vec<script::Turn>, dir: Option<&Path>) -> Vec<script::Turn> {
+    if dir.is_some_and(|d| !mcp::configured(d).is_empty()) {
+        turns.insert(2, mcp::turn());
+    } else {
+        eprintln!("mcp: {}", mcp::HOW_TO);
+    }
+    turns
 }
 
 fn count_greetings(agent: &Agent) -> usize {
@@ -402,6 +415,9 @@ async fn epilogue(out: &Renderer, agent: &Agent) -> Result<(), Box<dyn std::erro
             )
         },
     );
+    for line in mcp::status_lines(&scope) {
+        out.say("mcp", &line);
+    }
     observability_summary(out, &scope);
     Ok(())
 }
@@ -445,7 +461,21 @@ fn hookpoint_cli(args: &[std::ffi::OsString]) -> Result<i32, Box<dyn std::error:
         .plugin_root(&staged.plugins)
         .watch(watch)
         .build()?;
-    Ok(hookpoint::cli::main_from(&scope, args).code())
+    mcp::configure(&staged.project)?;
+    let servers = hookpoint_plugin_mcp::configure(&scope, &mcp::configured(&staged.project));
+    let code = hookpoint::cli::main_from(&scope, args).code();
+    let explains_tools = args.get(1).is_some_and(|c| c == "explain")
+        && args
+            .get(2)
+            .is_some_and(|p| p.to_string_lossy().starts_with("tool."))
+        && !args.iter().any(|a| a == "json");
+    if explains_tools {
+        println!("MCP servers of the developer profile ({}):", servers.len());
+        for s in &servers {
+            println!("  {s}");
+        }
+    }
+    Ok(code)
 }
 
 fn init_tracing() {
@@ -479,6 +509,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("tool.error", "learn_lesson"),
         ("task.end", "summarize_task"),
         ("tool.execute", "run_workbench"),
+        ("tool.execute", "run_mcp_tool"),
     ])?;
     hookpoint::validate()?;
 
@@ -487,6 +518,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         let staged = Staged::new()?;
         shop::configure(&staged.project, &shop::create(&staged.project)?)?;
+        mcp::configure(&staged.project)?;
         Some(staged)
     };
     let mut layout = AgentZeroLayout::new().profile("developer");

@@ -58,7 +58,44 @@ fn the_session_fires_every_point_and_loads_the_folder_plugin() {
             "{out}"
         );
     }
-    assert!(out.contains("Observability: 13 tasks"), "{out}");
+    // Thirteen scripted tasks, and one more asking the MCP time server when it is installed.
+    let tasks = if mcp_installed(&out) { 14 } else { 13 };
+    assert!(
+        out.contains(&format!("Observability: {tasks} tasks")),
+        "{out}"
+    );
+}
+
+/// Whether the demo found `mcp-server-time` (it then says so in its `mcp` status line); with
+/// `HOOKPOINT_REQUIRE_MCP=1` (CI) it must have.
+fn mcp_installed(out: &str) -> bool {
+    let installed = out.contains("mcp       time [stdio: ");
+    if std::env::var("HOOKPOINT_REQUIRE_MCP").as_deref() == Ok("1") {
+        assert!(
+            installed,
+            "HOOKPOINT_REQUIRE_MCP=1 but the demo found no MCP server:\n{out}"
+        );
+    }
+    installed
+}
+
+#[test]
+fn the_mcp_time_server_answers_through_the_chain_when_installed() {
+    let out = run(&["--trace", "off"]);
+    if !mcp_installed(&out) {
+        eprintln!("skipped: mcp-server-time is not installed (see README, `mcp` plugin)");
+        return;
+    }
+    assert!(out.contains("you › What time is it in Tokyo?"), "{out}");
+    let call = out
+        .lines()
+        .find(|l| l.contains("tool      time.get_current_time (ok) → "))
+        .unwrap_or_else(|| panic!("no MCP tool call in:\n{out}"));
+    assert!(call.contains("Asia/Tokyo"), "{call}");
+    assert!(
+        out.contains("tools: time.get_current_time, time.convert_time"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -1,37 +1,17 @@
 //! `#[extension]`: parse the arguments and the handler into an [`ExtensionSpec`], check it, emit
 //! the fn unchanged plus a registry entry and a type-erased thunk.
 
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, ItemFn, Type};
 
 use crate::args::{self, check_keys, parse_args};
 use crate::ctxt::Ctxt;
+use crate::extension_parts::{
+    ExtensionSpec, PointArg, check_qualifiers, glue_local, respan, type_str, when_thunk,
+};
 use crate::lifetimes;
-
-/// Where the extension attaches.
-enum PointArg {
-    Name(syn::LitStr),
-    Typed(syn::Path),
-}
-
-/// The model between parsing and emitting.
-struct ExtensionSpec {
-    point: PointArg,
-    name: String,
-    order: i32,
-    replace: bool,
-    log_errors: bool,
-    krate: syn::Path,
-    takes_cx: bool,
-    payload: Type,
-    is_async: bool,
-    after: Vec<syn::LitStr>,
-    before: Vec<syn::LitStr>,
-    when: Option<syn::Path>,
-    timeout_ms: Option<u64>,
-}
 
 /// The arguments as parsed, before the handler's signature is known.
 struct Options {
@@ -112,8 +92,17 @@ fn parse_spec(cx: &mut Ctxt, raw: &[args::Arg], func: &ItemFn) -> Option<Extensi
             "`timeout_ms` is the time budget of an `async` extension (a sync one cannot be interrupted); make the fn `async` or remove `timeout_ms`",
         );
     }
-    let shape = check_signature(cx, func);
-    let (takes_cx, payload) = shape?;
+    let wrap = crate::wrap_extension::check_signature(cx, func);
+    let (takes_cx, payload, wrap) = match wrap {
+        Some(w) => {
+            let w = w?;
+            (w.takes_cx, w.request.clone(), Some(w))
+        }
+        None => {
+            let (takes_cx, payload) = check_signature(cx, func)?;
+            (takes_cx, payload, None)
+        }
+    };
     Some(ExtensionSpec {
         point: o.point?,
         name: o.name,
@@ -128,6 +117,7 @@ fn parse_spec(cx: &mut Ctxt, raw: &[args::Arg], func: &ItemFn) -> Option<Extensi
         before: o.before,
         when: o.when,
         timeout_ms: o.timeout_ms.map(|(ms, _)| ms),
+        wrap,
     })
 }
 
@@ -273,47 +263,6 @@ fn split_inputs<'s>(
     Some(split)
 }
 
-/// Refuses `const`, `unsafe`, `extern`, type parameters, `where` clauses and variadics.
-fn check_qualifiers(cx: &mut Ctxt, sig: &syn::Signature) -> bool {
-    let mut ok = true;
-    if let Some(c) = &sig.constness {
-        cx.error_spanned_by(c, "an extension cannot be a `const fn`; remove `const`");
-        ok = false;
-    }
-    if let syn::Safety::Unsafe(u) = &sig.safety {
-        cx.error_spanned_by(
-            u,
-            "an extension cannot be an `unsafe fn`; use an `unsafe` block inside",
-        );
-        ok = false;
-    }
-    if let Some(abi) = &sig.abi {
-        cx.error_spanned_by(abi, "an extension cannot have an `extern` ABI");
-        ok = false;
-    }
-    if sig
-        .generics
-        .params
-        .iter()
-        .any(|p| !matches!(p, syn::GenericParam::Lifetime(_)))
-    {
-        cx.error_spanned_by(
-            &sig.generics,
-            "an extension cannot be generic: the runtime needs one concrete payload type; name the payload type (`&mut Payload`)",
-        );
-        ok = false;
-    }
-    if let Some(w) = &sig.generics.where_clause {
-        cx.error_spanned_by(w, "an extension cannot have a `where` clause");
-        ok = false;
-    }
-    if let Some(v) = &sig.variadic {
-        cx.error_spanned_by(v, "an extension cannot be variadic");
-        ok = false;
-    }
-    ok
-}
-
 fn check_signature(cx: &mut Ctxt, func: &ItemFn) -> Option<(bool, Type)> {
     let sig = &func.sig;
     let mut ok = check_qualifiers(cx, sig);
@@ -391,6 +340,9 @@ fn check_signature(cx: &mut Ctxt, func: &ItemFn) -> Option<(bool, Type)> {
 }
 
 fn emit(spec: &ExtensionSpec, func: &ItemFn) -> TokenStream {
+    if let Some(wrap) = &spec.wrap {
+        return crate::wrap_extension::emit(spec, wrap, func);
+    }
     let krate = &spec.krate;
     let p = quote!(#krate::__private);
     let fn_name = &func.sig.ident;
@@ -477,6 +429,11 @@ fn point_tokens(spec: &ExtensionSpec, func: &ItemFn, p: &TokenStream) -> TokenSt
                 Some(a) => respan(quote! { #p::check_accepts_async(__hp_target); }, a.span),
                 None => quote! { let _ = __hp_target; },
             };
+            let plain_check = respan(
+                quote! { #p::check_accepts_plain(__hp_target); },
+                func.sig.ident.span(),
+            );
+            let async_check = quote! { #plain_check #async_check };
             quote!(#p::PointOf::Typed({ #target #shape #async_check __hp_point }))
         }
     }
@@ -575,81 +532,4 @@ fn bare_thunk_tokens(
     } else {
         (quote!(), quote!(#p::None))
     }
-}
-
-/// The `when` predicate's thunk and its registry value. The payload is cast to the handler's
-/// own payload type, so a predicate over another type is a compile error on `when`.
-fn when_thunk(spec: &ExtensionSpec, p: &TokenStream) -> (TokenStream, TokenStream) {
-    let Some(when) = &spec.when else {
-        return (quote!(), quote!(#p::None));
-    };
-    let ty = &spec.payload;
-    let payload = glue_local("payload");
-    let call = respan(quote!(#when(#payload)), when.span());
-    (
-        quote! {
-            unsafe fn __hookpoint_when(#payload: *const ()) -> bool {
-                // SAFETY: the caller passes the payload whose key this extension's record carries.
-                let #payload: &#ty = unsafe { &*(#payload as *const #ty) };
-                #call
-            }
-        },
-        quote!(#p::Some(__hookpoint_when)),
-    )
-}
-
-/// A local variable of the glue around the handler, with mixed-site hygiene: the user's tokens
-/// spliced into the glue (the handler's name, the `when` predicate) cannot see it, so a handler
-/// or predicate named `cx` or `payload` is called, not shadowed by the glue's parameter.
-fn glue_local(name: &'static str) -> Ident {
-    debug_assert!(GLUE_LOCALS.contains(&name));
-    Ident::new(name, Span::mixed_site())
-}
-
-/// The names of the [`glue_local`]s, whose hygiene [`respan`] keeps.
-const GLUE_LOCALS: &[&str] = &["payload", "cx"];
-
-/// Sets every token's location to `span` (keeping call-site hygiene, or mixed-site for a
-/// [`glue_local`]), so that rustc reports an error in the expression on that one token instead
-/// of a span joined across the attribute.
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
-    let span = Span::call_site().located_at(span);
-    tokens
-        .into_iter()
-        .map(|mut tt| {
-            if let proc_macro2::TokenTree::Group(g) = &tt {
-                let mut ng = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
-                ng.set_span(span);
-                tt = proc_macro2::TokenTree::Group(ng);
-            } else if matches!(&tt, proc_macro2::TokenTree::Ident(i) if GLUE_LOCALS.iter().any(|g| i == g))
-            {
-                // A user's token of that name keeps its own (call-site) resolution too.
-                tt.set_span(tt.span().located_at(span));
-            } else {
-                tt.set_span(span);
-            }
-            tt
-        })
-        .collect()
-}
-
-/// A type as a user writes it (`&mut Vec<String>`), for messages.
-fn type_str(tokens: &TokenStream) -> String {
-    let raw = tokens.to_string();
-    let mut out = String::with_capacity(raw.len());
-    let chars: Vec<char> = raw.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if c == ' ' {
-            let prev = i.checked_sub(1).map(|j| chars[j]);
-            let next = chars.get(i + 1).copied();
-            let tight =
-                |c: Option<char>| matches!(c, Some('<' | '>' | ':' | '(' | ')' | '[' | ']' | '&'));
-            let before_comma = next == Some(',');
-            if tight(prev) || (tight(next) && next != Some('&')) || before_comma {
-                continue;
-            }
-        }
-        out.push(c);
-    }
-    out
 }

@@ -9,8 +9,12 @@ mod args;
 mod ctxt;
 mod extensible;
 mod extension;
+mod extension_parts;
 mod lifetimes;
 mod point;
+mod point_decl;
+mod wrap_extension;
+mod wrap_point;
 
 use proc_macro::TokenStream;
 

@@ -1,91 +1,10 @@
 //! `point! { pub static NAME: SyncPoint<Payload> = "name"; ... }`: typed point declarations.
 
-use proc_macro2::TokenStream;
-use quote::quote;
-use syn::parse::{Parse, ParseStream};
-use syn::{Attribute, Ident, LitStr, Token, Type, Visibility};
-
 use crate::ctxt::Ctxt;
 use crate::lifetimes;
-
-struct PointDecl {
-    attrs: Vec<Attribute>,
-    serde: bool,
-    krate: Option<syn::Path>,
-    vis: Visibility,
-    ident: Ident,
-    kind: Ident,
-    payload: Type,
-    name: LitStr,
-}
-
-struct Decls(Vec<PointDecl>);
-
-impl Parse for PointDecl {
-    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let mut attrs = input.call(Attribute::parse_outer)?;
-        let mut serde = false;
-        let mut krate = None;
-        let mut rest = Vec::new();
-        for a in attrs.drain(..) {
-            if a.path().is_ident("serde") {
-                a.meta.require_path_only()?;
-                serde = true;
-            } else if a.path().is_ident("hookpoint") {
-                let nv: syn::MetaNameValue = a.parse_args()?;
-                if !nv.path.is_ident("crate") {
-                    return Err(syn::Error::new_spanned(
-                        nv.path,
-                        "expected `#[hookpoint(crate = path)]`",
-                    ));
-                }
-                match nv.value {
-                    syn::Expr::Path(p) => krate = Some(p.path),
-                    other => return Err(syn::Error::new_spanned(other, "`crate` takes a path")),
-                }
-            } else {
-                rest.push(a);
-            }
-        }
-        let vis: Visibility = input.parse()?;
-        input.parse::<Token![static]>()?;
-        let ident: Ident = input.parse()?;
-        input.parse::<Token![:]>()?;
-        let kind: Ident = input.parse()?;
-        if kind != "SyncPoint" && kind != "AsyncPoint" {
-            return Err(syn::Error::new_spanned(
-                &kind,
-                "a point is `SyncPoint<Payload>` (dispatched with a plain call) or `AsyncPoint<Payload>` (dispatched with `.await`)",
-            ));
-        }
-        input.parse::<Token![<]>()?;
-        let payload: Type = input.parse()?;
-        input.parse::<Token![>]>()?;
-        input.parse::<Token![=]>()?;
-        let name: LitStr = input.parse()?;
-        input.parse::<Token![;]>()?;
-        Ok(PointDecl {
-            attrs: rest,
-            serde,
-            krate,
-            vis,
-            ident,
-            kind,
-            payload,
-            name,
-        })
-    }
-}
-
-impl Parse for Decls {
-    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let mut v = Vec::new();
-        while !input.is_empty() {
-            v.push(input.parse()?);
-        }
-        Ok(Decls(v))
-    }
-}
+use crate::point_decl::{Decls, PointDecl, doc_comment};
+use proc_macro2::TokenStream;
+use quote::quote;
 
 pub(crate) fn expand(input: TokenStream) -> TokenStream {
     let decls = match syn::parse2::<Decls>(input) {
@@ -124,6 +43,9 @@ fn codec(d: &PointDecl, p: &TokenStream) -> (TokenStream, TokenStream, TokenStre
 }
 
 fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
+    if let Some(response) = &d.response {
+        return crate::wrap_point::emit(cx, d, response);
+    }
     let krate = d.krate.clone().unwrap_or_else(crate::args::default_crate);
     let p = quote!(#krate::__private);
     let PointDecl {
@@ -210,25 +132,4 @@ fn emit(cx: &mut Ctxt, d: &PointDecl) -> TokenStream {
             }) };
         };
     }
-}
-
-/// The text of a declaration's doc comment (`///` lines and `#[doc = "..."]`), one line per
-/// attribute with the leading space of `/// text` removed; `""` when there is none.
-fn doc_comment(attrs: &[Attribute]) -> String {
-    let lines: Vec<String> = attrs
-        .iter()
-        .filter(|a| a.path().is_ident("doc"))
-        .filter_map(|a| match &a.meta {
-            syn::Meta::NameValue(nv) => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s),
-                    ..
-                }) => Some(s.value()),
-                _ => None,
-            },
-            _ => None,
-        })
-        .map(|l| l.strip_prefix(' ').unwrap_or(&l).to_owned())
-        .collect();
-    lines.join("\n").trim().to_owned()
 }

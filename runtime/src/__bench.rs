@@ -13,7 +13,7 @@ fn noop(_: *mut (), _: &Cx<'_>) -> Result<Flow, Error> {
 
 /// `n` synthetic compiled-in extensions spread over `points` points (entries are leaked once).
 pub struct SyntheticRegistry {
-    table: CompiledTable,
+    table: &'static CompiledTable,
 }
 
 impl SyntheticRegistry {
@@ -54,14 +54,14 @@ impl SyntheticRegistry {
             (a.point.name(), a.order, a.name).cmp(&(b.point.name(), b.order, b.name))
         });
         SyntheticRegistry {
-            table: CompiledTable::from_entries(entries, Vec::new()),
+            table: Box::leak(Box::new(CompiledTable::from_entries(entries, Vec::new()))),
         }
     }
 
     /// Sorts and merges the compiled-in table alone into a snapshot; returns the number of
     /// active extensions.
     pub fn build(&self) -> usize {
-        let snap = snapshot::compiled_snapshot(&self.table, &HashMap::new(), 1);
+        let snap = snapshot::compiled_snapshot(self.table, &HashMap::new(), &Default::default(), 1);
         snap.lists.iter().map(|l| l.runs.len()).sum()
     }
 
@@ -71,12 +71,29 @@ impl SyntheticRegistry {
     pub fn build_with_layer(&self, scope: &crate::Scope) -> usize {
         scope.0.fs.mark_dirty(None);
         let (snap, _) = scope.0.fs.build_snapshot(
-            &self.table,
+            self.table,
             &HashMap::new(),
+            &Default::default(),
             &Default::default(),
             2,
             crate::fs::read::FileReader::now(),
         );
         snap.lists.iter().map(|l| l.runs.len()).sum()
+    }
+
+    /// A scope (no layers) whose compiled-in extensions are this synthetic table's, for
+    /// measuring what registering at run time costs next to them.
+    pub fn scope(&self, name: &str) -> crate::Scope {
+        // As `ScopeBuilder::build`: the default scope publishes first, or the points only it
+        // runs would look empty everywhere.
+        crate::scope::ensure_default_published();
+        crate::Scope::with_table(
+            self.table,
+            name.to_owned(),
+            #[cfg(hookpoint_overrides)]
+            Default::default(),
+            Default::default(),
+            Default::default(),
+        )
     }
 }

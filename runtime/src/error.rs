@@ -42,10 +42,12 @@ pub enum ErrorKind {
     Other,
 }
 
-/// Where an extension comes from: a compiled-in `#[extension]` or an override file.
+/// Where an extension comes from: a compiled-in `#[extension]`, an override file, or a
+/// closure registered while the program runs ([`Scope::register`](crate::Scope::register)).
 ///
 /// Serialized with a `kind` tag: `{"kind": "compiled", "crate_name": "app", "file":
-/// "src/lib.rs", "line": 12}` or `{"kind": "file", "path": "/layer/extensions/p/x.json"}`.
+/// "src/lib.rs", "line": 12}`, `{"kind": "file", "path": "/layer/extensions/p/x.json"}` or
+/// `{"kind": "registered", "file": "src/main.rs", "line": 40}`.
 ///
 /// ```
 /// let o = hookpoint::Origin::Compiled { crate_name: "app", file: "src/lib.rs", line: 12 };
@@ -72,6 +74,19 @@ pub enum Origin {
         /// Path of the override file.
         path: std::path::PathBuf,
     },
+    /// Registered at run time with [`Scope::register`](crate::Scope::register) (or
+    /// [`register_named`](crate::Scope::register_named)).
+    ///
+    /// ```
+    /// let o = hookpoint::Origin::Registered { file: "src/main.rs", line: 40 };
+    /// assert_eq!(o.to_string(), "registered at src/main.rs:40");
+    /// ```
+    Registered {
+        /// Source file of the `register` call, as `file!()` gives it.
+        file: &'static str,
+        /// 1-based line of the `register` call.
+        line: u32,
+    },
 }
 
 impl fmt::Display for Origin {
@@ -83,6 +98,7 @@ impl fmt::Display for Origin {
                 line,
             } => write!(f, "{crate_name}, {file}:{line}"),
             Origin::File { path } => write!(f, "{}", path.display()),
+            Origin::Registered { file, line } => write!(f, "registered at {file}:{line}"),
         }
     }
 }
@@ -94,6 +110,9 @@ struct Inner {
     extension: Option<Box<str>>,
     origin: Option<Origin>,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    /// The error of a wrap point's inner step (the caller's own code): no extension is blamed
+    /// for it as it passes back through the nest.
+    inner_step: bool,
 }
 
 /// The error of every fallible hookpoint operation.
@@ -123,6 +142,7 @@ impl Error {
             extension: None,
             origin: None,
             source: None,
+            inner_step: false,
         }))
     }
 
@@ -189,9 +209,44 @@ impl Error {
         self
     }
 
-    /// Attaches the extension and its origin if none is attached yet.
-    pub(crate) fn at_extension(mut self, name: &str, origin: &Origin) -> Self {
+    /// Marks the error as the inner step's of wrap point `point`: extensions it passes back
+    /// through are not named as its cause.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn from_inner_step(mut self, point: &str) -> Self {
         if self.0.extension.is_none() {
+            self.0.inner_step = true;
+        }
+        self.at_point(point)
+    }
+
+    /// True for the error of a wrap point's inner step (the fn the caller passed to
+    /// [`WrapPoint::call`](crate::WrapPoint::call)), as it reached an extension's `next` or
+    /// the caller: no extension caused it. A retry extension can use it to retry only what the
+    /// inner step failed.
+    ///
+    /// ```
+    /// use hookpoint::{Error, Next};
+    /// hookpoint::point! { pub static DOC_INNER: WrapPoint<u8, u8> = "doc_error.inner_step"; }
+    /// #[hookpoint::extension(point = DOC_INNER)]
+    /// fn pass(req: &mut u8, mut next: Next<'_, u8, u8>) -> Result<u8, Error> {
+    ///     let r = next.run(req);
+    ///     assert!(r.as_ref().is_err_and(Error::is_inner_step));
+    ///     r
+    /// }
+    /// let err = DOC_INNER.call(&mut 1, |_| Err(Error::msg("down"))).unwrap_err();
+    /// assert!(err.is_inner_step());
+    /// assert_eq!(err.extension(), None, "not blamed on `pass`");
+    /// assert_eq!(err.to_string(), "point `doc_error.inner_step`, inner step: down");
+    /// ```
+    pub fn is_inner_step(&self) -> bool {
+        self.0.inner_step
+    }
+
+    /// Attaches the extension and its origin if none is attached yet (and the error is not the
+    /// inner step's).
+    pub(crate) fn at_extension(mut self, name: &str, origin: &Origin) -> Self {
+        if self.0.extension.is_none() && !self.0.inner_step {
             self.0.extension = Some(name.into());
             self.0.origin = Some(origin.clone());
         }
@@ -228,6 +283,10 @@ impl fmt::Display for Error {
         let mut wrote = false;
         if let Some(p) = &inner.point {
             write!(f, "point `{p}`")?;
+            wrote = true;
+        }
+        if inner.inner_step {
+            f.write_str(if wrote { ", inner step" } else { "inner step" })?;
             wrote = true;
         }
         if let Some(x) = &inner.extension {

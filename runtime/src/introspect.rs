@@ -13,12 +13,12 @@ use serde::Serialize;
 
 use crate::error::Origin;
 use crate::registry::{ErrorPolicy, PointKind};
-use crate::scope::{COMPILED, Scope};
+use crate::scope::Scope;
 use crate::site;
 use crate::snapshot::{Layer, Matcher, PointList, Run, Snapshot};
 
 /// How an extension runs. Serialized as its [`as_str`](RunsAs::as_str) (`"sync"`, `"async"`,
-/// `"command"`, `"wasm"`, `"registered"`).
+/// `"command"`, `"wasm"`, `"registered"`, `"wrap"`, `"async_wrap"`).
 ///
 /// ```
 /// use hookpoint::introspect::RunsAs;
@@ -39,10 +39,16 @@ pub enum RunsAs {
     /// An extension registered while the program runs rather than compiled in or read from a
     /// layer.
     Registered,
+    /// A compiled-in wrap extension: a `fn` taking the request and `next`, nested around the
+    /// rest of its point's extensions.
+    Wrap,
+    /// The same, an `async fn` taking `AsyncNext`.
+    AsyncWrap,
 }
 
 impl RunsAs {
-    /// `"sync"`, `"async"`, `"command"`, `"wasm"` or `"registered"`: its JSON form.
+    /// `"sync"`, `"async"`, `"command"`, `"wasm"`, `"registered"`, `"wrap"` or `"async_wrap"`:
+    /// its JSON form.
     pub fn as_str(self) -> &'static str {
         match self {
             RunsAs::Sync => "sync",
@@ -50,6 +56,8 @@ impl RunsAs {
             RunsAs::Command => "command",
             RunsAs::Wasm => "wasm",
             RunsAs::Registered => "registered",
+            RunsAs::Wrap => "wrap",
+            RunsAs::AsyncWrap => "async_wrap",
         }
     }
 
@@ -58,10 +66,13 @@ impl RunsAs {
         match run {
             Run::Sync(_) => RunsAs::Sync,
             Run::Async(_) => RunsAs::Async,
+            Run::Wrap(_) => RunsAs::Wrap,
+            Run::AsyncWrap(_) => RunsAs::AsyncWrap,
             #[cfg(hookpoint_command_hooks)]
             Run::Command(_) => RunsAs::Command,
             #[cfg(hookpoint_wasm)]
             Run::Wasm(_) => RunsAs::Wasm,
+            Run::Registered(_) => RunsAs::Registered,
         }
     }
 }
@@ -167,7 +178,7 @@ impl Scope {
     pub fn introspect(&self) -> Vec<PointInfo> {
         let snap = self.snapshot();
         let mut out = Vec::new();
-        let table = &*COMPILED;
+        let table = self.0.table;
         let mut names: Vec<&'static str> =
             (0..snap.lists.len() as u32).map(site::name_of).collect();
         for d in table.declared.keys() {

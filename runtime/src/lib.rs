@@ -154,6 +154,7 @@ mod thread_state;
 mod validate;
 #[cfg(hookpoint_wasm)]
 pub mod wasm;
+mod wrap;
 
 pub use call::{call_async, call_sync};
 pub use dispatch::{MAX_DEPTH, Outcome};
@@ -169,12 +170,16 @@ pub use link::{assert_crates_linked, assert_linked, linked_crates};
 pub use outgoing::{OutgoingFilter, add_outgoing_filter};
 pub use point::{AsyncKind, AsyncPoint, FnPoint, PointSpec, SyncKind, SyncPoint};
 pub use registry::{Cx, ErrorPolicy, Flow, PointKind};
-pub use scope::{Bound, Plugin, PluginInfo, PluginSource, PluginState, Scope, ScopeBuilder};
+pub use scope::{
+    Bound, Named, Plugin, PluginInfo, PluginSource, PluginState, Register, RegisterTarget,
+    Registration, Scope, ScopeBuilder,
+};
 #[cfg(hookpoint_command_hooks)]
 pub use scope::{command_hooks_enabled, set_command_hooks_enabled};
 pub use snapshot::{Layer, Snapshot};
 pub use stats::dispatch_counts;
 pub use validate::validate;
+pub use wrap::{AsyncNext, AsyncWrapPoint, Next, StepFuture, WrapPoint, WrapSpec};
 
 #[doc = include_str!("docs/extensible.md")]
 pub use hookpoint_macros::extensible;
@@ -233,6 +238,7 @@ pub mod __private {
         fn_point_bytes, fn_point_len, utf8,
     };
     pub use crate::registry::{Cx, HOOKPOINT_PLG_V0, JsonCodec, PluginEntry};
+    pub use crate::scope::AcceptsAsyncClosure;
     pub use crate::scope::scope_of;
     /// The JSON value type, for [`plugin!`](crate::plugin!).
     pub type JsonValue = serde_json::Value;
@@ -279,6 +285,33 @@ pub mod __private {
         serde_json::to_value(v)
     }
     pub use crate::point::{AcceptsAsync, TypedTarget};
+    pub use crate::registry::{AsyncWrapFn, WrapFn, WrapFuture};
+    pub use crate::wrap::{
+        AcceptsAsyncWrap, AcceptsPlain, AcceptsSyncWrap, WrapReturn, WrapTarget, async_wrap_shim,
+        wrap_shim,
+    };
+
+    /// Compile-time check that a typed point accepts extensions without `next`.
+    #[inline(always)]
+    pub const fn check_accepts_plain<T: AcceptsPlain + ?Sized>(_point: &T) {}
+    /// A typed wrap point for an extension entry, with its request and response as the shape
+    /// `fn(&mut Request) -> Response`, compared with the extension's as [`typed_point`] does.
+    #[allow(clippy::type_complexity)]
+    pub const fn wrap_point<T: WrapTarget<Point = T> + Sync>(
+        point: &'static T,
+    ) -> (
+        &'static (dyn TypedPoint + Sync),
+        &'static T::Point,
+        PointPayload<fn(&mut T::Request) -> T::Response>,
+    ) {
+        (point, point, PointPayload::NEW)
+    }
+    /// Compile-time check that a typed wrap point takes sync wrap extensions.
+    #[inline(always)]
+    pub const fn check_accepts_sync_wrap<T: AcceptsSyncWrap + ?Sized>(_point: &T) {}
+    /// Compile-time check that a typed wrap point takes `async` wrap extensions.
+    #[inline(always)]
+    pub const fn check_accepts_async_wrap<T: AcceptsAsyncWrap + ?Sized>(_point: &T) {}
     pub use crate::registry::Flow;
     pub use crate::registry::{
         BoxFuture, ErrorPolicy, ExtensionEntry, ExtensionParts, HOOKPOINT_EXT_V0, HOOKPOINT_PTS_V0,
@@ -332,11 +365,11 @@ pub mod __private {
     /// A typed point for an extension entry, with what the compile-time checks need: the point
     /// itself and its handler type `fn(&mut Payload)` as a [`PointPayload`].
     #[allow(clippy::type_complexity)]
-    pub const fn typed_point<T: TypedTarget + Sync>(
+    pub const fn typed_point<T: TypedTarget<Point = T> + Sync>(
         point: &'static T,
     ) -> (
         &'static (dyn TypedPoint + Sync),
-        &'static T,
+        &'static T::Point,
         PointPayload<T::Handler>,
     ) {
         (point, point, PointPayload::NEW)

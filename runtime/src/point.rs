@@ -293,23 +293,30 @@ impl<F, K> TypedPoint for FnPoint<F, K> {
 pub trait TypedTarget: TypedPoint {
     type Handler;
     const KIND: PointKind;
+    /// `Self`, reached through this trait: the later checks of an extension take the point as
+    /// `&T::Point`, so that when `T` is not a typed point only that one error is reported.
+    type Point: ?Sized;
 }
 
 impl<S: PointSpec> TypedTarget for SyncPoint<S> {
     type Handler = S::Handler;
     const KIND: PointKind = PointKind::Sync;
+    type Point = Self;
 }
 impl<S: PointSpec> TypedTarget for AsyncPoint<S> {
     type Handler = S::Handler;
     const KIND: PointKind = PointKind::Async;
+    type Point = Self;
 }
 impl<F> TypedTarget for FnPoint<F, SyncKind> {
     type Handler = F;
     const KIND: PointKind = PointKind::Sync;
+    type Point = Self;
 }
 impl<F> TypedTarget for FnPoint<F, AsyncKind> {
     type Handler = F;
     const KIND: PointKind = PointKind::Async;
+    type Point = Self;
 }
 
 /// Implemented by points that accept `async` extensions.
@@ -322,3 +329,54 @@ impl<F> TypedTarget for FnPoint<F, AsyncKind> {
 pub trait AcceptsAsync {}
 impl<S: PointSpec> AcceptsAsync for AsyncPoint<S> {}
 impl<F> AcceptsAsync for FnPoint<F, AsyncKind> {}
+
+// SAFETY: the key is the spec's handler type, `fn(&mut S::Payload<'_>)` (`PointSpec`'s contract).
+unsafe impl<S: PointSpec> crate::scope::RegisterTarget for SyncPoint<S> {
+    type Payload<'a> = S::Payload<'a>;
+    const KIND: Option<PointKind> = Some(PointKind::Sync);
+    fn key() -> TypeId {
+        key_of::<S>()
+    }
+    fn payload_type() -> &'static str {
+        S::payload_type()
+    }
+}
+
+// SAFETY: as for `SyncPoint`.
+unsafe impl<S: PointSpec> crate::scope::RegisterTarget for AsyncPoint<S> {
+    type Payload<'a> = S::Payload<'a>;
+    const KIND: Option<PointKind> = Some(PointKind::Async);
+    fn key() -> TypeId {
+        key_of::<S>()
+    }
+    fn payload_type() -> &'static str {
+        S::payload_type()
+    }
+}
+
+// SAFETY: the handler type is `fn(&mut P)` itself, `P` borrowing nothing.
+unsafe impl<P: 'static> crate::scope::RegisterTarget for FnPoint<fn(&mut P), SyncKind> {
+    type Payload<'a> = P;
+    const KIND: Option<PointKind> = Some(PointKind::Sync);
+    fn key() -> TypeId {
+        TypeId::of::<fn(&mut P)>()
+    }
+    fn payload_type() -> &'static str {
+        std::any::type_name::<P>()
+    }
+}
+
+// SAFETY: as above.
+unsafe impl<P: 'static> crate::scope::RegisterTarget for FnPoint<fn(&mut P), AsyncKind> {
+    type Payload<'a> = P;
+    const KIND: Option<PointKind> = Some(PointKind::Async);
+    fn key() -> TypeId {
+        TypeId::of::<fn(&mut P)>()
+    }
+    fn payload_type() -> &'static str {
+        std::any::type_name::<P>()
+    }
+}
+
+impl<S: PointSpec> crate::scope::AcceptsAsyncClosure for AsyncPoint<S> {}
+impl<F> crate::scope::AcceptsAsyncClosure for FnPoint<F, AsyncKind> {}

@@ -28,6 +28,10 @@ fn problem(code: Code, point: &str, extension: &str, origin: &Origin, message: &
             d.crate_name = Some(crate_name);
         }
         Origin::File { path } => d.file = Some(path.clone()),
+        Origin::Registered { file, line } => {
+            d.file = Some((*file).into());
+            d.line = Some(*line as usize);
+        }
     }
     d
 }
@@ -57,6 +61,10 @@ fn refusal_code(kind: ErrorKind) -> Code {
 /// - a point name declared twice with another payload type or kind (point names are global to
 ///   the binary: two crates that pick one name share one point), with both places (the
 ///   problem's `extension` is empty).
+///
+/// Extensions registered at run time ([`Scope::register`](crate::Scope::register)) are not
+/// part of the registry: the same rules (a name taken on the point, a payload type or kind the
+/// point does not take) are checked when each is registered, and refuse that registration.
 ///
 /// Call it at start-up or in a test. Dispatch also refuses a point with one of the first three
 /// problems when it is reached; the others refuse nothing (a dangling constraint is ignored, a
@@ -114,10 +122,7 @@ pub fn validate() -> Result<(), Report> {
                     point,
                     &c.meta.name,
                     &c.meta.origin,
-                    &format!(
-                        "takes `{}` but the point's payload is `{want_name}`",
-                        c.meta.payload_type
-                    ),
+                    &mismatch_message(c, declared.copied(), want_name),
                 ));
             }
             if c.meta.is_async && declared.is_some_and(|d| d.kind == PointKind::Sync) {
@@ -166,6 +171,32 @@ pub fn validate() -> Result<(), Report> {
     }
 }
 
+/// Why an extension's payload key differs from its point's: another payload type, or another
+/// kind of point (a wrap extension, taking `next`, on a plain point or the reverse).
+fn mismatch_message(
+    c: &crate::snapshot::Candidate,
+    declared: Option<&crate::registry::PointEntry>,
+    want_name: &str,
+) -> String {
+    let wraps = matches!(&c.run, crate::snapshot::CandidateRun::Handler(h) if h.is_wrap());
+    match declared {
+        Some(d) if wraps && !d.kind.is_wrap() => format!(
+            "a wrap extension (it takes `next`) on a point declared {}: it takes `{}`, the point's payload is `{want_name}`",
+            d.kind.as_str(),
+            c.meta.payload_type
+        ),
+        Some(d) if !wraps && d.kind.is_wrap() => format!(
+            "a plain extension on a point declared {}, whose extensions take the request and `next` (`{want_name}`); it takes `{}`",
+            d.kind.as_str(),
+            c.meta.payload_type
+        ),
+        _ => format!(
+            "takes `{}` but the point's payload is `{want_name}`",
+            c.meta.payload_type
+        ),
+    }
+}
+
 /// A point name declared twice with another payload type or kind (in two crates, say): the
 /// second declaration's dispatches and extensions meet the first's payload at run time.
 fn conflicting_declaration(
@@ -173,10 +204,7 @@ fn conflicting_declaration(
     other: &crate::registry::PointEntry,
 ) -> Diagnostic {
     let shape = |e: &crate::registry::PointEntry| {
-        let kind = match e.kind {
-            PointKind::Sync => "sync",
-            PointKind::Async => "async",
-        };
+        let kind = e.kind.as_str();
         format!("{kind}, payload `{}`", (e.payload_type)())
     };
     let origin = Origin::Compiled {

@@ -37,16 +37,23 @@ fn tools_prompt(prompt: &mut SystemPrompt) {
     prompt.push(text);
 }
 
-/// The MCP servers of the agent's settings, if any.
+/// The MCP servers the agent's settings configure (those marked `"disabled": true` left out),
+/// if any. It says "configured", not "connected": whether a server answers is known to the
+/// plugin that connects it, whose tools reach the model only from servers that do.
 #[extension(point = SYSTEM_PROMPT, order = 12)]
 fn mcp_prompt(prompt: &mut SystemPrompt) {
     let Some(agent) = current_agent() else { return };
     let config = agent.config();
-    if config.mcp_servers.is_empty() {
+    let names: Vec<&str> = config
+        .mcp_servers
+        .iter()
+        .filter(|(_, entry)| entry.get("disabled").and_then(|d| d.as_bool()) != Some(true))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if names.is_empty() {
         return;
     }
-    let names: Vec<&str> = config.mcp_servers.keys().map(String::as_str).collect();
-    prompt.push(format!("# MCP servers\nConnected: {}.", names.join(", ")));
+    prompt.push(format!("# MCP servers\nConfigured: {}.", names.join(", ")));
 }
 
 /// The secrets' placeholders (names only, never values).

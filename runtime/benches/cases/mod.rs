@@ -7,6 +7,8 @@
 //! - `empty_point`: a typed point with no extension vs an empty fn call.
 //! - `extensible_sync`, `extensible_async`, `extensible_hooked`: an `#[extensible]` fn (no
 //!   extensions; 1 start + 1 end extension) vs the same fn undecorated.
+//! - `wrap/0`: a `WrapPoint` with no extension around an inner step vs calling the step;
+//!   `wrap/3`: three wrap extensions vs the same three layers nested by hand as closures.
 //!
 //! Entry points are `#[inline(never)]` and called through `black_box`ed fn pointers, so neither
 //! side can be folded into the measurement loop.
@@ -18,7 +20,7 @@ use std::hint::black_box;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use hookpoint::{CallEnd, CallStart, Error, Outcome, extensible, extension, point};
+use hookpoint::{CallEnd, CallStart, Error, Next, Outcome, extensible, extension, point};
 
 /// The payload every dispatched handler receives.
 pub struct Payload(u64);
@@ -220,6 +222,95 @@ fn run_sum(f: Sum, a: &[u64; 16]) -> u64 {
     black_box(f)(black_box(a))
 }
 
+point! {
+    static W0: WrapPoint<Payload, u64> = "bench/w0";
+    static W3: WrapPoint<Payload, u64> = "bench/w3";
+}
+
+/// One layer of the wrap cases: one add, then the rest of the nest.
+macro_rules! wrap_layers {
+    ($($f:ident = $n:tt),*) => {
+        $(
+            #[extension(point = W3, order = $n)]
+            fn $f(p: &mut Payload, mut next: Next<'_, Payload, u64>) -> Result<u64, Error> {
+                p.0 = p.0.wrapping_add($n);
+                next.run(p)
+            }
+        )*
+    };
+}
+
+wrap_layers!(w3_1 = 1, w3_2 = 2, w3_3 = 3);
+
+type Step = fn(&mut Payload) -> Result<u64, Error>;
+type HandLayer =
+    fn(&mut Payload, &mut dyn FnMut(&mut Payload) -> Result<u64, Error>) -> Result<u64, Error>;
+
+/// The inner step of the wrap cases.
+#[inline(never)]
+fn wrap_inner(p: &mut Payload) -> Result<u64, Error> {
+    Ok(p.0)
+}
+
+macro_rules! hand_layer {
+    ($f:ident = $n:tt) => {
+        fn $f(
+            p: &mut Payload,
+            next: &mut dyn FnMut(&mut Payload) -> Result<u64, Error>,
+        ) -> Result<u64, Error> {
+            p.0 = p.0.wrapping_add($n);
+            next(p)
+        }
+    };
+}
+
+hand_layer!(hand_w1 = 1);
+hand_layer!(hand_w2 = 2);
+hand_layer!(hand_w3 = 3);
+
+static HAND_LAYERS: [HandLayer; 3] = [hand_w1, hand_w2, hand_w3];
+
+/// The three layers nested by hand: each a fn pointer given the rest as a `&mut dyn FnMut`.
+#[inline(never)]
+fn hand_nest3(layers: &[HandLayer; 3], p: &mut Payload, inner: Step) -> Result<u64, Error> {
+    layers[0](p, &mut |p| {
+        layers[1](p, &mut |p| layers[2](p, &mut |p| inner(p)))
+    })
+}
+
+#[inline(never)]
+fn wrap0(p: &mut Payload, inner: Step) -> Result<u64, Error> {
+    W0.call(p, inner)
+}
+
+#[inline(never)]
+fn wrap3(p: &mut Payload, inner: Step) -> Result<u64, Error> {
+    W3.call(p, inner)
+}
+
+#[inline(never)]
+fn step_direct(p: &mut Payload, inner: Step) -> Result<u64, Error> {
+    inner(p)
+}
+
+type WrapCall = fn(&mut Payload, Step) -> Result<u64, Error>;
+
+fn run_wrap(f: WrapCall) -> u64 {
+    let mut p = Payload(black_box(1));
+    black_box(f)(black_box(&mut p), black_box(wrap_inner)).unwrap_or(0)
+}
+
+fn run_hand_nest() -> u64 {
+    let f: fn(&[HandLayer; 3], &mut Payload, Step) -> Result<u64, Error> = black_box(hand_nest3);
+    let mut p = Payload(black_box(1));
+    f(
+        black_box(&HAND_LAYERS),
+        black_box(&mut p),
+        black_box(wrap_inner),
+    )
+    .unwrap_or(0)
+}
+
 /// One benchmarked subject: its group (shared with its baseline), its name, one run.
 pub struct Case {
     /// The criterion group, e.g. `dispatch/1`.
@@ -296,6 +387,14 @@ pub static CASES: &[Case] = &[
         Some("hand_start_end"),
         || { run_sum(sum16_hooked, sum_input()) }
     ),
+    case!("wrap/0", "inner_step", None, || run_wrap(step_direct)),
+    case!("wrap/0", "wrap_point", Some("inner_step"), || run_wrap(
+        wrap0
+    )),
+    case!("wrap/3", "hand_nested", None, run_hand_nest),
+    case!("wrap/3", "wrap_point", Some("hand_nested"), || run_wrap(
+        wrap3
+    )),
 ];
 
 /// Checks that each subject does the same work as its baseline, and warms every cache (the
@@ -318,6 +417,9 @@ pub fn check() {
     assert_eq!(poll_ext(a), want);
     assert_eq!(sum16_hooked(a), want + 1);
     assert_eq!(sum16_hand_hooked(a, start_work, end_work), want + 1);
+    assert_eq!(run_wrap(wrap0), 1);
+    assert_eq!(run_wrap(wrap3), 7);
+    assert_eq!(run_hand_nest(), 7);
     for case in CASES {
         black_box((case.run)());
     }

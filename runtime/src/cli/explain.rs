@@ -200,6 +200,27 @@ fn point_folders(scope: &Scope, point: &str, under: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Where extension `i` of a wrap point sits in the nest: what it wraps, or that it is a before
+/// step (a command hook or wasm extension); `None` on other points.
+fn nesting(info: &PointInfo, i: usize) -> Option<String> {
+    if !info.kind.is_some_and(PointKind::is_wrap) {
+        return None;
+    }
+    let e = &info.extensions[i];
+    if !matches!(e.runs_as, RunsAs::Wrap | RunsAs::AsyncWrap) {
+        return Some(
+            "a before step of the nest: it may rewrite the request (`payload`) or answer it (`response`), else the nest goes on"
+                .to_owned(),
+        );
+    }
+    let inside: Vec<&str> = info.extensions[i + 1..]
+        .iter()
+        .map(|e| e.name.as_str())
+        .chain(["the inner step"])
+        .collect();
+    Some(format!("wraps {}", inside.join(" > ")))
+}
+
 /// A verdict per extension; the bad files that explain one (last good in use) go to `explained`.
 fn verdicts<'p>(
     info: &PointInfo,
@@ -214,6 +235,7 @@ fn verdicts<'p>(
         reasons.extend(plugin_of(&e.origin, plugins));
         reasons.extend(e.note.clone());
         reasons.extend(super::list::rules(e));
+        reasons.extend(nesting(info, i));
         if e.runs_as == RunsAs::Command {
             reasons.push(format!("a command hook; on_error {}", e.on_error));
         } else if e.on_error != ErrorPolicy::Propagate {
@@ -299,6 +321,8 @@ fn plugin_of(origin: &Origin, plugins: &[crate::PluginInfo]) -> Option<String> {
         .find(|p| match origin {
             Origin::Compiled { crate_name, .. } => p.source.crate_name() == Some(*crate_name),
             Origin::File { path } => p.source.folder().is_some_and(|f| path.starts_with(f)),
+            // A closure belongs to whoever registered it, not to a plugin.
+            Origin::Registered { .. } => false,
         })
         .map(|p| {
             format!(
@@ -363,4 +387,41 @@ fn write_text(out: &mut dyn Write, ex: &Explanation) -> io::Result<()> {
         writeln!(out, "  web UI asset: {a}")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[crate::extension(point = "cli_explain_registered", order = 10)]
+    fn compiled(n: &mut u32) {
+        *n += 1;
+    }
+
+    #[test]
+    fn explain_shows_a_registered_extension_with_its_place() {
+        let scope = crate::ScopeBuilder::new("explain-registered")
+            .watch(false)
+            .build()
+            .unwrap();
+        let line = line!() + 2;
+        let _guard = scope
+            .register_named::<u32>("cli_explain_registered")
+            .name("closure")
+            .order(20)
+            .run(|n: &mut u32| *n *= 2)
+            .unwrap();
+        let ex = explain(&scope, "cli_explain_registered").unwrap();
+        let names: Vec<&str> = ex.extensions.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["compiled", "closure"]);
+        let closure = &ex.extensions[1];
+        assert_eq!(closure.layer, Layer::Registered);
+        let place = format!("registered at {}:{line}", file!());
+        assert!(
+            closure.reasons.iter().any(|r| r.contains(&place)),
+            "{:?}",
+            closure.reasons
+        );
+        assert!(closure.reasons[0].starts_with("runs 2 of 2, order 20"));
+    }
 }

@@ -171,13 +171,16 @@ impl CommandSpec {
 /// What a hook that exited with status 0 asked for.
 ///
 /// Its stdout must be empty (only JSON whitespace) or a JSON object with the keys `payload`
-/// (any JSON value, `null` included: replaces the payload), `continue` (`false` stops the
+/// (any JSON value, `null` included: replaces the payload), `response` (on a wrap point: the
+/// answer, decoded with the point's response codec), `continue` (`false` stops the
 /// chain after this hook, Claude Code's convention) and `stopReason` (a string, logged); any
 /// other output is [`CommandError::BadOutput`].
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct HookOutput {
     /// `{"payload": v}`: replace the payload with `v`; `None` keeps it.
     pub(crate) payload: Option<Value>,
+    /// `{"response": v}`: on a wrap point, the answer (the rest of the nest does not run).
+    pub(crate) response: Option<Value>,
     /// `{"continue": false}`: later extensions of this dispatch do not run.
     pub(crate) stop: bool,
     /// `{"stopReason": "..."}`, when stopping.
@@ -189,6 +192,7 @@ impl HookOutput {
     #[cfg(test)]
     pub(crate) const UNCHANGED: HookOutput = HookOutput {
         payload: None,
+        response: None,
         stop: false,
         stop_reason: None,
     };

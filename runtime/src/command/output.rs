@@ -126,12 +126,14 @@ pub(crate) fn parse_output(program: PathBuf, stdout: &[u8]) -> Result<HookOutput
             return Err(bad(format!("stdout must be a JSON object, got {kind}")));
         }
     };
-    if let Some(unknown) = object
-        .keys()
-        .find(|key| !matches!(key.as_str(), "payload" | "continue" | "stopReason"))
-    {
+    if let Some(unknown) = object.keys().find(|key| {
+        !matches!(
+            key.as_str(),
+            "payload" | "response" | "continue" | "stopReason"
+        )
+    }) {
         return Err(bad(format!(
-            "unknown key {unknown:?} in output (allowed: \"payload\", \"continue\", \"stopReason\")"
+            "unknown key {unknown:?} in output (allowed: \"payload\", \"response\", \"continue\", \"stopReason\")"
         )));
     }
     let stop = match object.remove("continue") {
@@ -146,6 +148,7 @@ pub(crate) fn parse_output(program: PathBuf, stdout: &[u8]) -> Result<HookOutput
     };
     Ok(HookOutput {
         payload: object.remove("payload"),
+        response: object.remove("response"),
         stop,
         stop_reason,
     })

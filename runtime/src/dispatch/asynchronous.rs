@@ -11,18 +11,29 @@ use super::chain::Chain;
 use super::{Call, DepthGuard, ErrorSink, MAX_DEPTH, Outcome, ScopeRef, depth_error, precheck};
 use crate::error::{Error, ErrorKind};
 use crate::observe;
-use crate::registry::{BoxFuture, Cx, Flow};
+use crate::registry::{Cx, Flow, Started};
 use crate::snapshot::{Run, Shape, Snapshot};
 use crate::thread_state;
 
 pin_project_lite::pin_project! {
     /// Sets the thread's dispatch depth (and, when observed, the point being dispatched) only
     /// while the inner future is polled, so both follow the task.
-    struct WithDepth<F> {
+    pub(super) struct WithDepth<F> {
         depth: u32,
         observed_point: Option<u32>,
         #[pin]
         fut: F,
+    }
+}
+
+impl<F> WithDepth<F> {
+    /// `fut` run at `depth`, marked as dispatching `observed_point` when observed.
+    pub(super) fn new(depth: u32, observed_point: Option<u32>, fut: F) -> Self {
+        WithDepth {
+            depth,
+            observed_point,
+            fut,
+        }
     }
 }
 
@@ -39,17 +50,17 @@ impl<F: Future> Future for WithDepth<F> {
 pin_project_lite::pin_project! {
     /// An async extension's future with its time budget: when the budget runs out first, the
     /// future is dropped and the turn ends with an [`ErrorKind::Timeout`] error.
-    struct Budget<'a> {
+    struct Budget<F> {
         #[pin]
-        fut: BoxFuture<'a>,
+        fut: F,
         #[pin]
         delay: futures_timer::Delay,
         limit: Duration,
     }
 }
 
-impl Future for Budget<'_> {
-    type Output = Result<Flow, Error>;
+impl<T, F: Future<Output = Result<T, Error>>> Future for Budget<F> {
+    type Output = Result<T, Error>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         if let Poll::Ready(r) = this.fut.poll(cx) {
@@ -68,8 +79,12 @@ impl Future for Budget<'_> {
     }
 }
 
-/// `fut` under `budget`, if there is one.
-async fn within(fut: BoxFuture<'_>, budget: Option<Duration>) -> Result<Flow, Error> {
+/// `fut` under `budget`, if there is one. For a wrap extension the budget covers everything it
+/// wraps.
+pub(super) async fn within<T, F: Future<Output = Result<T, Error>>>(
+    fut: F,
+    budget: Option<Duration>,
+) -> Result<T, Error> {
     match budget {
         None => fut.await,
         Some(limit) => {
@@ -159,6 +174,14 @@ pub(crate) async fn run_async(
                 }
                 #[cfg(hookpoint_wasm)]
                 Run::Wasm(ix) => super::wasm::run(&snap.wasm[ix as usize], chain.name(&turn), call),
+                // SAFETY: as above; the closure was made for the payload its key names.
+                Run::Registered(ix) => {
+                    match unsafe { list.registered[ix as usize].start(call.payload.0, &cx) } {
+                        Started::Done(r) => r,
+                        Started::Future(fut) => within(fut, chain.budget(&turn)).await,
+                    }
+                }
+                Run::Wrap(_) | Run::AsyncWrap(_) => Err(super::wrap_on_plain()),
             };
             match chain.end(turn, r) {
                 Ok(Flow::Continue) => {}

@@ -107,12 +107,18 @@ impl<'a, 's> Chain<'a, 's> {
     /// generic point runs only the extensions of the dispatched instantiation, and a `when`
     /// predicate or `"match"` may say no.
     pub(super) fn turn(&self, index: usize) -> Option<Turn> {
+        self.turn_for(index, self.call.payload.0)
+    }
+
+    /// [`turn`](Self::turn) for `payload`, which a wrap point's extensions may pass on in place
+    /// of the one the dispatch started with.
+    pub(super) fn turn_for(&self, index: usize, payload: *mut ()) -> Option<Turn> {
         let m = &self.list.meta[index];
         if self.list.generic && m.key.is_some_and(|k| k != self.call.want.key) {
             return None;
         }
         if let Some(matcher) = &m.matcher
-            && !self.accepts(matcher)
+            && !self.accepts(matcher, payload)
         {
             self.emit(What::Skipped { name: &m.name });
             return None;
@@ -123,18 +129,18 @@ impl<'a, 's> Chain<'a, 's> {
         })
     }
 
-    fn accepts(&self, matcher: &Matcher) -> bool {
+    fn accepts(&self, matcher: &Matcher, payload: *mut ()) -> bool {
         match matcher {
             // SAFETY: the list's payload key equals the dispatcher's (`precheck`, and the generic
             // skip above), so the payload is the type the predicate was compiled for.
-            Matcher::Typed(when) => unsafe { when(self.call.payload.0) },
+            Matcher::Typed(when) => unsafe { when(payload) },
             #[cfg(hookpoint_overrides)]
             Matcher::Json(m) => {
                 let Some(codec) = self.call.want.codec else {
                     return false;
                 };
                 // SAFETY: as above; the codec is the point's, checked against the payload key.
-                unsafe { (codec.to_json)(self.call.payload.0) }.is_ok_and(|v| m.matches(&v))
+                unsafe { (codec.to_json)(payload) }.is_ok_and(|v| m.matches(&v))
             }
         }
     }
@@ -196,8 +202,47 @@ impl<'a, 's> Chain<'a, 's> {
             name: &m.name,
             origin: &m.origin,
             elapsed: start.elapsed(),
+            own: None,
             outcome: result.as_ref().copied(),
         });
+    }
+
+    /// Ends the turn of a wrap point's extension (or of a command hook acting as its "before"
+    /// step): observes it, with `inside` the time it spent in `next`, then applies its error
+    /// policy. `Ok(())`: the turn's result stands; `Err(None)`: its error was logged
+    /// (`on_error = "log"`) and the nest goes on as if it were absent; `Err(Some(e))`: the
+    /// nest ends with `e`.
+    pub(super) fn end_wrap(
+        &self,
+        turn: Turn,
+        inside: std::time::Duration,
+        ran_next: bool,
+        result: Result<(), Error>,
+    ) -> Result<(), Option<Error>> {
+        let m = &self.list.meta[turn.index];
+        if let Some(start) = turn.start {
+            let elapsed = start.elapsed();
+            self.emit(What::Extension {
+                name: &m.name,
+                origin: &m.origin,
+                elapsed,
+                own: Some(elapsed.saturating_sub(inside)),
+                outcome: result.as_ref().map(|()| Flow::Continue),
+            });
+        }
+        let Err(err) = result else {
+            return Ok(());
+        };
+        let point = self.call.point;
+        let err = err.at_extension(&m.name, &m.origin).at_point(point);
+        // `log` runs the rest of the nest as if the extension were absent, which is only sound
+        // before its `next` ran: afterwards it would run the rest (the model, a payment) twice,
+        // so the error is returned as it is.
+        if m.policy == ErrorPolicy::Log && !ran_next {
+            tracing_out::continued_after_error(point, &m.name, &m.origin, &err);
+            return Err(None);
+        }
+        Err(Some(err))
     }
 
     /// Which extension stopped the chain, if one did.
@@ -210,11 +255,16 @@ impl<'a, 's> Chain<'a, 's> {
 
     /// Ends the chain: tells observers how it ended.
     pub(super) fn finish(&self, result: &Result<(), Error>) {
+        self.finish_with(result.as_ref().err());
+    }
+
+    /// [`finish`](Self::finish) with the dispatch's error, if it failed.
+    pub(super) fn finish_with(&self, error: Option<&Error>) {
         if let Some(start) = self.started {
             self.emit(What::End {
                 elapsed: start.elapsed(),
                 stopped_by: self.stopped_by.map(|i| &*self.list.meta[i].name),
-                error: result.as_ref().err(),
+                error,
             });
         }
     }

@@ -29,6 +29,12 @@ fn input(call: &Call<'_>, name: &str) -> Result<Vec<u8>, Error> {
 
 /// Applies what the hook asked for to the payload; `Flow::Stop` for `"continue": false`.
 fn apply(out: HookOutput, call: &Call<'_>, name: &str) -> Result<Flow, Error> {
+    if out.response.is_some() {
+        return Err(Error::kind_msg(
+            ErrorKind::Command,
+            "bad output: `response` answers a wrap point only; this point's extensions return nothing",
+        ));
+    }
     if let Some(v) = out.payload {
         // SAFETY: as in `input`; the payload is exclusively borrowed by this dispatch.
         unsafe { (codec(call).replace_from_json)(call.payload.0, v) }.map_err(|e| {
@@ -49,6 +55,80 @@ fn apply(out: HookOutput, call: &Call<'_>, name: &str) -> Result<Flow, Error> {
         out.stop_reason.as_deref().unwrap_or(""),
     );
     Ok(Flow::Stop)
+}
+
+/// What a hook did on a wrap point, where it is a "before" step: `{"payload": ...}` rewrites the
+/// request, `{"response": ...}` answers it through the response codec (`Ok(true)`: the rest of
+/// the nest does not run), else the nest goes on. `"continue": false` without a response has
+/// nothing to answer with and is an error.
+fn apply_wrap(
+    out: HookOutput,
+    call: &Call<'_>,
+    name: &str,
+    codec: Option<&JsonCodec>,
+    response: *mut (),
+) -> Result<bool, Error> {
+    let answer = out.response.clone();
+    let stop = out.stop;
+    apply(
+        HookOutput {
+            response: None,
+            ..out
+        },
+        call,
+        name,
+    )?;
+    match (answer, codec) {
+        (Some(v), Some(codec)) => {
+            // SAFETY: the codec is the point's, made for `Option<Response>`, and `response` is
+            // the level's `Option<Response>` slot, exclusively borrowed for this step.
+            unsafe { (codec.replace_from_json)(response, v) }.map_err(|e| {
+                Error::kind_msg(
+                    ErrorKind::Command,
+                    "bad output: `response` does not deserialize into the point's response type",
+                )
+                .with_source(e)
+            })?;
+            Ok(true)
+        }
+        (Some(_), None) => Err(Error::kind_msg(
+            ErrorKind::Command,
+            "bad output: `response` needs the wrap point declared `#[serde]` in `point!`",
+        )),
+        (None, _) if stop => Err(Error::kind_msg(
+            ErrorKind::Command,
+            "bad output: `\"continue\": false` on a wrap point needs a `response` to answer with",
+        )),
+        (None, _) => Ok(false),
+    }
+}
+
+/// Runs a command hook as the "before" step of a sync wrap point; `Ok(true)` when it answered.
+pub(super) fn run_wrap_sync(
+    spec: &CommandSpec,
+    name: &str,
+    call: Call<'_>,
+    codec: Option<&JsonCodec>,
+    response: *mut (),
+) -> Result<bool, Error> {
+    let input = input(&call, name)?;
+    let out = command::run_sync(spec, &input).map_err(command_error)?;
+    apply_wrap(out, &call, name, codec, response)
+}
+
+/// Runs a command hook as the "before" step of an async wrap point; `Ok(true)` when it answered.
+pub(super) async fn run_wrap_async(
+    spec: &CommandSpec,
+    name: &str,
+    call: Call<'_>,
+    codec: Option<&JsonCodec>,
+    response: super::SendPtr,
+) -> Result<bool, Error> {
+    let input = input(&call, name)?;
+    let out = command::run_async(spec, &input)
+        .await
+        .map_err(command_error)?;
+    apply_wrap(out, &call, name, codec, response.0)
 }
 
 /// Runs a command hook from a sync dispatch (`std::process`).

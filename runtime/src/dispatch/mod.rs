@@ -13,15 +13,20 @@ mod asynchronous;
 mod chain;
 #[cfg(hookpoint_command_hooks)]
 mod hook;
+mod nest;
+mod next;
 mod outcome;
 mod sync;
 #[cfg(hookpoint_wasm)]
 mod wasm;
+mod wrap;
 
 use std::any::TypeId;
 use std::cell::Cell;
 
 pub(crate) use asynchronous::run_async;
+pub(crate) use nest::{run_async as run_wrap_async, run_sync as run_wrap_sync};
+pub use next::{AsyncNext, Next, StepFuture};
 pub use outcome::Outcome;
 pub(crate) use sync::{run_bare, run_sync};
 
@@ -170,7 +175,11 @@ fn no_codec(list: &PointList, point: &str) -> Error {
         .position(|r| {
             !matches!(
                 r,
-                crate::snapshot::Run::Sync(_) | crate::snapshot::Run::Async(_)
+                crate::snapshot::Run::Sync(_)
+                    | crate::snapshot::Run::Async(_)
+                    | crate::snapshot::Run::Registered(_)
+                    | crate::snapshot::Run::Wrap(_)
+                    | crate::snapshot::Run::AsyncWrap(_)
             )
         })
         .map(|i| &list.meta[i])
@@ -178,6 +187,16 @@ fn no_codec(list: &PointList, point: &str) -> Error {
         e = e.at_extension(&m.name, &m.origin);
     }
     e.at_point(point)
+}
+
+/// A wrap extension met in a plain list (ruled out by the payload key check; an error rather
+/// than a panic).
+#[cold]
+fn wrap_on_plain() -> Error {
+    Error::kind_msg(
+        ErrorKind::PayloadMismatch,
+        "this extension takes `next`, so it runs only on a wrap point",
+    )
 }
 
 #[cold]

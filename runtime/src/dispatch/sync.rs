@@ -176,9 +176,9 @@ fn run_general(
         let r = if chain.observing {
             chain
                 .extension_span(&turn)
-                .in_scope(|| invoke(snap, *run, &cx, chain.name(&turn), call))
+                .in_scope(|| invoke(snap, list, *run, &cx, chain.name(&turn), call))
         } else {
-            invoke(snap, *run, &cx, chain.name(&turn), call)
+            invoke(snap, list, *run, &cx, chain.name(&turn), call)
         };
         match chain.end(turn, r) {
             Ok(Flow::Continue) => {}
@@ -201,6 +201,7 @@ fn run_general(
 )]
 fn invoke(
     snap: &Snapshot,
+    list: &PointList,
     run: Run,
     cx: &Cx<'_>,
     name: &str,
@@ -211,6 +212,11 @@ fn invoke(
         // dispatcher's, so `payload` points to the `P` the handler was compiled for.
         Run::Sync(f) => unsafe { f(call.payload.0, cx) },
         Run::Async(_) => unreachable!("precheck refuses async extensions on sync dispatch"),
+        // SAFETY: as above; the closure was made for the payload its key names.
+        Run::Registered(ix) => unsafe {
+            list.registered[ix as usize].call_sync(call.payload.0, cx)
+        },
+        Run::Wrap(_) | Run::AsyncWrap(_) => Err(super::wrap_on_plain()),
         #[cfg(hookpoint_command_hooks)]
         Run::Command(ix) => super::hook::run_sync(&snap.commands[ix as usize], name, call),
         #[cfg(hookpoint_wasm)]

@@ -64,6 +64,7 @@ impl ScopeFs {
         table: &CompiledTable,
         disabled: &HashMap<&'static str, &'static str>,
         disabled_plugins: &std::collections::BTreeSet<String>,
+        registered: &crate::snapshot::RegisteredCandidates,
         generation: u64,
         reader: FileReader,
     ) -> (Snapshot, ReloadEvent) {
@@ -75,6 +76,7 @@ impl ScopeFs {
             table,
             disabled,
             disabled_plugins,
+            registered,
             dirty,
             generation,
             reader,

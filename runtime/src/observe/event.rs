@@ -30,9 +30,13 @@ pub enum What<'a> {
         name: &'a str,
         /// Where it is defined.
         origin: &'a Origin,
-        /// How long it ran.
+        /// How long it ran. For a wrap point's extension this includes everything it wrapped
+        /// (the rest of the nest and the inner step, each time it called `next`).
         elapsed: Duration,
-        /// What it returned.
+        /// For a wrap point's extension, its own time: `elapsed` minus the time spent inside
+        /// `next`; `None` for the extensions of other points.
+        own: Option<Duration>,
+        /// What it returned (`Ok(Flow::Continue)` for a wrap extension that answered).
         outcome: Result<Flow, &'a Error>,
     },
     /// An extension did not run for this payload (its `when` predicate or `"match"` said no).

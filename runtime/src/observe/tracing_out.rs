@@ -79,6 +79,7 @@ pub(crate) fn event(event: &Event<'_>, slow: Option<Duration>) {
         origin,
         elapsed,
         outcome,
+        ..
     } = &event.what
     else {
         return;

@@ -66,6 +66,21 @@ pub type BareFn = unsafe fn(*mut ());
 /// A type-erased async handler.
 pub type AsyncFn = for<'a> unsafe fn(*mut (), &'a Cx<'a>) -> BoxFuture<'a>;
 
+/// A boxed wrap extension's future: `Ok(())` once it wrote its response.
+pub type WrapFuture<'a> = Pin<Box<dyn Future<Output = Result<(), Error>> + Send + 'a>>;
+
+/// A type-erased wrap handler: `fn(&mut Req, Next<'_, Req, Resp>) -> Result<Resp, E>` (or with
+/// `&Cx` first) behind three pointers. Unsafe to call: `request` points to the `Req`, `next` to
+/// an `Option<Next<'_, Req, Resp>>` holding the rest of the chain (the handler takes it), and
+/// `response` to an `Option<Resp>` the handler fills when it returns `Ok(())`, for the one
+/// `(Req, Resp)` the handler was compiled for (dispatch checks the payload key first).
+pub type WrapFn = unsafe fn(*mut (), *mut (), *mut (), &Cx<'_>) -> Result<(), Error>;
+
+/// The same for an `async fn` wrap extension taking an
+/// [`AsyncNext`](crate::AsyncNext): the response is written when the future ends with `Ok(())`;
+/// the three pointees outlive the future.
+pub type AsyncWrapFn = for<'a> unsafe fn(*mut (), *mut (), *mut (), &'a Cx<'a>) -> WrapFuture<'a>;
+
 /// The compiled handler of an extension.
 #[derive(Clone, Copy)]
 pub enum Handler {
@@ -73,12 +88,22 @@ pub enum Handler {
     Sync(SyncFn),
     /// The same, `async`.
     Async(AsyncFn),
+    /// A wrap extension: `fn(&mut Req, Next<'_, Req, Resp>) -> Result<Resp, E>`, optionally
+    /// with `&Cx` first.
+    Wrap(WrapFn),
+    /// The same, `async`, taking an [`AsyncNext`](crate::AsyncNext).
+    AsyncWrap(AsyncWrapFn),
 }
 
 impl Handler {
     /// True for an `async fn` extension.
     pub fn is_async(&self) -> bool {
-        matches!(self, Handler::Async(_))
+        matches!(self, Handler::Async(_) | Handler::AsyncWrap(_))
+    }
+
+    /// True for a wrap extension (one that takes `next`).
+    pub fn is_wrap(&self) -> bool {
+        matches!(self, Handler::Wrap(_) | Handler::AsyncWrap(_))
     }
 }
 
@@ -119,7 +144,8 @@ pub struct ExtensionParts {
     pub file: &'static str,
     pub line: u32,
     pub payload_type: fn() -> &'static str,
-    /// `TypeId::of::<fn(&mut P)>()` with `P`'s lifetimes elided.
+    /// `TypeId::of::<fn(&mut P)>()` with `P`'s lifetimes elided; for a wrap extension the
+    /// `TypeId` of its handler type (see [`WrapSpec`](crate::WrapSpec)).
     pub payload_key: fn() -> TypeId,
     pub handler: Handler,
     /// The same handler as a [`BareFn`], when it takes no `Cx` and returns `()`.
@@ -146,7 +172,10 @@ impl ExtensionEntry {
     /// (`&P` for `when`) for the one
     /// type `P` whose handler type `fn(&mut P)` (lifetimes elided, so higher-ranked) has the
     /// `TypeId` that `parts.payload_key` returns, and must not keep the borrow past the call
-    /// (async handlers: past their future).
+    /// (async handlers: past their future). A wrap handler ([`Handler::Wrap`],
+    /// [`Handler::AsyncWrap`]) casts its pointers as [`WrapFn`] says, for the `(Req, Resp)`
+    /// whose wrap handler type (see [`WrapSpec`](crate::WrapSpec)) has that `TypeId`; its
+    /// `when` casts the request.
     pub const unsafe fn new(parts: ExtensionParts) -> Self {
         ExtensionEntry(parts)
     }
@@ -184,7 +213,8 @@ pub struct PointEntry(PointParts);
 impl PointEntry {
     /// # Safety
     /// `parts.codec`, when given, must have been made by [`JsonCodec::of`] for the payload type
-    /// whose key `parts.payload_key` returns: by-name dispatch uses it on payloads of that key.
+    /// whose key `parts.payload_key` returns (for a wrap point: the request of the wrap handler
+    /// type whose key it returns): by-name dispatch uses it on payloads of that key.
     pub const unsafe fn new(parts: PointParts) -> Self {
         PointEntry(parts)
     }

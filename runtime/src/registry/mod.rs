@@ -5,18 +5,22 @@
 //!
 //! Next in the data's way: `snapshot` resolves these records into per-point lists.
 
+mod closure;
 mod codec;
 mod cx;
 mod entry;
 mod plugin;
 mod policy;
 
+pub(crate) use closure::{
+    AsyncClosure, AsyncWrapClosure, ClosureRun, Started, SyncClosure, WrapClosure,
+};
 pub use codec::JsonCodec;
 pub use cx::Cx;
 pub(crate) use cx::DispatchScope;
 pub use entry::{
-    AsyncFn, BareFn, BoxFuture, ExtensionEntry, ExtensionParts, Flow, Handler, PointEntry, PointOf,
-    PointParts, SyncFn, TypedPoint, WhenFn,
+    AsyncFn, AsyncWrapFn, BareFn, BoxFuture, ExtensionEntry, ExtensionParts, Flow, Handler,
+    PointEntry, PointOf, PointParts, SyncFn, TypedPoint, WhenFn, WrapFn, WrapFuture,
 };
 pub use plugin::{ConfigMismatch, HOOKPOINT_PLG_V0, JsonPathSegment, PluginEntry};
 pub(crate) use plugin::{default_configs, find as find_plugin, unhealthy};

@@ -37,8 +37,9 @@ impl std::fmt::Display for ErrorPolicy {
     }
 }
 
-/// Whether a point is dispatched synchronously or asynchronously. Serialized as `"sync"` /
-/// `"async"`.
+/// Whether a point is dispatched synchronously or asynchronously, and whether its extensions
+/// nest around an inner step (wrap points). Serialized as `"sync"`, `"async"`, `"wrap"`,
+/// `"async_wrap"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PointKind {
@@ -46,4 +47,26 @@ pub enum PointKind {
     Sync,
     /// Dispatched with `.await`: sync and async extensions run in order.
     Async,
+    /// A [`WrapPoint`](crate::WrapPoint): each extension receives the request and a `next`
+    /// running the rest of the chain and the caller's inner step; dispatched with a sync call.
+    Wrap,
+    /// An [`AsyncWrapPoint`](crate::AsyncWrapPoint): the same, dispatched with `.await`.
+    AsyncWrap,
+}
+
+impl PointKind {
+    /// `"sync"`, `"async"`, `"wrap"` or `"async wrap"`, for messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PointKind::Sync => "sync",
+            PointKind::Async => "async",
+            PointKind::Wrap => "wrap",
+            PointKind::AsyncWrap => "async wrap",
+        }
+    }
+
+    /// True for wrap points, whose extensions take `next`.
+    pub fn is_wrap(self) -> bool {
+        matches!(self, PointKind::Wrap | PointKind::AsyncWrap)
+    }
 }

@@ -162,6 +162,52 @@ impl Scope {
         dispatch::run_sync(tl, snap, default.as_dispatch(), call, sink)
     }
 
+    /// Runs `f` with the current scope's snapshot, as a sync dispatch sees it (the entered
+    /// scope's, else this thread's copy of the default scope's): how a wrap point, whose
+    /// dispatch is generic over its request and response, reaches the snapshot.
+    #[inline(never)]
+    pub(crate) fn with_current<R>(
+        f: impl FnOnce(&ThreadState, &Snapshot, dispatch::ScopeRef<'_>) -> R,
+    ) -> R {
+        let tl = thread_state::get();
+        // SAFETY: the dispatch runs and ends within the `enter` that set the scope.
+        if let Some(scope) = unsafe { entered(tl) } {
+            let snap = scope.0.snapshot.load();
+            return f(tl, &snap, scope.as_dispatch());
+        }
+        let default = Scope::default_scope();
+        let cached = default_snapshot(tl, default);
+        if cached.is_null() {
+            let snap = default.0.snapshot.load_full();
+            return f(tl, &snap, default.as_dispatch());
+        }
+        // SAFETY: non-null: the handle stays alive while this dispatch runs (module doc).
+        f(tl, unsafe { &*cached }, default.as_dispatch())
+    }
+
+    /// An async wrap point's dispatch on this scope, as [`dispatch_async`](Self::dispatch_async)
+    /// runs a plain one: on the snapshot current when it starts, bound to the scope.
+    pub(crate) async fn dispatch_wrap_async<Req: Send, Resp: Send>(
+        &self,
+        call: Call<'_>,
+        response: Option<&'static crate::registry::JsonCodec>,
+        request: &mut Req,
+        inner: &mut (
+                 dyn for<'r> FnMut(&'r mut Req) -> crate::dispatch::StepFuture<'r, Resp> + Send
+             ),
+    ) -> Result<Resp, Error> {
+        // Boxed for the reason `dispatch_async` gives.
+        self.bind(Box::pin(dispatch::run_wrap_async(
+            self.snapshot(),
+            self.as_dispatch(),
+            call,
+            response,
+            request,
+            inner,
+        )))
+        .await
+    }
+
     /// Async dispatch on this scope, on the snapshot current when it starts, bound to the scope
     /// while its extensions are polled (as under [`Scope::bind`]).
     pub(crate) async fn dispatch_async(

@@ -7,6 +7,8 @@
 //! - [`builder`]: the [`ScopeBuilder`];
 //! - [`plugins`]: per-scope plugin enablement, config and state, by name;
 //! - [`plugin_handle`]: [`Plugin`], a crate plugin's typed handle to the same;
+//! - [`register`]: [`Scope::register`], closures attached while the program runs, and their
+//!   guard; [`registrations`]: the scope's store of them and how they are published;
 //! - `reload` (feature `overrides`): status, reload events, the scope's layers;
 //! - `command_hooks` (feature `command-hooks`): the scope's and the process's command-hook
 //!   setting;
@@ -29,6 +31,8 @@ mod observation;
 mod plugin_handle;
 mod plugin_info;
 mod plugins;
+mod register;
+mod registrations;
 #[cfg(hookpoint_overrides)]
 mod reload;
 #[cfg(hookpoint_overrides)]
@@ -52,6 +56,7 @@ pub use command_hooks::{command_hooks_enabled, set_command_hooks_enabled};
 pub use current::Bound;
 pub use plugin_handle::Plugin;
 pub use plugin_info::{PluginInfo, PluginSource, PluginState};
+pub use register::{AcceptsAsyncClosure, Named, Register, RegisterTarget, Registration};
 
 use crate::locks;
 use crate::registry::{Cx, DispatchScope};
@@ -64,6 +69,11 @@ pub(crate) static COMPILED: LazyLock<CompiledTable> = LazyLock::new(CompiledTabl
 
 pub(crate) struct ScopeInner {
     pub(crate) name: String,
+    /// The compiled-in table its snapshots start from ([`COMPILED`], or a synthetic one in
+    /// benchmarks).
+    pub(crate) table: &'static CompiledTable,
+    /// Extensions registered at run time ([`Scope::register`]). Locked after `rebuild_lock`.
+    pub(crate) registered: Mutex<registrations::Registrations>,
     pub(crate) snapshot: ArcSwap<Snapshot>,
     pub(crate) generation: AtomicU64,
     /// Held while a snapshot is built, so reloads never overlap. Never held while extensions run.
@@ -116,11 +126,31 @@ impl Scope {
         plugins: plugins::PluginStates,
         observation: crate::observe::ObservationConfig,
     ) -> Scope {
+        Self::with_table(
+            &COMPILED,
+            name,
+            #[cfg(hookpoint_overrides)]
+            fs,
+            plugins,
+            observation,
+        )
+    }
+
+    /// [`from_parts`](Self::from_parts) over the compiled-in table `table`.
+    pub(crate) fn with_table(
+        table: &'static CompiledTable,
+        name: String,
+        #[cfg(hookpoint_overrides)] fs: crate::fs::ScopeFs,
+        plugins: plugins::PluginStates,
+        observation: crate::observe::ObservationConfig,
+    ) -> Scope {
         crate::stats::init();
         crate::observe::tracing_out::follow_interest();
-        let first = snapshot::compiled_snapshot(&COMPILED, &Default::default(), 1);
+        let first = snapshot::compiled_snapshot(table, &Default::default(), &Default::default(), 1);
         let inner = Arc::new(ScopeInner {
             name,
+            table,
+            registered: Mutex::default(),
             snapshot: ArcSwap::from_pointee(first),
             generation: AtomicU64::new(1),
             rebuild_lock: Mutex::new(()),
@@ -166,9 +196,13 @@ impl Scope {
         {
             let serial = locks::lock(&self.0.rebuild_lock);
             let disabled = self.disabled_crates();
+            let registered = locks::lock(&self.0.registered).candidates();
             let generation = self.next_generation();
             self.publish(snapshot::compiled_snapshot(
-                &COMPILED, &disabled, generation,
+                self.0.table,
+                &disabled,
+                &registered,
+                generation,
             ));
             drop(serial);
         }
@@ -184,13 +218,15 @@ impl Scope {
         let serial = locks::lock(&self.0.rebuild_lock);
         let disabled = self.disabled_crates();
         let disabled_plugins = self.disabled_plugins();
+        let registered = locks::lock(&self.0.registered).candidates();
         let mut events = Vec::new();
         for _ in 0..MAX_PASSES {
             let generation = self.next_generation();
             let (snap, mut event) = self.0.fs.build_snapshot(
-                &COMPILED,
+                self.0.table,
                 &disabled,
                 &disabled_plugins,
+                &registered,
                 generation,
                 reader,
             );

@@ -17,10 +17,12 @@ pub(crate) struct Candidate {
     pub(crate) replace: bool,
 }
 
-/// What a candidate runs: a compiled handler, a command hook or a wasm extension.
+/// What a candidate runs: a compiled handler, a command hook, a wasm extension or a closure
+/// registered at run time.
 #[derive(Clone)]
 pub(crate) enum CandidateRun {
     Handler(Handler),
+    Registered(crate::registry::ClosureRun),
     /// Index into the snapshot's command hooks.
     #[cfg(hookpoint_command_hooks)]
     Command(u32),

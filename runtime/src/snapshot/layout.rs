@@ -35,6 +35,7 @@ pub(crate) fn build_list(
     let mut runs = Vec::with_capacity(candidates.len());
     let mut meta = Vec::with_capacity(candidates.len());
     let mut bares = Vec::with_capacity(candidates.len());
+    let mut registered = Vec::new();
     for (i, c) in candidates.into_iter().enumerate() {
         bares.push(c.bare);
         note_key(&mut list, &c.meta);
@@ -43,6 +44,18 @@ pub(crate) fn build_list(
             CandidateRun::Handler(Handler::Async(f)) => {
                 list.first_async.get_or_insert(i as u32);
                 Run::Async(f)
+            }
+            CandidateRun::Registered(closure) => {
+                if closure.is_async() {
+                    list.first_async.get_or_insert(i as u32);
+                }
+                registered.push(closure);
+                Run::Registered(registered.len() as u32 - 1)
+            }
+            CandidateRun::Handler(Handler::Wrap(f)) => Run::Wrap(f),
+            CandidateRun::Handler(Handler::AsyncWrap(f)) => {
+                list.first_async.get_or_insert(i as u32);
+                Run::AsyncWrap(f)
             }
             #[cfg(hookpoint_command_hooks)]
             CandidateRun::Command(ix) => {
@@ -70,6 +83,7 @@ pub(crate) fn build_list(
     list.shape = shape(&list, &runs, &meta, bares);
     list.runs = runs.into();
     list.meta = meta.into();
+    list.registered = registered.into();
     list
 }
 
@@ -89,14 +103,26 @@ fn shape(list: &PointList, runs: &[Run], meta: &[ExtMeta], bares: Vec<Option<Bar
     if runs.is_empty() && list.refusal.is_none() {
         return Shape::Empty;
     }
-    let plain = !runs.is_empty()
+    let no_rules = !runs.is_empty()
         && list.refusal.is_none()
         && !list.generic
         && !list.mixed_keys
         && meta.iter().all(|m| {
             m.policy == ErrorPolicy::Propagate && m.matcher.is_none() && m.timeout.is_none()
-        })
-        && runs.iter().all(|r| matches!(r, Run::Sync(_)));
+        });
+    if let Some(key) = list.key.filter(|_| no_rules)
+        && runs.iter().all(|r| matches!(r, Run::Wrap(_)))
+    {
+        let fns = runs
+            .iter()
+            .filter_map(|r| match r {
+                Run::Wrap(f) => Some(*f),
+                _ => None,
+            })
+            .collect();
+        return Shape::Wrap { key, fns };
+    }
+    let plain = no_rules && runs.iter().all(|r| matches!(r, Run::Sync(_)));
     let Some(key) = list.key.filter(|_| plain) else {
         return Shape::General;
     };
@@ -122,6 +148,7 @@ pub(crate) fn assemble(
     lists_by_name: Vec<(String, PointList)>,
     #[cfg(hookpoint_command_hooks)] commands: Vec<crate::command::CommandSpec>,
     plugin_configs: HashMap<String, serde_json::Value>,
+    base: std::sync::Arc<super::MergeBase>,
 ) -> Snapshot {
     let indexed: Vec<(u32, PointList)> = lists_by_name
         .into_iter()
@@ -130,25 +157,33 @@ pub(crate) fn assemble(
     let len = site::interned_count();
     let mut lists: Vec<PointList> = Vec::with_capacity(len);
     lists.resize_with(len, PointList::default);
-    let mut active_bits = vec![0u64; len.div_ceil(64)];
     for (id, l) in indexed {
-        if !matches!(l.shape, Shape::Empty) {
-            active_bits[(id / 64) as usize] |= 1 << (id % 64);
-        }
         lists[id as usize] = l;
     }
     Snapshot {
         generation,
+        active_bits: active_bits(&lists),
         lists: lists.into(),
-        active_bits,
         #[cfg(hookpoint_command_hooks)]
-        commands,
+        commands: std::sync::Arc::new(commands),
         #[cfg(hookpoint_wasm)]
-        wasm: Vec::new(),
+        wasm: Default::default(),
         plugin_configs,
         unhealthy_plugins: Default::default(),
         plugin_values: Default::default(),
+        base,
     }
+}
+
+/// Bit `id` set for every list with something to run (or a refusal).
+pub(crate) fn active_bits(lists: &[PointList]) -> Vec<u64> {
+    let mut bits = vec![0u64; lists.len().div_ceil(64)];
+    for (id, l) in lists.iter().enumerate() {
+        if !matches!(l.shape, Shape::Empty) {
+            bits[id / 64] |= 1 << (id % 64);
+        }
+    }
+    bits
 }
 
 #[cfg(test)]

@@ -1,10 +1,15 @@
-//! The merge: compiled-in extensions minus disabled plugins' ones, then (with `fs`) the override
-//! definitions of each extension applied ([`overrides`](super::overrides)), then each point laid out.
+//! The merge: compiled-in extensions minus disabled plugins' ones, plus the scope's registered
+//! ones, then (with `fs`) the override definitions of each extension applied
+//! ([`overrides`](super::overrides)), then each point laid out.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use super::layout::{assemble, build_list};
-use super::{CompiledTable, Inactive, Layer, PointCandidates, Snapshot};
+use super::{
+    CompiledTable, Inactive, Layer, MergeBase, PointCandidates, PointList, RegisteredCandidates,
+    Snapshot,
+};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::error::Origin;
 
@@ -16,44 +21,52 @@ pub(crate) struct BuildInput<'a> {
     pub(crate) plugin_configs: HashMap<String, serde_json::Value>,
     /// Enabled plugins whose self-check fails, with the reason: their extensions do not run.
     pub(crate) unhealthy: BTreeMap<&'static str, String>,
+    /// The scope's extensions registered at run time, by point.
+    pub(crate) registered: &'a RegisteredCandidates,
     /// Override files, command hooks and refused files (with `fs`).
     #[cfg(hookpoint_overrides)]
-    pub(crate) layers: super::overrides::LayerInput<'a>,
+    pub(crate) layers: super::overrides::LayerInput,
 }
 
 /// Merges compiled-in extensions with override definitions into a snapshot. Returns the snapshot
 /// and warnings (overrides that match no extension).
 pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<Diagnostic>) {
     let table = input.table;
-    let points = compiled_candidates(table, &excluded_crates(&input));
+    let excluded = excluded_crates(&input);
+    let mut points = compiled_candidates(table, &excluded);
+    for (point, cands) in input.registered {
+        let slot = points.entry(point.clone()).or_default();
+        slot.active.extend(cands.iter().cloned());
+    }
     #[cfg(hookpoint_overrides)]
-    let (points, warnings) = input.layers.apply(table, points);
+    let super::overrides::LayerInput {
+        defs: layers,
+        #[cfg(hookpoint_command_hooks)]
+        commands,
+    } = input.layers;
+    #[cfg(hookpoint_overrides)]
+    let (points, mut warnings) = layers.apply(table, points);
     #[cfg(not(hookpoint_overrides))]
     let mut warnings = Vec::new();
-    #[cfg(hookpoint_overrides)]
-    let mut warnings = warnings;
     let lists = points
         .into_iter()
         .map(|(point, c)| {
-            warnings.extend(dangling_constraints(&point, &c.active));
-            let list = build_list(
-                c.active,
-                table.refusals.get(&point).cloned(),
-                c.inactive,
-                table.declared.get(point.as_str()).copied(),
-            );
-            if !list.ordering_cycle.is_empty() {
-                warnings.push(cycle_warning(&point, &list.ordering_cycle));
-            }
+            let list = lay_out(table, &point, c, &mut warnings);
             (point, list)
         })
         .collect();
+    let base = Arc::new(MergeBase {
+        excluded,
+        #[cfg(hookpoint_overrides)]
+        layers,
+    });
     let mut snap = assemble(
         generation,
         lists,
         #[cfg(hookpoint_command_hooks)]
-        input.layers.commands,
+        commands,
         input.plugin_configs,
+        base,
     );
     snap.unhealthy_plugins = input
         .unhealthy
@@ -63,6 +76,26 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<Di
     (snap, warnings)
 }
 
+/// Lays out one point's merged candidates, adding the warnings its ordering constraints give.
+pub(super) fn lay_out(
+    table: &CompiledTable,
+    point: &str,
+    c: PointCandidates,
+    warnings: &mut Vec<Diagnostic>,
+) -> PointList {
+    warnings.extend(dangling_constraints(point, &c.active));
+    let list = build_list(
+        c.active,
+        table.refusals.get(point).cloned(),
+        c.inactive,
+        table.declared.get(point).copied(),
+    );
+    if !list.ordering_cycle.is_empty() {
+        warnings.push(cycle_warning(point, &list.ordering_cycle));
+    }
+    list
+}
+
 /// Ordering constraints an override file gave (`after`/`before` in a manifest) that name an
 /// extension the point does not have: ignored, with a warning naming the file. (Compiled-in
 /// ones are [`validate`](crate::validate)'s to report.)
@@ -70,7 +103,7 @@ fn dangling_constraints(point: &str, cands: &[super::Candidate]) -> Vec<Diagnost
     let mut out = Vec::new();
     for c in cands
         .iter()
-        .filter(|c| !matches!(c.meta.layer, super::Layer::Compiled))
+        .filter(|c| !matches!(c.meta.layer, Layer::Compiled | Layer::Registered))
     {
         for (key, targets) in [("after", &c.meta.after), ("before", &c.meta.before)] {
             for t in targets
@@ -133,33 +166,44 @@ fn compiled_candidates(
     table: &CompiledTable,
     excluded: &HashMap<&'static str, String>,
 ) -> BTreeMap<String, PointCandidates> {
-    let mut points: BTreeMap<String, PointCandidates> = BTreeMap::new();
-    for (point, cands) in &table.by_point {
-        let slot = points.entry(point.clone()).or_default();
-        slot.inactive
-            .extend(table.inactive.get(point).cloned().unwrap_or_default());
-        for c in cands {
-            if let Origin::Compiled { crate_name, .. } = &c.meta.origin
-                && let Some(why) = excluded.get(crate_name)
-            {
-                slot.inactive.push(Inactive {
-                    name: c.meta.name.clone(),
-                    origin: c.meta.origin.clone(),
-                    layer: Layer::Compiled,
-                    why: why.clone(),
-                });
-                continue;
-            }
-            slot.active.push(c.clone());
+    table
+        .by_point
+        .keys()
+        .map(|point| (point.clone(), point_candidates(table, excluded, point)))
+        .collect()
+}
+
+/// [`compiled_candidates`] of one point.
+pub(super) fn point_candidates(
+    table: &CompiledTable,
+    excluded: &HashMap<&'static str, String>,
+    point: &str,
+) -> PointCandidates {
+    let mut slot = PointCandidates::default();
+    slot.inactive
+        .extend(table.inactive.get(point).cloned().unwrap_or_default());
+    for c in table.by_point.get(point).into_iter().flatten() {
+        if let Origin::Compiled { crate_name, .. } = &c.meta.origin
+            && let Some(why) = excluded.get(crate_name)
+        {
+            slot.inactive.push(Inactive {
+                name: c.meta.name.clone(),
+                origin: c.meta.origin.clone(),
+                layer: Layer::Compiled,
+                why: why.clone(),
+            });
+            continue;
         }
+        slot.active.push(c.clone());
     }
-    points
+    slot
 }
 
 /// The snapshot of compiled-in extensions alone, without the disabled plugins' ones.
 pub(crate) fn compiled_snapshot(
     table: &CompiledTable,
     disabled_crates: &HashMap<&'static str, &'static str>,
+    registered: &RegisteredCandidates,
     generation: u64,
 ) -> Snapshot {
     let plugin_configs: HashMap<String, serde_json::Value> = crate::registry::default_configs()
@@ -174,6 +218,7 @@ pub(crate) fn compiled_snapshot(
             disabled_crates,
             plugin_configs,
             unhealthy,
+            registered,
             #[cfg(hookpoint_overrides)]
             layers: Default::default(),
         },

@@ -8,6 +8,8 @@
 //! - [`layout`]: one point's winners sorted into a [`PointList`] whose [`Shape`] tells dispatch
 //!   which loop may run it.
 //! - [`plugin_values`]: the crate plugins' typed configs, deserialized once per snapshot.
+//! - [`registered`]: extensions registered at run time join their point's candidates; one
+//!   point is laid out again over the last merge when they come or go.
 //!
 //! Comes after `registry`; next in the data's way: `dispatch` runs one list, `scope` owns and
 //! swaps snapshots.
@@ -19,6 +21,7 @@ pub(crate) mod ordering;
 #[cfg(hookpoint_overrides)]
 mod overrides;
 mod plugin_values;
+mod registered;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -29,17 +32,20 @@ pub(crate) use merge::compiled_snapshot;
 #[cfg(hookpoint_overrides)]
 pub(crate) use merge::{BuildInput, build};
 #[cfg(hookpoint_overrides)]
-pub(crate) use overrides::{LayerInput, OverrideDef};
+pub(crate) use overrides::{LayerDefs, LayerInput, OverrideDef};
 pub(crate) use plugin_values::{PluginValues, TypedConfig};
+pub(crate) use registered::{MergeBase, RegisteredCandidates, relayout};
 
 use crate::error::{Error, ErrorKind, Origin};
-use crate::registry::{AsyncFn, BareFn, ErrorPolicy, SyncFn, WhenFn};
+use crate::registry::{
+    AsyncFn, AsyncWrapFn, BareFn, ClosureRun, ErrorPolicy, SyncFn, WhenFn, WrapFn,
+};
 use crate::site;
 
 /// Where an extension's definition comes from; higher layers win per (point, name).
 ///
-/// Serialized with a `kind` tag: `{"kind": "compiled"}` or `{"kind": "folder", "rank": 1,
-/// "root": "/home/me/.app"}`.
+/// Serialized with a `kind` tag: `{"kind": "compiled"}`, `{"kind": "registered"}` or
+/// `{"kind": "folder", "rank": 1, "root": "/home/me/.app"}`.
 ///
 /// ```
 /// assert_eq!(hookpoint::Layer::Compiled.to_string(), "compiled-in");
@@ -53,6 +59,10 @@ use crate::site;
 pub enum Layer {
     /// Compiled into the binary with `#[extension]`.
     Compiled,
+    /// Registered while the program runs ([`Scope::register`](crate::Scope::register)). Like a
+    /// compiled-in extension it is below every folder: a manifest there changes it by (point,
+    /// name).
+    Registered,
     /// An override folder; `rank` 1 is the highest priority (see [`ScopeBuilder`](crate::ScopeBuilder)).
     Folder {
         /// Position in the scope's search order, 1 = highest.
@@ -68,7 +78,7 @@ impl Layer {
     pub(crate) fn rank(&self) -> u8 {
         match self {
             Layer::Folder { rank, .. } => *rank,
-            Layer::Compiled => u8::MAX,
+            Layer::Compiled | Layer::Registered => u8::MAX,
         }
     }
 }
@@ -77,6 +87,7 @@ impl std::fmt::Display for Layer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Layer::Compiled => f.write_str("compiled-in"),
+            Layer::Registered => f.write_str("registered"),
             Layer::Folder { rank, root } => write!(f, "layer {rank} ({})", root.display()),
         }
     }
@@ -87,12 +98,17 @@ impl std::fmt::Display for Layer {
 pub(crate) enum Run {
     Sync(SyncFn),
     Async(AsyncFn),
+    /// A wrap extension: runs with the rest of its nest as `next`.
+    Wrap(WrapFn),
+    AsyncWrap(AsyncWrapFn),
     /// Index into [`Snapshot::commands`].
     #[cfg(hookpoint_command_hooks)]
     Command(u32),
     /// Index into [`Snapshot::wasm`].
     #[cfg(hookpoint_wasm)]
     Wasm(u32),
+    /// Index into the list's [`PointList::registered`].
+    Registered(u32),
 }
 
 /// Everything about one active extension that dispatch needs only off the hot path.
@@ -168,7 +184,7 @@ pub(crate) struct PointCandidates {
 /// payload, a matcher, a time budget) applies to it, so a rule written in the general loop
 /// cannot be skipped by a fast one. (Ordering constraints are applied at layout; `Flow::Stop`
 /// is honoured by every loop.)
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) enum Shape {
     /// Nothing runs (the list may still show inactive extensions).
     #[default]
@@ -179,16 +195,21 @@ pub(crate) enum Shape {
     /// Every extension is a sync handler for the payload `key` with the default policy: a loop
     /// that stops at the first error.
     Plain { key: TypeId, fns: Box<[SyncFn]> },
+    /// Every extension is a sync wrap extension for the payload `key` with the default policy,
+    /// no matcher: the nest calls them one inside the other with no rule to apply per level.
+    Wrap { key: TypeId, fns: Box<[WrapFn]> },
     /// Anything else: dispatch checks the whole list before anything runs, then applies each
     /// extension's rules.
     General,
 }
 
 /// One point's extensions in run order.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct PointList {
     pub(crate) shape: Shape,
     pub(crate) runs: Box<[Run]>,
+    /// The closures registered at run time that [`Run::Registered`] indexes.
+    pub(crate) registered: Box<[ClosureRun]>,
     pub(crate) meta: Box<[ExtMeta]>,
     /// The payload key shared by every typed extension (and the declaration), when they agree.
     pub(crate) key: Option<TypeId>,
@@ -223,18 +244,22 @@ pub struct Snapshot {
     pub(crate) lists: Box<[PointList]>,
     /// Bit `id` is set when point `id` has something to run (or a refusal).
     pub(crate) active_bits: Vec<u64>,
-    /// Command hooks, indexed by [`Run::Command`].
+    /// Command hooks, indexed by [`Run::Command`] (shared with the snapshots a registration
+    /// derives from this one).
     #[cfg(hookpoint_command_hooks)]
-    pub(crate) commands: Vec<crate::command::CommandSpec>,
-    /// Wasm extensions, indexed by [`Run::Wasm`].
+    pub(crate) commands: Arc<Vec<crate::command::CommandSpec>>,
+    /// Wasm extensions, indexed by [`Run::Wasm`] (shared as `commands`).
     #[cfg(hookpoint_wasm)]
-    pub(crate) wasm: Vec<crate::wasm::WasmHook>,
+    pub(crate) wasm: Arc<Vec<crate::wasm::WasmHook>>,
     /// Merged plugin configs by plugin name.
     pub(crate) plugin_configs: HashMap<String, serde_json::Value>,
     /// Enabled plugins whose self-check failed on these configs, with the reason.
     pub(crate) unhealthy_plugins: std::collections::BTreeMap<String, String>,
     /// The crate plugins' configs as their types, filled on first read.
     pub(crate) plugin_values: PluginValues,
+    /// What the full build that made this snapshot (or the one it derives from) merged, so a
+    /// registration lays out only its point again.
+    pub(crate) base: Arc<MergeBase>,
 }
 
 impl Snapshot {

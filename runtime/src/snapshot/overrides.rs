@@ -74,18 +74,25 @@ impl OverrideDef {
     }
 }
 
-/// What the override layers contribute to a snapshot.
+/// What the override layers contribute to a snapshot. The definitions and refused files stay
+/// with the snapshot ([`MergeBase`](super::MergeBase)), so one point can be merged again.
 #[derive(Default)]
-pub(crate) struct LayerInput<'a> {
-    pub(crate) overrides: &'a [OverrideDef],
-    /// Extensions refused while loading (untrusted, switched off), shown as inactive.
-    pub(crate) refused: &'a [(String, Inactive)],
+pub(crate) struct LayerInput {
+    pub(crate) defs: LayerDefs,
     /// The command hooks [`OverrideDef::command`] indexes (feature `command-hooks`).
     #[cfg(hookpoint_command_hooks)]
     pub(crate) commands: Vec<CommandSpec>,
 }
 
-impl LayerInput<'_> {
+/// The part of [`LayerInput`] a snapshot keeps: what applies to candidates per point.
+#[derive(Default)]
+pub(crate) struct LayerDefs {
+    pub(crate) overrides: Vec<OverrideDef>,
+    /// Extensions refused while loading (untrusted, switched off), shown as inactive.
+    pub(crate) refused: Vec<(String, Inactive)>,
+}
+
+impl LayerDefs {
     /// Applies the refused files and every extension's override files to the candidates.
     /// Returns the warnings (overrides with no effect).
     pub(super) fn apply(
@@ -93,7 +100,7 @@ impl LayerInput<'_> {
         table: &CompiledTable,
         mut points: BTreeMap<String, PointCandidates>,
     ) -> (BTreeMap<String, PointCandidates>, Vec<Diagnostic>) {
-        for (point, inactive) in self.refused {
+        for (point, inactive) in &self.refused {
             points
                 .entry(point.clone())
                 .or_default()
@@ -101,16 +108,36 @@ impl LayerInput<'_> {
                 .push(inactive.clone());
         }
         let mut warnings = Vec::new();
-        for ((point, name), defs) in group_by_extension(self.overrides) {
+        for ((point, name), defs) in group_by_extension(self.overrides.iter()) {
             let slot = points.entry(point.to_owned()).or_default();
             apply_overrides(table, slot, point, name, &defs, &mut warnings);
         }
         (points, warnings)
     }
+
+    /// [`apply`](Self::apply) for one point's candidates alone.
+    pub(super) fn apply_point(
+        &self,
+        table: &CompiledTable,
+        slot: &mut PointCandidates,
+        point: &str,
+    ) -> Vec<Diagnostic> {
+        for (_, inactive) in self.refused.iter().filter(|(p, _)| p == point) {
+            slot.inactive.push(inactive.clone());
+        }
+        let mut warnings = Vec::new();
+        let mine = self.overrides.iter().filter(|d| d.point == point);
+        for ((point, name), defs) in group_by_extension(mine) {
+            apply_overrides(table, slot, point, name, &defs, &mut warnings);
+        }
+        warnings
+    }
 }
 
 /// Override definitions grouped by (point, name), highest layer first.
-fn group_by_extension(overrides: &[OverrideDef]) -> BTreeMap<(&str, &str), Vec<&OverrideDef>> {
+fn group_by_extension<'a>(
+    overrides: impl Iterator<Item = &'a OverrideDef>,
+) -> BTreeMap<(&'a str, &'a str), Vec<&'a OverrideDef>> {
     let mut groups: BTreeMap<(&str, &str), Vec<&OverrideDef>> = BTreeMap::new();
     for d in overrides {
         groups

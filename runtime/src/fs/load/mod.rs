@@ -27,7 +27,9 @@ use super::layers::{FsConfig, LayerRoot};
 use super::read::FileReader;
 use super::scan::{self, LayerScan};
 use crate::diagnostic::{Code, Diagnostic};
-use crate::snapshot::{self, BuildInput, CompiledTable, LayerInput, Snapshot};
+use crate::snapshot::{
+    self, BuildInput, CompiledTable, LayerDefs, LayerInput, RegisteredCandidates, Snapshot,
+};
 #[cfg(hookpoint_folder_plugins)]
 pub(crate) use folder_plugins::FolderPluginStatus;
 #[cfg(hookpoint_cli)]
@@ -67,6 +69,8 @@ pub(crate) struct LoadInput<'a> {
     /// The names of every disabled plugin, crate or folder.
     #[cfg_attr(not(hookpoint_folder_plugins), allow(dead_code))]
     pub(crate) disabled_plugins: &'a BTreeSet<String>,
+    /// The scope's extensions registered at run time, by point.
+    pub(crate) registered: &'a RegisteredCandidates,
     /// Roots to rescan; `None` means all.
     pub(crate) dirty: Option<HashSet<PathBuf>>,
     pub(crate) generation: u64,
@@ -204,9 +208,12 @@ impl LoadState {
                 disabled_crates: input.disabled,
                 plugin_configs,
                 unhealthy,
+                registered: input.registered,
                 layers: LayerInput {
-                    overrides: &defs.defs,
-                    refused: &defs.refused,
+                    defs: LayerDefs {
+                        overrides: defs.defs,
+                        refused: defs.refused,
+                    },
                     #[cfg(hookpoint_command_hooks)]
                     commands: defs.commands,
                 },
@@ -218,7 +225,7 @@ impl LoadState {
         snap.unhealthy_plugins.extend(folder.unhealthy.clone());
         #[cfg(hookpoint_wasm)]
         {
-            snap.wasm = wasm;
+            snap.wasm = std::sync::Arc::new(wasm);
         }
         Loaded {
             snapshot: snap,
