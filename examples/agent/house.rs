@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use hookpoint::{Error, extension};
 use hookpoint_extensions::{payloads::*, points::*, prelude::*};
 
-// ---- Memory: memory.write ----------------------------------------------------------------------
+// ---- Memory: memory.write, memory.recall -------------------------------------------------------------------
 
 /// Solutions go to memory as a one-line summary made by the utility model (the memory plugin
 /// stores what `memory.write`'s earlier extensions leave in `summary`).
@@ -25,6 +25,12 @@ async fn keep_notes(memory: &mut MemoryWrite) -> Result<(), Error> {
         memory.stored_by.push("notes".into());
     }
     Ok(())
+}
+
+/// Recalled lessons come first: a mistake not to repeat matters more than a stated fact.
+#[extension(point = MEMORY_RECALL, order = 10)]
+fn lessons_first(recall: &mut MemoryRecall) {
+    recall.results.sort_by_key(|m| m.kind != MemoryKind::Lesson);
 }
 
 // ---- Prompt ------------------------------------------------------------------------------------

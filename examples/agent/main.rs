@@ -378,11 +378,18 @@ async fn epilogue(out: &Renderer, agent: &Agent) -> Result<(), Box<dyn std::erro
         .bind(async {
             webui::connect("browser-1").await?;
             let e = webui::event("browser-1", "ping", serde_json::Value::Null).await?;
+            // The dashboard deletes through `memory.forget`; this id is not there.
+            webui::event("browser-1", "memory.delete", serde_json::json!({"id": -1})).await?;
             webui::disconnect("browser-1").await?;
             Ok::<_, hookpoint::Error>(e.reply)
         })
         .await?;
-    out.fired_outside(&["webui_ws_connect", "webui_ws_event", "webui_ws_disconnect"]);
+    out.fired_outside(&[
+        "webui_ws_connect",
+        "webui_ws_event",
+        "memory.forget",
+        "webui_ws_disconnect",
+    ]);
     out.say(
         "webui",
         &format!(

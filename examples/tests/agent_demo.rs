@@ -44,7 +44,7 @@ fn run(args: &[&str]) -> String {
 #[test]
 fn the_session_fires_every_point_and_loads_the_folder_plugin() {
     let out = run(&["--trace", "off"]);
-    assert!(out.contains("all 49 points of the runtime fired"), "{out}");
+    assert!(out.contains("all 51 points of the runtime fired"), "{out}");
     assert!(out.contains("plugin    welcome (folder plugin "), "{out}");
     let python = Command::new("python3").arg("--version").output().is_ok();
     if python {

@@ -63,6 +63,8 @@
 //! | its result is written (not for the final answer) | `hist_add_tool_result` (sync) → `hist_add_before` | [`ToolResultEntry`](payloads::ToolResultEntry) |
 //! | the `call_subordinate` tool delegates ([`AgentRef::call_subordinate`](agent::AgentRef::call_subordinate)) | `subagent.start`, then the subordinate's own points, then `subagent.stop` | [`Subagent`](payloads::Subagent) |
 //! | its result may be remembered (not the final answer; plugins also fire it for fragments, solutions, lessons: [`MemoryKind`](payloads::MemoryKind)) | `memory.write` | [`MemoryWrite`](payloads::MemoryWrite) |
+//! | a memory plugin recalled memories (rerank, filter) | `memory.recall` | [`MemoryRecall`](payloads::MemoryRecall) |
+//! | a memory plugin is about to delete memories (keep some) | `memory.forget` | [`MemoryForget`](payloads::MemoryForget) |
 //! | each iteration ends | `message_loop_end` | [`LoopData`](payloads::LoopData) |
 //! | the history is over its budget (after `message_loop_end`; [`AgentRef::compact_history`](agent::AgentRef::compact_history)) | `history.compact_before` → `history.compact` → `history.compact_after` | [`HistoryCompaction`](payloads::HistoryCompaction) |
 //! | the message is done (always, also on failure) | `monologue_end` → `task.end` | [`MonologueEnd`](payloads::MonologueEnd) |

@@ -223,6 +223,14 @@ point! {
     /// A tool result is ready to be remembered.
     #[serde]
     pub static MEMORY_WRITE: AsyncPoint<MemoryWrite> = "memory.write";
+
+    /// A memory plugin recalled memories for a query: rerank or filter what the model sees.
+    #[serde]
+    pub static MEMORY_RECALL: AsyncPoint<MemoryRecall> = "memory.recall";
+
+    /// Memories are about to be deleted: keep some, or clean up after them.
+    #[serde]
+    pub static MEMORY_FORGET: AsyncPoint<MemoryForget> = "memory.forget";
 }
 
 /// Every point of the agent runtime, by name, sorted: the points this crate declares with
@@ -282,6 +290,8 @@ mod tests {
         "tool.after_call",
         "hist_add_tool_result",
         "memory.write",
+        "memory.recall",
+        "memory.forget",
         "subagent.start",
         "subagent.stop",
         "message_loop_end",

@@ -84,6 +84,8 @@ recorders! {
     r_after_call: TOOL_AFTER_CALL => ToolResult;
     r_hist_tool: HIST_ADD_TOOL_RESULT => ToolResultEntry;
     r_memory: MEMORY_WRITE => MemoryWrite;
+    r_recall: MEMORY_RECALL => MemoryRecall;
+    r_forget: MEMORY_FORGET => MemoryForget;
     r_loop_end: MESSAGE_LOOP_END => LoopData;
     r_mono_end: MONOLOGUE_END => MonologueEnd;
     r_task_end: TASK_END => MonologueEnd;
@@ -411,6 +413,14 @@ fn every_point_of_the_runtime_fires_somewhere() {
         webui::connect("c1").await.expect("connect");
         webui::event("c1", "ping", json!({})).await.expect("event");
         webui::disconnect("c1").await.expect("disconnect");
+        // The memory moments are fired by a memory plugin, as one would.
+        h.fire_memory_recall(&mut MemoryRecall::new("q"))
+            .await
+            .expect("recall");
+        MEMORY_FORGET
+            .call(&mut MemoryForget::new(vec![1], "test"))
+            .await
+            .expect("forget");
     });
     // A history over its budget is compacted; a subordinate is called.
     let model = ScriptedModel::new("m")

@@ -236,6 +236,24 @@ impl AgentRef {
         })
     }
 
+    /// Fires `memory.recall` (a memory plugin recalled memories) as the agent fires its own
+    /// points: in its scope, masked, traced.
+    ///
+    /// # Errors
+    /// An extension's error.
+    pub async fn fire_memory_recall(
+        &self,
+        recall: &mut crate::payloads::MemoryRecall,
+    ) -> Result<(), hookpoint::Error> {
+        let scope = self.core.scope.clone();
+        CURRENT
+            .scope(
+                self.clone(),
+                scope.bind(self.core.fire(&crate::points::MEMORY_RECALL, recall)),
+            )
+            .await
+    }
+
     /// Asks the utility model (not streamed): fires `util_model_call_before` and
     /// `util_model_call_after` (with the response and usage). Both texts are masked before the
     /// first point and again before they leave for the model; the answer is masked before the

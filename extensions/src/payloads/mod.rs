@@ -3,6 +3,7 @@
 
 mod agent;
 mod history;
+mod memory;
 mod model;
 mod outgoing;
 mod process;
@@ -14,6 +15,7 @@ pub use agent::{
     StopReason, Subagent,
 };
 pub use history::{HistoryAdd, HistoryCompaction, ToolResultEntry};
+pub use memory::{MemoryForget, MemoryRecall, RecalledMemory};
 pub use model::{
     ChatModelCall, ChatModelResult, StreamChunk, StreamKind, UtilModelCall, UtilModelResult,
 };

@@ -19,7 +19,7 @@ use super::{
     StartupMigration, StreamChunk, SystemPrompt, ToolCall, ToolError, ToolRegistry, ToolResult,
     ToolResultEntry, ToolSelect, ToolSpec, UserMessage, UtilModelCall, UtilModelResult,
 };
-use super::{GuardrailInput, Subagent};
+use super::{GuardrailInput, MemoryRecall, Subagent};
 use crate::secrets::SecretStore;
 
 /// A payload the core fires: how it is masked before extensions see it, and how the trace shows
@@ -267,6 +267,13 @@ impl Outgoing for ToolError {
         texts(secrets, [&mut self.tool, &mut self.error]);
         texts(secrets, &mut self.lessons);
         secrets.mask_json(&mut self.args);
+    }
+}
+
+impl Outgoing for MemoryRecall {
+    fn mask_secrets(&mut self, secrets: &SecretStore) {
+        secrets.mask_in_place(&mut self.query);
+        texts(secrets, self.results.iter_mut().map(|m| &mut m.text));
     }
 }
 

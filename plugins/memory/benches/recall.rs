@@ -31,7 +31,7 @@ const WORDS: &[&str] = &[
 ];
 
 /// 10,000 memories of 8-14 words, deterministic.
-fn fill(store: &MemoryStore) {
+fn fill(store: &dyn MemoryStore) {
     let mut seed = 7u64;
     let mut next = || {
         seed = seed
@@ -63,14 +63,14 @@ fn recall(c: &mut Criterion) {
         .unwrap();
     set_data_dir(&scope, dir.path());
     let db = store(&scope).unwrap();
-    fill(&db);
+    fill(db.as_ref());
     assert_eq!(db.count(None).unwrap(), 10_000);
 
     let mut g = c.benchmark_group("recall");
     g.bench_function("store_search", |b| {
         b.iter(|| black_box(db.search(black_box(QUESTION), None, 10).unwrap()))
     });
-    let conn = rusqlite::Connection::open(db.path()).unwrap();
+    let conn = rusqlite::Connection::open(db.path().unwrap()).unwrap();
     let query = fts_query(QUESTION).unwrap();
     g.bench_function("rank_every_match", |b| {
         b.iter(|| {

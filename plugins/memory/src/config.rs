@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use hookpoint::Error;
 use serde::{Deserialize, Serialize};
 
+use crate::store::StoreKind;
+
 /// What `memory` reads from its config. Every key is optional; unknown keys are errors.
 ///
 /// ```json
@@ -39,6 +41,78 @@ pub struct MemoryConfig {
     pub store_tool_results: bool,
     /// Delete the database when the plugin is disabled (default false: the data is kept).
     pub purge_on_uninstall: bool,
+    /// The embedding model memories are embedded with (default none: recall by words). See
+    /// [`EmbeddingConfig`].
+    pub embedding: Option<EmbeddingConfig>,
+    /// How recall searches (default [`SearchMode::Meaning`]; by words while no embedding model
+    /// is ready).
+    pub search: SearchMode,
+    /// The least cosine similarity a memory recalled by meaning has (default 0.7, as Agent
+    /// Zero's `memory_recall_similarity_threshold`), in `-1.0..=1.0`.
+    pub similarity_threshold: f32,
+    /// Which store the scope's memory lives in (default [`StoreKind::Sqlite`]); a profile's or
+    /// a scope's layer may choose another, so two agents in one process can use two stores.
+    pub store: StoreKind,
+    /// The PostgreSQL server of `"store": "postgres"`.
+    pub postgres: Option<PostgresConfig>,
+}
+
+/// Where the PostgreSQL store is (`"postgres"` in the config):
+///
+/// ```json
+/// {"store": "postgres", "postgres": {"url": "host=/run/postgresql user=agent dbname=memory", "namespace": "team"}}
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PostgresConfig {
+    /// A libpq connection string (`host=.. user=.. dbname=..`) or a `postgresql://` URL; no TLS.
+    pub url: String,
+    /// Whose memories: agents with the same namespace share them (default: the scope's name).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+/// Where the embedding model is (`"embedding"` in the config), by `provider`:
+///
+/// ```json
+/// {"embedding": {"provider": "openai", "url": "http://127.0.0.1:11434/v1", "model": "nomic-embed-text", "api_key_env": "OPENAI_API_KEY"}}
+/// {"embedding": {"provider": "local", "folder": "/models/all-MiniLM-L6-v2"}}
+/// ```
+///
+/// When the agent's embedding model changes (`embedding_model_changed`), its new name replaces
+/// `model` (`openai`) or, when it is an absolute path, `folder` (`local`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "provider", rename_all = "snake_case", deny_unknown_fields)]
+pub enum EmbeddingConfig {
+    /// An OpenAI-compatible endpoint ([`OpenAiEmbedder`](crate::OpenAiEmbedder)).
+    Openai {
+        /// The base URL (`/embeddings` is appended), e.g. `http://127.0.0.1:11434/v1`.
+        url: String,
+        /// The model's name.
+        model: String,
+        /// The environment variable holding the API key, if the endpoint needs one.
+        #[serde(default)]
+        api_key_env: Option<String>,
+    },
+    /// A sentence-transformers BERT model run in-process (feature `local`): a folder holding
+    /// `config.json`, `tokenizer.json` and `model.safetensors`.
+    Local {
+        /// The model's folder (absolute).
+        folder: PathBuf,
+    },
+}
+
+/// How recall searches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMode {
+    /// By meaning (vectors, `similarity_threshold`); by words while no embedding model is ready.
+    #[default]
+    Meaning,
+    /// By words (FTS5), as without an embedding model.
+    Words,
+    /// By meaning first, then the word matches not already found.
+    Hybrid,
 }
 
 impl Default for MemoryConfig {
@@ -56,6 +130,11 @@ impl Default for MemoryConfig {
                 .to_vec(),
             store_tool_results: false,
             purge_on_uninstall: false,
+            embedding: None,
+            search: SearchMode::Meaning,
+            similarity_threshold: 0.7,
+            store: StoreKind::Sqlite,
+            postgres: None,
         }
     }
 }
@@ -64,11 +143,31 @@ impl Default for MemoryConfig {
 ///
 /// # Errors
 /// `recall_interval`, `recall_timeout_ms` or `recall_limit` of 0, an empty trigger, a relative
-/// `data_dir`, or a `data_dir` that exists and is not a folder.
+/// `data_dir`, a `data_dir` that exists and is not a folder, a `similarity_threshold` outside
+/// `-1..=1`, a relative `embedding.folder`, or the PostgreSQL store without `postgres`.
 pub fn check(config: &MemoryConfig) -> Result<(), Error> {
     if config.recall_interval == 0 || config.recall_timeout_ms == 0 || config.recall_limit == 0 {
         return Err(Error::msg(
             "`recall_interval`, `recall_timeout_ms` and `recall_limit` must be at least 1",
+        ));
+    }
+    if !(-1.0..=1.0).contains(&config.similarity_threshold) {
+        return Err(Error::msg(format!(
+            "`similarity_threshold` must be within -1 and 1, got {}",
+            config.similarity_threshold
+        )));
+    }
+    if let Some(EmbeddingConfig::Local { folder }) = &config.embedding
+        && !folder.is_absolute()
+    {
+        return Err(Error::msg(format!(
+            "`embedding.folder` must be an absolute path, got `{}`",
+            folder.display()
+        )));
+    }
+    if config.store == StoreKind::Postgres && config.postgres.is_none() {
+        return Err(Error::msg(
+            "`\"store\": \"postgres\"` needs `postgres` (`{\"url\": ..}`)",
         ));
     }
     if config.triggers.iter().any(|t| t.trim().is_empty()) {

@@ -9,6 +9,7 @@ use hookpoint::Scope;
 
 use crate::MEMORY;
 use crate::config::MemoryConfig;
+use crate::store::StoreKind;
 use hookpoint_extensions::lock::lock;
 
 /// The folder the application chose for a scope.
@@ -80,6 +81,32 @@ fn folder_name(scope: &str) -> String {
 pub fn database_path(scope: &Scope) -> Result<Option<PathBuf>, hookpoint::Error> {
     let config = scope.enter(|| MEMORY.config())?;
     Ok(path_for(scope, &config))
+}
+
+/// Where a scope's store is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// A SQLite database file.
+    Sqlite(PathBuf),
+    /// The process's memory.
+    Memory,
+    /// A PostgreSQL server (connection string) and the namespace there.
+    Postgres(String, String),
+}
+
+/// Where `scope`'s store is under `config` (`None`: SQLite with no data folder known).
+pub(crate) fn place_for(scope: &Scope, config: &MemoryConfig) -> Option<Place> {
+    match config.store {
+        StoreKind::Memory => Some(Place::Memory),
+        StoreKind::Sqlite => path_for(scope, config).map(Place::Sqlite),
+        StoreKind::Postgres => config.postgres.as_ref().map(|pg| {
+            let ns = pg
+                .namespace
+                .clone()
+                .unwrap_or_else(|| scope.name().to_owned());
+            Place::Postgres(pg.url.clone(), ns)
+        }),
+    }
 }
 
 pub(crate) fn path_for(scope: &Scope, config: &MemoryConfig) -> Option<PathBuf> {

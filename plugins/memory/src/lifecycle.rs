@@ -9,7 +9,8 @@ use hookpoint_extensions::{
 };
 
 use crate::MEMORY;
-use crate::home::path_for;
+use crate::home::{Place, place_for};
+use crate::models;
 use crate::notes::{blocking, info, warn};
 use crate::state::{OpenStore, purge};
 
@@ -19,7 +20,7 @@ use crate::state::{OpenStore, purge};
 async fn memory_init(cx: &Cx<'_>, _start: &mut MonologueStart) -> Result<(), Error> {
     let config = MEMORY.config()?;
     let open = OpenStore::of(cx.scope());
-    let Some(path) = path_for(cx.scope(), &config) else {
+    let Some(place) = place_for(cx.scope(), &config) else {
         open.close();
         if open.note_off() {
             warn(
@@ -29,17 +30,24 @@ async fn memory_init(cx: &Cx<'_>, _start: &mut MonologueStart) -> Result<(), Err
         }
         return Ok(());
     };
-    if open.current().is_some_and(|s| s.path() == path) {
+    if open.is_at(&place) {
         return Ok(());
     }
-    let shown = path.display().to_string();
+    let shown = match &place {
+        Place::Sqlite(path) => path.display().to_string(),
+        Place::Memory => "memory (gone with the process)".to_owned(),
+        Place::Postgres(_, ns) => format!("PostgreSQL (namespace `{ns}`)"),
+    };
     match blocking(move || {
-        let store = open.get_or_open(path)?;
+        let store = open.get_or_open(place)?;
         store.count(None).map_err(Error::new)
     })
     .await?
     {
-        Ok(n) => info("memory", format!("{n} memories in {shown}")),
+        Ok(n) => {
+            info("memory", format!("{n} memories in {shown}"));
+            models::on_open(cx.scope(), &config);
+        }
         Err(e) => warn("memory is off", format!("{e}")),
     }
     Ok(())
@@ -60,12 +68,18 @@ fn behaviour_prompt(cx: &Cx<'_>, prompt: &mut SystemPrompt) -> Result<(), Error>
     Ok(())
 }
 
-/// Rebuilds the search index for the new embedding model.
+/// With an embedding model configured, re-embeds every memory with the new model in the
+/// background and switches recall to it when complete; else rebuilds the word index and records
+/// the model.
 #[extension(point = EMBEDDING_MODEL_CHANGED, order = 10)]
 async fn memory_reload(cx: &Cx<'_>, changed: &mut EmbeddingModelChanged) -> Result<(), Error> {
     let Some(store) = OpenStore::of(cx.scope()).current() else {
         return Ok(());
     };
+    let config = MEMORY.config()?;
+    if models::on_change(cx.scope(), &config, &changed.new) {
+        return Ok(());
+    }
     let model = changed.new.clone();
     match blocking(move || store.reindex(&model)).await? {
         Ok(n) => info(

@@ -14,6 +14,7 @@ use hookpoint_extensions::{
 
 use crate::MEMORY;
 use crate::config::MemoryConfig;
+use crate::models::Models;
 use crate::notes::{blocking, warn};
 use crate::query::fragments_in;
 use crate::recall::MemoryTask;
@@ -88,10 +89,38 @@ async fn store_memory(cx: &Cx<'_>, write: &mut MemoryWrite) -> Result<(), Error>
     };
     let (kind, text, tool) = (write.kind, write.text().to_owned(), write.tool.clone());
     let name = agent.map(|a| a.name().to_owned()).unwrap_or_default();
-    match blocking(move || store.add(kind, &text, &tool, &name)).await? {
+    let vector = embedded(cx, &text).await;
+    match blocking(move || match vector {
+        Some((model, v)) => store.add_embedded(kind, &text, &tool, &name, &model, &v),
+        None => store.add(kind, &text, &tool, &name),
+    })
+    .await?
+    {
         Ok(Some(_)) => write.stored_by.push(MEMORY.name().to_owned()),
         Ok(None) => {}
         Err(e) => warn("memory could not store", e.to_string()),
     }
     Ok(())
+}
+
+/// `text`'s vector from the scope's embedding model, if one is in use; a model that fails is
+/// logged and the memory is stored without a vector (found by words, embedded at the next
+/// switch or open).
+async fn embedded(cx: &Cx<'_>, text: &str) -> Option<(String, Vec<f32>)> {
+    let model = Models::of(cx.scope()).current()?;
+    let texts = [text.to_owned()];
+    match model.embed(&texts).await {
+        Ok(mut v) if v.len() == 1 => Some((model.model().to_owned(), v.remove(0))),
+        Ok(v) => {
+            warn(
+                "memory stored without a vector",
+                format!("{}: {} vectors for one text", model.model(), v.len()),
+            );
+            None
+        }
+        Err(e) => {
+            warn("memory stored without a vector", e.to_string());
+            None
+        }
+    }
 }

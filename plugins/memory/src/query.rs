@@ -20,6 +20,17 @@ const STOP_WORDS: &[&str] = &[
 /// assert_eq!(hookpoint_plugin_memory::fts_query("is it?"), None);
 /// ```
 pub fn fts_query(text: &str) -> Option<String> {
+    let words = search_words(text);
+    if words.is_empty() {
+        return None;
+    }
+    let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+    Some(quoted.join(" OR "))
+}
+
+/// The distinct words of `text` worth searching for: letters and digits, lower-cased, without
+/// stop words, at most 16.
+pub(crate) fn search_words(text: &str) -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
     for w in text
         .split(|c: char| !c.is_alphanumeric())
@@ -30,11 +41,7 @@ pub fn fts_query(text: &str) -> Option<String> {
             words.push(w);
         }
     }
-    if words.is_empty() {
-        return None;
-    }
-    let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
-    Some(quoted.join(" OR "))
+    words
 }
 
 /// The sentences of `text` that start with one of `triggers` (case-insensitive).

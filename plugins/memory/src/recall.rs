@@ -10,16 +10,18 @@ use hookpoint::{Cx, Error, extension};
 use hookpoint_extensions::{
     agent::{AgentRef, current_agent},
     context::Namespace,
-    payloads::{LoopData, MemoryKind},
-    points::MESSAGE_LOOP_PROMPTS_AFTER,
+    payloads::{LoopData, MemoryKind, MemoryRecall, RecalledMemory},
+    points::{MEMORY_RECALL, MESSAGE_LOOP_PROMPTS_AFTER},
 };
 use serde::Serialize;
 use tokio::task::JoinHandle;
 
 use crate::MEMORY;
 use crate::config::MemoryConfig;
-use crate::memory::Memory;
-use crate::notes::{blocking, warn};
+use crate::embedder::Embedder;
+use crate::find::find;
+use crate::models::Models;
+use crate::notes::warn;
 use crate::state::OpenStore;
 use crate::store::MemoryStore;
 
@@ -33,13 +35,13 @@ const SHOWN_CHARS: usize = 400;
 pub(crate) struct Pending {
     handle: JoinHandle<Result<Recalled, String>>,
     deadline: tokio::time::Instant,
-    interrupt: Arc<rusqlite::InterruptHandle>,
+    store: Arc<dyn MemoryStore>,
 }
 
-/// What one recall found.
+/// What one recall found: its query and the memories, best first.
 pub(crate) struct Recalled {
-    memories: Vec<Memory>,
-    solutions: Vec<Memory>,
+    query: String,
+    found: Vec<RecalledMemory>,
 }
 
 /// The plugin's part of the task context: the tools the task used (for its solution) and the
@@ -70,12 +72,18 @@ fn recall_memories(cx: &Cx<'_>, ld: &mut LoopData) -> Result<(), Error> {
         return Ok(());
     };
     let timeout = Duration::from_millis(config.recall_timeout_ms);
-    let interrupt = store.reader_interrupt();
-    let handle = rt.spawn(search(agent, store, ld.user_message.clone(), config));
+    let model = Models::of(cx.scope()).current();
+    let handle = rt.spawn(search(
+        agent,
+        Arc::clone(&store),
+        model,
+        ld.user_message.clone(),
+        config,
+    ));
     let pending = Pending {
         handle,
         deadline: tokio::time::Instant::now() + timeout,
-        interrupt,
+        store,
     };
     task.with(|t: &mut MemoryTask| {
         t.recalls += 1;
@@ -84,10 +92,12 @@ fn recall_memories(cx: &Cx<'_>, ld: &mut LoopData) -> Result<(), Error> {
     Ok(())
 }
 
-/// The background part: the query (the message's words, or the utility model's), the search.
+/// The background part: the query (the message, or the utility model's), the search (by
+/// meaning, words or both: [`find`]).
 async fn search(
     agent: AgentRef,
-    store: Arc<MemoryStore>,
+    store: Arc<dyn MemoryStore>,
+    model: Option<Arc<dyn Embedder>>,
     message: String,
     config: Arc<MemoryConfig>,
 ) -> Result<Recalled, String> {
@@ -100,23 +110,42 @@ async fn search(
         message
     };
     let limit = config.recall_limit;
-    let found = blocking(move || store.search(&query, None, limit * 2))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
-    let (mut solutions, mut memories): (Vec<Memory>, Vec<Memory>) = found
+    let found = find(store, model, query.clone(), &config, limit * 2).await?;
+    let found = found
+        .into_iter()
+        .map(|(m, score)| RecalledMemory {
+            id: m.id,
+            kind: m.kind,
+            text: m.text,
+            score,
+        })
+        .collect();
+    Ok(Recalled { query, found })
+}
+
+/// Fires `memory.recall` with what was found (extensions rerank or filter it), then shows up
+/// to `recall_limit` memories and solutions each.
+async fn recalled(ld: &mut LoopData, found: Recalled) -> Result<(), Error> {
+    let limit = MEMORY.config()?.recall_limit;
+    let mut recall = MemoryRecall::new(found.query);
+    recall.results = found.found;
+    match current_agent() {
+        Some(agent) => agent.fire_memory_recall(&mut recall).await?,
+        None => MEMORY_RECALL.call(&mut recall).await.map(drop)?,
+    }
+    let (mut solutions, mut memories): (Vec<_>, Vec<_>) = recall
+        .results
         .into_iter()
         .partition(|m| m.kind == MemoryKind::Solution);
     solutions.truncate(limit);
     memories.truncate(limit);
-    Ok(Recalled {
-        memories,
-        solutions,
-    })
+    show(ld, "memories", &memories);
+    show(ld, "solutions", &solutions);
+    Ok(())
 }
 
-/// Awaits the recall until its deadline and puts what it found into the persistent extras
-/// (`memories`, `solutions`).
+/// Awaits the recall until its deadline, passes what it found through `memory.recall`, and puts
+/// what is left into the persistent extras (`memories`, `solutions`).
 #[extension(point = MESSAGE_LOOP_PROMPTS_AFTER, order = 91)]
 async fn recall_wait(ld: &mut LoopData) -> Result<(), Error> {
     let Some(task) = current_agent().and_then(|a| a.task()) else {
@@ -126,10 +155,7 @@ async fn recall_wait(ld: &mut LoopData) -> Result<(), Error> {
         return Ok(());
     };
     match tokio::time::timeout_at(p.deadline, &mut p.handle).await {
-        Ok(Ok(Ok(found))) => {
-            show(ld, "memories", &found.memories);
-            show(ld, "solutions", &found.solutions);
-        }
+        Ok(Ok(Ok(found))) => recalled(ld, found).await?,
         Ok(Ok(Err(why))) => warn(
             "memory recall failed",
             format!("{why}; going on without it"),
@@ -140,7 +166,7 @@ async fn recall_wait(ld: &mut LoopData) -> Result<(), Error> {
         ),
         Err(_) => {
             p.handle.abort();
-            p.interrupt.interrupt();
+            p.store.interrupt();
             let config = MEMORY.config()?;
             warn(
                 "memory recall timed out",
@@ -155,7 +181,7 @@ async fn recall_wait(ld: &mut LoopData) -> Result<(), Error> {
 }
 
 /// Sets (or, when nothing was found, removes) one persistent extra.
-fn show(ld: &mut LoopData, name: &str, found: &[Memory]) {
+fn show(ld: &mut LoopData, name: &str, found: &[RecalledMemory]) {
     if found.is_empty() {
         ld.extras_persistent.remove(name);
         return;

@@ -8,29 +8,41 @@ use std::sync::{Arc, Mutex};
 use hookpoint::{Error, Scope};
 
 use crate::MEMORY;
-use crate::home::path_for;
+use crate::home::{Place, path_for, place_for};
+use crate::in_memory::InMemoryStore;
+use crate::postgres::PostgresStore;
+use crate::sqlite::SqliteStore;
 use crate::store::MemoryStore;
 use hookpoint_extensions::lock::lock;
 
-/// The open store of one scope, if any.
+/// The open store of one scope and where it is, if any.
 #[derive(Default)]
-pub(crate) struct OpenStore(Mutex<Option<Arc<MemoryStore>>>, AtomicBool);
+pub(crate) struct OpenStore(Mutex<Option<(Place, Arc<dyn MemoryStore>)>>, AtomicBool);
 
 impl OpenStore {
     pub(crate) fn of(scope: &Scope) -> Arc<OpenStore> {
         scope.enter(|| MEMORY.state::<OpenStore>())
     }
 
-    /// The store at `path`, opening it (and closing one on another path) if needed.
-    pub(crate) fn get_or_open(&self, path: PathBuf) -> Result<Arc<MemoryStore>, Error> {
+    /// The store at `place`, opening it (and closing one elsewhere) if needed.
+    pub(crate) fn get_or_open(&self, place: Place) -> Result<Arc<dyn MemoryStore>, Error> {
         let mut slot = lock(&self.0);
-        if let Some(open) = slot.as_ref().filter(|s| s.path() == path) {
+        if let Some((_, open)) = slot.as_ref().filter(|(p, _)| *p == place) {
             return Ok(Arc::clone(open));
         }
         *slot = None;
-        let store = Arc::new(MemoryStore::open(path).map_err(Error::new)?);
-        *slot = Some(Arc::clone(&store));
+        let store: Arc<dyn MemoryStore> = match &place {
+            Place::Sqlite(path) => Arc::new(SqliteStore::open(path.clone()).map_err(Error::new)?),
+            Place::Memory => Arc::new(InMemoryStore::new()),
+            Place::Postgres(url, ns) => Arc::new(PostgresStore::open(url, ns).map_err(Error::new)?),
+        };
+        *slot = Some((place, Arc::clone(&store)));
         Ok(store)
+    }
+
+    /// Whether the open store is the one at `place`.
+    pub(crate) fn is_at(&self, place: &Place) -> bool {
+        lock(&self.0).as_ref().is_some_and(|(p, _)| p == place)
     }
 
     /// True the first time it is called for this scope: "memory is off" is said once.
@@ -39,19 +51,19 @@ impl OpenStore {
     }
 
     /// The store if one is open.
-    pub(crate) fn current(&self) -> Option<Arc<MemoryStore>> {
-        lock(&self.0).clone()
+    pub(crate) fn current(&self) -> Option<Arc<dyn MemoryStore>> {
+        lock(&self.0).as_ref().map(|(_, s)| Arc::clone(s))
     }
 
-    /// Closes the store (its connections close when the last user drops it); returns its path.
-    pub(crate) fn close(&self) -> Option<PathBuf> {
-        let store = lock(&self.0).take()?;
-        Some(store.path().to_owned())
+    /// Closes the store (its connections close when the last user drops it; an in-memory
+    /// store's memories are gone then).
+    pub(crate) fn close(&self) {
+        lock(&self.0).take();
     }
 }
 
-/// The memory store of `scope` under its current config, opened if needed: what a web
-/// interface lists, searches and deletes in.
+/// The memory store of `scope` under its current config (its `store`: SQLite by default, or in
+/// memory), opened if needed: what a web interface lists, searches and deletes in.
 ///
 /// # Errors
 /// The config does not parse, no data folder is known ([`set_data_dir`](crate::set_data_dir)),
@@ -69,17 +81,17 @@ impl OpenStore {
 /// assert!(store.delete(page[0].id)?);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn store(scope: &Scope) -> Result<Arc<MemoryStore>, Error> {
+pub fn store(scope: &Scope) -> Result<Arc<dyn MemoryStore>, Error> {
     let config = scope.enter(|| MEMORY.config())?;
-    let path = path_for(scope, &config).ok_or_else(|| {
+    let place = place_for(scope, &config).ok_or_else(|| {
         Error::msg("memory has no data folder: set `data_dir` in plugins/memory/config.json or call hookpoint_plugin_memory::set_data_dir")
     })?;
-    OpenStore::of(scope).get_or_open(path)
+    OpenStore::of(scope).get_or_open(place)
 }
 
 /// `scope`'s store if it is open (without opening it): after `monologue_start` or [`store`],
 /// until the plugin is disabled.
-pub fn open_store(scope: &Scope) -> Option<Arc<MemoryStore>> {
+pub fn open_store(scope: &Scope) -> Option<Arc<dyn MemoryStore>> {
     OpenStore::of(scope).current()
 }
 

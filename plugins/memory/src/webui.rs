@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `memory.list` | `{"kind"?: "fragment", "offset"?: 0, "limit"?: 50}` | `{"memories": [Memory..], "total": n}` |
 //! | `memory.search` | `{"query": "...", "kind"?: .., "limit"?: 10}` | `{"memories": [Memory..]}` |
-//! | `memory.delete` | `{"id": 42}` | `{"deleted": true}` |
+//! | `memory.delete` | `{"id": 42}` (through `memory.forget`) | `{"deleted": true}` |
 //!
 //! A bad request or a store error replies `{"error": "..."}`.
 //!
@@ -13,20 +13,21 @@
 //! `extensions/webui/memory/_50_dashboard.js`, a JavaScript web UI extension for an anchor
 //! named `memory` that lists, searches and deletes memories through these events.
 
-use hookpoint::{Cx, extension};
+use hookpoint::{Cx, Scope, extension};
 use hookpoint_extensions::{
     payloads::{MemoryKind, WsEvent},
     points::WEBUI_WS_EVENT,
 };
 use serde_json::{Value, json};
 
+use crate::forget::forget;
+use crate::memory::kind_from;
 use crate::state::store;
-use crate::store::MemoryStore;
 
 fn kind(data: &Value) -> Result<Option<MemoryKind>, String> {
     match data.get("kind").and_then(Value::as_str) {
         None => Ok(None),
-        Some(k) => MemoryStore::kind(k)
+        Some(k) => kind_from(k)
             .map(Some)
             .ok_or_else(|| format!("unknown kind `{k}` (fragment, solution, lesson, tool_result)")),
     }
@@ -38,7 +39,8 @@ fn number(data: &Value, key: &str, default: usize) -> usize {
         .map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX))
 }
 
-fn answer(store: &MemoryStore, event: &str, data: &Value) -> Result<Value, String> {
+async fn answer(scope: &Scope, event: &str, data: &Value) -> Result<Value, String> {
+    let store = store(scope).map_err(|e| e.to_string())?;
     let err = |e: crate::StoreError| e.to_string();
     match event {
         "memory.list" => {
@@ -63,7 +65,10 @@ fn answer(store: &MemoryStore, event: &str, data: &Value) -> Result<Value, Strin
                 .get("id")
                 .and_then(Value::as_i64)
                 .ok_or("`id` must be an integer")?;
-            Ok(json!({"deleted": store.delete(id).map_err(err)?}))
+            let gone = forget(scope, vec![id], "deleted in the web interface")
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(json!({"deleted": gone.contains(&id)}))
         }
     }
 }
@@ -85,14 +90,12 @@ pub fn shipped_folder() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("folder")
 }
 
-/// Answers `memory.list`, `memory.search` and `memory.delete`.
+/// Answers `memory.list`, `memory.search` and `memory.delete` (through `memory.forget`).
 #[extension(point = WEBUI_WS_EVENT, order = 50)]
-fn memory_dashboard(cx: &Cx<'_>, event: &mut WsEvent) {
+async fn memory_dashboard(cx: &Cx<'_>, event: &mut WsEvent) {
     if !["memory.list", "memory.search", "memory.delete"].contains(&event.event.as_str()) {
         return;
     }
-    let reply = store(cx.scope())
-        .map_err(|e| e.to_string())
-        .and_then(|s| answer(&s, &event.event, &event.data));
+    let reply = answer(cx.scope(), &event.event, &event.data).await;
     event.reply = Some(reply.unwrap_or_else(|e| json!({"error": e})));
 }

@@ -230,7 +230,7 @@ fn a_new_embedding_model_rebuilds_the_index() {
 fn uninstall_keeps_the_data_unless_asked_to_purge() {
     let dir = tempfile::tempdir().unwrap();
     let keep = seeded("keep", dir.path().join("keep").as_path(), json!({}));
-    let file = store(&keep).unwrap().path().to_owned();
+    let file = store(&keep).unwrap().path().unwrap().to_owned();
     keep.set_plugin_enabled("memory", false).unwrap();
     assert!(file.exists());
 
@@ -239,7 +239,7 @@ fn uninstall_keeps_the_data_unless_asked_to_purge() {
         dir.path().join("purge").as_path(),
         json!({"purge_on_uninstall": true}),
     );
-    let file = store(&purge).unwrap().path().to_owned();
+    let file = store(&purge).unwrap().path().unwrap().to_owned();
     purge.set_plugin_enabled("memory", false).unwrap();
     assert!(!file.exists(), "{} still there", file.display());
 }

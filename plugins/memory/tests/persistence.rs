@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use hookpoint_extensions::{model::ScriptedModel, payloads::MemoryKind};
-use hookpoint_plugin_memory::{MemoryStore, store};
+use hookpoint_plugin_memory::{SqliteStore, store};
 use serde_json::json;
 
 #[test]
@@ -93,8 +93,8 @@ fn two_threads_on_one_scope_and_two_scopes_write_at_once_and_lose_nothing() {
 fn two_handles_on_one_file_write_at_once_like_two_processes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("shared/memory.sqlite");
-    let first = MemoryStore::open(&path).unwrap();
-    let second = MemoryStore::open(&path).unwrap();
+    let first = SqliteStore::open(&path).unwrap();
+    let second = SqliteStore::open(&path).unwrap();
     std::thread::scope(|s| {
         for (name, store) in [("one", &first), ("two", &second)] {
             s.spawn(move || {
@@ -112,7 +112,7 @@ fn two_handles_on_one_file_write_at_once_like_two_processes() {
         }
     });
     drop((first, second));
-    let reopened = MemoryStore::open(&path).unwrap();
+    let reopened = SqliteStore::open(&path).unwrap();
     assert_eq!(reopened.count(Some(MemoryKind::Lesson)).unwrap(), 400);
     assert_eq!(reopened.count(Some(MemoryKind::Fragment)).unwrap(), 0);
 }
@@ -120,7 +120,7 @@ fn two_handles_on_one_file_write_at_once_like_two_processes() {
 #[test]
 fn the_same_memory_twice_is_stored_once_and_deleting_removes_it_from_search() {
     let dir = tempfile::tempdir().unwrap();
-    let store = MemoryStore::open(dir.path().join("m.sqlite")).unwrap();
+    let store = SqliteStore::open(dir.path().join("m.sqlite")).unwrap();
     let id = store
         .add(MemoryKind::Fragment, "I prefer metric units", "", "a")
         .unwrap();

@@ -2,6 +2,9 @@
 //! agent on it, the model's view of the prompt.
 #![allow(dead_code)]
 
+pub mod embed;
+pub mod suite;
+
 use std::path::Path;
 use std::sync::Arc;
 

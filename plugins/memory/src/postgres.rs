@@ -1,0 +1,538 @@
+//! The PostgreSQL store: one database that several agent processes share. Its schema is created
+//! and migrated by the plugin (versioned in `hookpoint_memory_schema`, under an advisory lock
+//! so two processes starting at once migrate once); every write is one transaction, and a
+//! connection lost during one is reconnected and the transaction retried once, else reported:
+//! never a half memory. Memories of one namespace (default: the scope's name) are one memory.
+//!
+//! The client runs on a thread of its own, so the store may be called from any thread,
+//! inside an async runtime or not.
+
+use std::sync::Mutex;
+use std::sync::mpsc;
+
+use hookpoint_extensions::lock::lock;
+use hookpoint_extensions::payloads::MemoryKind;
+use postgres::{Client, NoTls};
+
+use crate::embedder::cosine;
+use crate::memory::{Memory, kind_from};
+use crate::query::search_words;
+use crate::sqlite::now_ms;
+use crate::store::{MemoryStore, StoreError};
+use crate::vectors::Scored;
+
+/// The schema, one migration per version (version n is `MIGRATIONS[n - 1]`).
+const MIGRATIONS: &[&str] = &["
+CREATE TABLE hookpoint_memories(
+    id BIGSERIAL PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    tool TEXT NOT NULL DEFAULT '',
+    agent TEXT NOT NULL DEFAULT '',
+    created_ms BIGINT NOT NULL,
+    updated_ms BIGINT NOT NULL,
+    words TSVECTOR GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
+    UNIQUE(namespace, kind, text)
+);
+CREATE INDEX hookpoint_memories_words ON hookpoint_memories USING GIN(words);
+CREATE TABLE hookpoint_memory_vectors(
+    memory_id BIGINT NOT NULL REFERENCES hookpoint_memories(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector REAL[] NOT NULL,
+    PRIMARY KEY(memory_id, model)
+);
+CREATE TABLE hookpoint_memory_meta(
+    namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY(namespace, key)
+);"];
+
+/// The schema version this build creates and migrates to.
+pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
+
+type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+
+struct Connection {
+    url: String,
+    client: Option<Client>,
+}
+
+impl Connection {
+    fn client(&mut self) -> Result<&mut Client, postgres::Error> {
+        if self.client.as_ref().is_none_or(Client::is_closed) {
+            self.client = Some(Client::connect(&self.url, NoTls)?);
+        }
+        Ok(self.client.as_mut().expect("connected above"))
+    }
+
+    /// Runs `f` in a transaction; a lost connection is reconnected and `f` retried once.
+    fn run<T>(
+        &mut self,
+        f: &mut dyn FnMut(&mut postgres::Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let result = (|| {
+                let mut tx = self
+                    .client()
+                    .map_err(server)?
+                    .transaction()
+                    .map_err(server)?;
+                let value = f(&mut tx)?;
+                tx.commit().map_err(server)?;
+                Ok(value)
+            })();
+            match result {
+                Err(StoreError::Server(_)) if attempt == 1 && self.lost() => continue,
+                other => return other,
+            }
+        }
+    }
+
+    fn lost(&mut self) -> bool {
+        let lost = self.client.as_ref().is_none_or(Client::is_closed);
+        if lost {
+            self.client = None;
+        }
+        lost
+    }
+}
+
+fn server(e: postgres::Error) -> StoreError {
+    StoreError::Server(e.to_string())
+}
+
+/// A memory store on a PostgreSQL server (config `"store": "postgres"` with
+/// `"postgres": {"url": .., "namespace"?: ..}`).
+///
+/// ```no_run
+/// use hookpoint_plugin_memory::{MemoryStore, PostgresStore};
+/// let store = PostgresStore::open("host=/run/postgresql user=agent dbname=memory", "team")?;
+/// assert_eq!(store.namespace(), "team");
+/// # Ok::<(), hookpoint_plugin_memory::StoreError>(())
+/// ```
+pub struct PostgresStore {
+    namespace: String,
+    jobs: Mutex<mpsc::Sender<Job>>,
+}
+
+impl PostgresStore {
+    /// Connects to `url` (a libpq connection string or `postgresql://` URL, without TLS),
+    /// creates or migrates the schema, and keeps the memories of `namespace`.
+    ///
+    /// # Errors
+    /// [`StoreError::Server`]: the server cannot be reached, or the schema is newer than this
+    /// build knows.
+    pub fn open(url: &str, namespace: &str) -> Result<PostgresStore, StoreError> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let mut conn = Connection {
+            url: url.to_owned(),
+            client: None,
+        };
+        std::thread::Builder::new()
+            .name("memory-postgres".into())
+            .spawn(move || {
+                for job in rx {
+                    job(&mut conn);
+                }
+            })
+            .map_err(|e| StoreError::Server(e.to_string()))?;
+        let store = PostgresStore {
+            namespace: namespace.to_owned(),
+            jobs: Mutex::new(tx),
+        };
+        store.on(|c| c.run(&mut |tx| migrate(tx)))?;
+        Ok(store)
+    }
+
+    /// The namespace whose memories this store keeps.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    fn on<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let (reply, answer) = mpsc::channel();
+        let job: Job = Box::new(move |c| {
+            let _ = reply.send(f(c));
+        });
+        lock(&self.jobs)
+            .send(job)
+            .map_err(|_| StoreError::Server("the connection thread stopped".into()))?;
+        answer
+            .recv()
+            .map_err(|_| StoreError::Server("the connection thread stopped".into()))?
+    }
+
+    /// Runs `f` in one transaction on the connection thread.
+    fn tx<T: Send + 'static>(
+        &self,
+        mut f: impl FnMut(&mut postgres::Transaction<'_>, &str) -> Result<T, StoreError>
+        + Send
+        + 'static,
+    ) -> Result<T, StoreError> {
+        let ns = self.namespace.clone();
+        self.on(move |c| c.run(&mut |tx| f(tx, &ns)))
+    }
+}
+
+fn migrate(tx: &mut postgres::Transaction<'_>) -> Result<(), StoreError> {
+    tx.batch_execute(
+        "SELECT pg_advisory_xact_lock(7202611);
+         CREATE TABLE IF NOT EXISTS hookpoint_memory_schema(version INTEGER NOT NULL)",
+    )
+    .map_err(server)?;
+    let version: i32 = tx
+        .query_opt("SELECT version FROM hookpoint_memory_schema", &[])
+        .map_err(server)?
+        .map_or(0, |r| r.get(0));
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::Server(format!(
+            "the memory schema is version {version}, newer than this build's {SCHEMA_VERSION}"
+        )));
+    }
+    for sql in &MIGRATIONS[usize::try_from(version).unwrap_or(0)..] {
+        tx.batch_execute(sql).map_err(server)?;
+    }
+    tx.execute("DELETE FROM hookpoint_memory_schema", &[])
+        .map_err(server)?;
+    tx.execute(
+        "INSERT INTO hookpoint_memory_schema(version) VALUES ($1)",
+        &[&SCHEMA_VERSION],
+    )
+    .map_err(server)?;
+    Ok(())
+}
+
+fn memory(r: &postgres::Row) -> Memory {
+    let kind: String = r.get(1);
+    Memory {
+        id: r.get(0),
+        kind: kind_from(&kind).unwrap_or_default(),
+        text: r.get(2),
+        tool: r.get(3),
+        agent: r.get(4),
+        created_ms: r.get(5),
+        updated_ms: r.get(6),
+    }
+}
+
+const COLUMNS: &str = "id, kind, text, tool, agent, created_ms, updated_ms";
+
+fn dimension(
+    tx: &mut postgres::Transaction<'_>,
+    ns: &str,
+    model: &str,
+) -> Result<Option<usize>, StoreError> {
+    let row = tx
+        .query_opt(
+            "SELECT v.dim FROM hookpoint_memory_vectors v JOIN hookpoint_memories m ON m.id = v.memory_id
+             WHERE m.namespace = $1 AND v.model = $2 LIMIT 1",
+            &[&ns, &model],
+        )
+        .map_err(server)?;
+    Ok(row.and_then(|r| usize::try_from(r.get::<_, i32>(0)).ok()))
+}
+
+fn check(
+    tx: &mut postgres::Transaction<'_>,
+    ns: &str,
+    model: &str,
+    got: usize,
+) -> Result<(), StoreError> {
+    match dimension(tx, ns, model)? {
+        Some(expected) if expected != got => Err(StoreError::Dimension {
+            model: model.to_owned(),
+            expected,
+            got,
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn upsert(
+    tx: &mut postgres::Transaction<'_>,
+    ns: &str,
+    (kind, text, tool, agent): (MemoryKind, &str, &str, &str),
+) -> Result<i64, StoreError> {
+    let row = tx
+        .query_one(
+            "INSERT INTO hookpoint_memories(namespace, kind, text, tool, agent, created_ms, updated_ms)
+             VALUES ($1, $2, $3, $4, $5, $6, $6)
+             ON CONFLICT(namespace, kind, text) DO UPDATE SET updated_ms = excluded.updated_ms
+             RETURNING id",
+            &[&ns, &kind.as_str(), &text, &tool, &agent, &now_ms()],
+        )
+        .map_err(server)?;
+    Ok(row.get(0))
+}
+
+fn put_vector(
+    tx: &mut postgres::Transaction<'_>,
+    id: i64,
+    model: &str,
+    vector: &[f32],
+) -> Result<(), StoreError> {
+    let dim = i32::try_from(vector.len()).unwrap_or(i32::MAX);
+    tx.execute(
+        "INSERT INTO hookpoint_memory_vectors(memory_id, model, dim, vector) VALUES ($1, $2, $3, $4)
+         ON CONFLICT(memory_id, model) DO UPDATE SET dim = excluded.dim, vector = excluded.vector",
+        &[&id, &model, &dim, &vector.to_vec()],
+    )
+    .map_err(server)?;
+    Ok(())
+}
+
+fn limit(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn set_meta(tx: &mut postgres::Transaction<'_>, ns: &str, value: &str) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO hookpoint_memory_meta(namespace, key, value) VALUES ($1, 'embedding_model', $2)
+         ON CONFLICT(namespace, key) DO UPDATE SET value = excluded.value",
+        &[&ns, &value],
+    )
+    .map_err(server)?;
+    Ok(())
+}
+
+impl MemoryStore for PostgresStore {
+    fn add(
+        &self,
+        kind: MemoryKind,
+        text: &str,
+        tool: &str,
+        agent: &str,
+    ) -> Result<Option<i64>, StoreError> {
+        let text = text.trim().to_owned();
+        if text.is_empty() {
+            return Ok(None);
+        }
+        let (tool, agent) = (tool.to_owned(), agent.to_owned());
+        self.tx(move |tx, ns| upsert(tx, ns, (kind, &text, &tool, &agent)).map(Some))
+    }
+
+    fn add_embedded(
+        &self,
+        kind: MemoryKind,
+        text: &str,
+        tool: &str,
+        agent: &str,
+        model: &str,
+        vector: &[f32],
+    ) -> Result<Option<i64>, StoreError> {
+        let text = text.trim().to_owned();
+        if text.is_empty() {
+            return Ok(None);
+        }
+        let (tool, agent, model, vector) = (
+            tool.to_owned(),
+            agent.to_owned(),
+            model.to_owned(),
+            vector.to_vec(),
+        );
+        self.tx(move |tx, ns| {
+            check(tx, ns, &model, vector.len())?;
+            let id = upsert(tx, ns, (kind, &text, &tool, &agent))?;
+            put_vector(tx, id, &model, &vector)?;
+            Ok(Some(id))
+        })
+    }
+
+    fn search(
+        &self,
+        text: &str,
+        kind: Option<MemoryKind>,
+        n: usize,
+    ) -> Result<Vec<Memory>, StoreError> {
+        let words = search_words(text);
+        if words.is_empty() {
+            return Ok(Vec::new());
+        }
+        let query = words.join(" | ");
+        let kind = kind.map(|k| k.as_str().to_owned());
+        self.tx(move |tx, ns| {
+            let rows = tx
+                .query(
+                    &format!(
+                        "SELECT {COLUMNS} FROM hookpoint_memories, to_tsquery('english', $2) q
+                         WHERE namespace = $1 AND words @@ q AND ($3::TEXT IS NULL OR kind = $3)
+                         ORDER BY ts_rank(words, q) DESC, updated_ms DESC LIMIT $4"
+                    ),
+                    &[&ns, &query, &kind, &limit(n)],
+                )
+                .map_err(server)?;
+            Ok(rows.iter().map(memory).collect())
+        })
+    }
+
+    fn nearest(
+        &self,
+        model: &str,
+        query: &[f32],
+        kind: Option<MemoryKind>,
+        n: usize,
+        threshold: f32,
+    ) -> Result<Vec<Scored>, StoreError> {
+        let (model, query) = (model.to_owned(), query.to_vec());
+        let kind = kind.map(|k| k.as_str().to_owned());
+        self.tx(move |tx, ns| {
+            let rows = tx
+                .query(
+                    &format!(
+                        "SELECT {COLUMNS}, v.vector FROM hookpoint_memories m
+                         JOIN hookpoint_memory_vectors v ON v.memory_id = m.id
+                         WHERE m.namespace = $1 AND v.model = $2 AND ($3::TEXT IS NULL OR m.kind = $3)"
+                    ),
+                    &[&ns, &model, &kind],
+                )
+                .map_err(server)?;
+            let mut found: Vec<Scored> = rows
+                .iter()
+                .filter_map(|r| {
+                    let v: Vec<f32> = r.get(7);
+                    let score = cosine(&v, &query);
+                    (v.len() == query.len() && score >= threshold).then(|| Scored {
+                        memory: memory(r),
+                        score,
+                    })
+                })
+                .collect();
+            found.sort_by(|a, b| b.score.total_cmp(&a.score));
+            found.truncate(n);
+            Ok(found)
+        })
+    }
+
+    fn list(
+        &self,
+        kind: Option<MemoryKind>,
+        offset: usize,
+        n: usize,
+    ) -> Result<Vec<Memory>, StoreError> {
+        let kind = kind.map(|k| k.as_str().to_owned());
+        self.tx(move |tx, ns| {
+            let rows = tx
+                .query(
+                    &format!(
+                        "SELECT {COLUMNS} FROM hookpoint_memories
+                         WHERE namespace = $1 AND ($2::TEXT IS NULL OR kind = $2)
+                         ORDER BY updated_ms DESC, id DESC LIMIT $3 OFFSET $4"
+                    ),
+                    &[&ns, &kind, &limit(n), &limit(offset)],
+                )
+                .map_err(server)?;
+            Ok(rows.iter().map(memory).collect())
+        })
+    }
+
+    fn count(&self, kind: Option<MemoryKind>) -> Result<u64, StoreError> {
+        let kind = kind.map(|k| k.as_str().to_owned());
+        self.tx(move |tx, ns| {
+            let row = tx
+                .query_one(
+                    "SELECT count(*) FROM hookpoint_memories
+                     WHERE namespace = $1 AND ($2::TEXT IS NULL OR kind = $2)",
+                    &[&ns, &kind],
+                )
+                .map_err(server)?;
+            Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0))
+        })
+    }
+
+    fn delete(&self, id: i64) -> Result<bool, StoreError> {
+        self.tx(move |tx, ns| {
+            let n = tx
+                .execute(
+                    "DELETE FROM hookpoint_memories WHERE namespace = $1 AND id = $2",
+                    &[&ns, &id],
+                )
+                .map_err(server)?;
+            Ok(n == 1)
+        })
+    }
+
+    fn set_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<bool, StoreError> {
+        let (model, vector) = (model.to_owned(), vector.to_vec());
+        self.tx(move |tx, ns| {
+            check(tx, ns, &model, vector.len())?;
+            let there = tx
+                .query_opt(
+                    "SELECT 1 FROM hookpoint_memories WHERE namespace = $1 AND id = $2 FOR UPDATE",
+                    &[&ns, &id],
+                )
+                .map_err(server)?
+                .is_some();
+            if there {
+                put_vector(tx, id, &model, &vector)?;
+            }
+            Ok(there)
+        })
+    }
+
+    fn vector_dimension(&self, model: &str) -> Result<Option<usize>, StoreError> {
+        let model = model.to_owned();
+        self.tx(move |tx, ns| dimension(tx, ns, &model))
+    }
+
+    fn without_vector(&self, model: &str, n: usize) -> Result<Vec<(i64, String)>, StoreError> {
+        let model = model.to_owned();
+        self.tx(move |tx, ns| {
+            let rows = tx
+                .query(
+                    "SELECT m.id, m.text FROM hookpoint_memories m WHERE m.namespace = $1
+                     AND NOT EXISTS (SELECT 1 FROM hookpoint_memory_vectors v
+                                     WHERE v.memory_id = m.id AND v.model = $2)
+                     ORDER BY m.id LIMIT $3",
+                    &[&ns, &model, &limit(n)],
+                )
+                .map_err(server)?;
+            Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        })
+    }
+
+    fn switch_model(&self, model: &str) -> Result<(), StoreError> {
+        let model = model.to_owned();
+        self.tx(move |tx, ns| {
+            set_meta(tx, ns, &model)?;
+            tx.execute(
+                "DELETE FROM hookpoint_memory_vectors v USING hookpoint_memories m
+                 WHERE m.id = v.memory_id AND m.namespace = $1 AND v.model <> $2",
+                &[&ns, &model],
+            )
+            .map_err(server)?;
+            Ok(())
+        })
+    }
+
+    fn embedding_model(&self) -> Result<Option<String>, StoreError> {
+        self.tx(move |tx, ns| {
+            Ok(tx
+                .query_opt(
+                    "SELECT value FROM hookpoint_memory_meta WHERE namespace = $1 AND key = 'embedding_model'",
+                    &[&ns],
+                )
+                .map_err(server)?
+                .map(|r| r.get(0)))
+        })
+    }
+
+    fn reindex(&self, embedding_model: &str) -> Result<u64, StoreError> {
+        let model = embedding_model.to_owned();
+        self.tx(move |tx, ns| set_meta(tx, ns, &model))?;
+        self.count(None)
+    }
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("namespace", &self.namespace)
+            .finish_non_exhaustive()
+    }
+}

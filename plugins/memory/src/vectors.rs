@@ -1,0 +1,295 @@
+//! Vectors in the SQLite store: one per memory and embedding model, a little-endian `f32` blob
+//! beside its dimension; recall by meaning scans the recall model's vectors, read once and
+//! kept in memory while the database is unchanged (`PRAGMA data_version`).
+
+use hookpoint_extensions::payloads::MemoryKind;
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::embedder::cosine;
+use crate::memory::{Memory, row_to_memory};
+use crate::sqlite::{SqliteStore, now_ms};
+use crate::store::StoreError;
+use hookpoint_extensions::lock::lock;
+
+/// A memory found by meaning, with its cosine similarity to the query (`-1.0..=1.0`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Scored {
+    /// The memory.
+    pub memory: Memory,
+    /// Its similarity to the query.
+    pub score: f32,
+}
+
+/// One model's vectors as read from the database.
+pub(crate) struct VectorCache {
+    model: String,
+    version: i64,
+    dim: usize,
+    ids: Vec<i64>,
+    kinds: Vec<MemoryKind>,
+    flat: Vec<f32>,
+}
+
+fn to_blob(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn from_blob(blob: &[u8], into: &mut Vec<f32>) {
+    into.extend(
+        blob.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+    );
+}
+
+fn stored_dimension(conn: &Connection, model: &str) -> Result<Option<usize>, rusqlite::Error> {
+    let dim: Option<i64> = conn
+        .query_row(
+            "SELECT dim FROM vectors WHERE model = ?1 LIMIT 1",
+            [model],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(dim.and_then(|d| usize::try_from(d).ok()))
+}
+
+fn check_dimension(conn: &Connection, model: &str, got: usize) -> Result<(), StoreError> {
+    match stored_dimension(conn, model)? {
+        Some(expected) if expected != got => Err(StoreError::Dimension {
+            model: model.to_owned(),
+            expected,
+            got,
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn put_vector(conn: &Connection, id: i64, model: &str, vector: &[f32]) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO vectors(memory_id, model, dim, vector) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT(memory_id, model) DO UPDATE SET dim = excluded.dim, vector = excluded.vector",
+        params![id, model, vector.len() as i64, to_blob(vector)],
+    )?;
+    Ok(())
+}
+
+impl SqliteStore {
+    /// Stores `text` as [`add`](Self::add) does, with its `vector` from the embedding `model`,
+    /// in one transaction: a vector whose dimension differs from the ones stored for `model`
+    /// is refused and nothing is written.
+    ///
+    /// ```
+    /// use hookpoint_extensions::payloads::MemoryKind;
+    /// use hookpoint_plugin_memory::{SqliteStore, StoreError};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let store = SqliteStore::open(dir.path().join("memory.sqlite"))?;
+    /// store.add_embedded(MemoryKind::Fragment, "I like tea", "", "ada", "toy", &[1.0, 0.0])?;
+    /// let refused = store.add_embedded(MemoryKind::Fragment, "I like jazz", "", "ada", "toy", &[1.0, 0.0, 0.0]);
+    /// assert!(matches!(refused, Err(StoreError::Dimension { expected: 2, got: 3, .. })));
+    /// assert_eq!(store.count(None)?, 1);
+    /// let found = store.nearest("toy", &[0.9, 0.1], None, 5, 0.5)?;
+    /// assert_eq!(found[0].memory.text, "I like tea");
+    /// # Ok::<(), StoreError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`StoreError::Dimension`], [`StoreError::Sql`].
+    pub fn add_embedded(
+        &self,
+        kind: MemoryKind,
+        text: &str,
+        tool: &str,
+        agent: &str,
+        model: &str,
+        vector: &[f32],
+    ) -> Result<Option<i64>, StoreError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(None);
+        }
+        let mut conn = self.writer();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        check_dimension(&tx, model, vector.len())?;
+        let id: i64 = tx.query_row(
+            "INSERT INTO memories(kind, text, tool, agent, created_ms, updated_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+             ON CONFLICT(kind, text) DO UPDATE SET updated_ms = excluded.updated_ms
+             RETURNING id",
+            params![kind.as_str(), text, tool, agent, now_ms()],
+            |r| r.get(0),
+        )?;
+        put_vector(&tx, id, model, vector)?;
+        tx.commit()?;
+        Ok(Some(id))
+    }
+
+    /// Sets the vector of memory `id` for `model` (re-embedding). False if the memory is gone.
+    ///
+    /// # Errors
+    /// [`StoreError::Dimension`], [`StoreError::Sql`].
+    pub fn set_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<bool, StoreError> {
+        let mut conn = self.writer();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        check_dimension(&tx, model, vector.len())?;
+        let there: bool = tx.query_row(
+            "SELECT EXISTS(SELECT 1 FROM memories WHERE id = ?1)",
+            [id],
+            |r| r.get(0),
+        )?;
+        if there {
+            put_vector(&tx, id, model, vector)?;
+        }
+        tx.commit()?;
+        Ok(there)
+    }
+
+    /// The dimension of the vectors stored for `model`, if any are.
+    ///
+    /// # Errors
+    /// [`StoreError::Sql`].
+    pub fn vector_dimension(&self, model: &str) -> Result<Option<usize>, StoreError> {
+        Ok(stored_dimension(&self.reader(), model)?)
+    }
+
+    /// Up to `limit` memories (id, text) without a vector for `model`, oldest first.
+    ///
+    /// # Errors
+    /// [`StoreError::Sql`].
+    pub fn without_vector(
+        &self,
+        model: &str,
+        limit: usize,
+    ) -> Result<Vec<(i64, String)>, StoreError> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(
+            "SELECT m.id, m.text FROM memories m
+             WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.memory_id = m.id AND v.model = ?1)
+             ORDER BY m.id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(
+            params![model, i64::try_from(limit).unwrap_or(i64::MAX)],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Makes `model` the one recall searches with (recorded as [`embedding_model`](Self::embedding_model))
+    /// and deletes the vectors of every other model.
+    ///
+    /// # Errors
+    /// [`StoreError::Sql`].
+    pub fn switch_model(&self, model: &str) -> Result<(), StoreError> {
+        let mut conn = self.writer();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        tx.execute(
+            "INSERT INTO meta(key, value) VALUES ('embedding_model', ?1)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [model],
+        )?;
+        tx.execute("DELETE FROM vectors WHERE model <> ?1", [model])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The memories whose vectors for `model` are most similar to `query` (cosine, at least
+    /// `threshold`), best first, of `kind` if given, at most `limit`.
+    ///
+    /// # Errors
+    /// [`StoreError::Sql`].
+    pub fn nearest(
+        &self,
+        model: &str,
+        query: &[f32],
+        kind: Option<MemoryKind>,
+        limit: usize,
+        threshold: f32,
+    ) -> Result<Vec<Scored>, StoreError> {
+        let best = self.best_ids(model, query, kind, limit, threshold)?;
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, kind, text, tool, agent, created_ms, updated_ms FROM memories WHERE id = ?1",
+        )?;
+        let mut found = Vec::with_capacity(best.len());
+        for (id, score) in best {
+            if let Some(memory) = stmt.query_row([id], row_to_memory).optional()? {
+                found.push(Scored { memory, score });
+            }
+        }
+        Ok(found)
+    }
+
+    fn best_ids(
+        &self,
+        model: &str,
+        query: &[f32],
+        kind: Option<MemoryKind>,
+        limit: usize,
+        threshold: f32,
+    ) -> Result<Vec<(i64, f32)>, StoreError> {
+        let mut cache = lock(&self.vectors);
+        let version: i64 = self
+            .reader()
+            .query_row("PRAGMA data_version", [], |r| r.get(0))?;
+        let fresh = cache
+            .as_ref()
+            .is_some_and(|c| c.model == model && c.version == version);
+        if !fresh {
+            *cache = Some(self.read_vectors(model, version)?);
+        }
+        let Some(c) = cache.as_ref() else {
+            return Ok(Vec::new());
+        };
+        if c.dim != query.len() {
+            return Ok(Vec::new());
+        }
+        let mut scored: Vec<(i64, f32)> = c
+            .flat
+            .chunks_exact(c.dim.max(1))
+            .zip(c.ids.iter().zip(&c.kinds))
+            .filter(|(_, (_, k))| kind.is_none_or(|want| **k == want))
+            .map(|(v, (id, _))| (*id, cosine(v, query)))
+            .filter(|(_, s)| *s >= threshold)
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored.truncate(limit);
+        Ok(scored)
+    }
+
+    fn read_vectors(&self, model: &str, version: i64) -> Result<VectorCache, StoreError> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(
+            "SELECT v.memory_id, m.kind, v.dim, v.vector FROM vectors v
+             JOIN memories m ON m.id = v.memory_id WHERE v.model = ?1",
+        )?;
+        let mut c = VectorCache {
+            model: model.to_owned(),
+            version,
+            dim: 0,
+            ids: Vec::new(),
+            kinds: Vec::new(),
+            flat: Vec::new(),
+        };
+        let mut rows = stmt.query([model])?;
+        while let Some(r) = rows.next()? {
+            let dim = usize::try_from(r.get::<_, i64>(2)?).unwrap_or(0);
+            let blob: &[u8] = r.get_ref(3)?.as_blob().map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    3,
+                    rusqlite::types::Type::Blob,
+                    Box::new(e),
+                )
+            })?;
+            if c.dim == 0 {
+                c.dim = dim;
+            }
+            if dim != c.dim || blob.len() != dim * 4 {
+                continue;
+            }
+            c.ids.push(r.get(0)?);
+            let kind: String = r.get(1)?;
+            c.kinds
+                .push(crate::memory::kind_from(&kind).unwrap_or_default());
+            from_blob(blob, &mut c.flat);
+        }
+        Ok(c)
+    }
+}
