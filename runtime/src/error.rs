@@ -213,7 +213,7 @@ impl Error {
     /// through are not named as its cause.
     #[cold]
     #[inline(never)]
-    pub(crate) fn from_inner_step(mut self, point: &str) -> Self {
+    pub(crate) fn marked_inner_step(mut self, point: &str) -> Self {
         if self.0.extension.is_none() {
             self.0.inner_step = true;
         }

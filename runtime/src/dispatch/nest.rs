@@ -32,7 +32,7 @@ pub(crate) fn run_sync<Req, Resp>(
     inner: &mut dyn FnMut(&mut Req) -> Result<Resp, Error>,
 ) -> Result<Resp, Error> {
     let Some(list) = active_list(snap, &call) else {
-        return inner(request).map_err(|e| e.from_inner_step(call.point));
+        return inner(request).map_err(|e| e.marked_inner_step(call.point));
     };
     let fast = match &list.shape {
         Shape::Wrap { key, fns } if *key == call.want.key && unobserved(scope) => Some(&fns[..]),
@@ -72,7 +72,7 @@ pub(crate) async fn run_async<Req: Send, Resp: Send>(
     let Some(list) = active_list(&snap, &call) else {
         return inner(request)
             .await
-            .map_err(|e| e.from_inner_step(call.point));
+            .map_err(|e| e.marked_inner_step(call.point));
     };
     precheck(list, call.point, &call.want, false)?;
     let call = call.with_declared_codec(list);

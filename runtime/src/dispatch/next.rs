@@ -199,7 +199,7 @@ impl<'a, Req: Send, Resp: Send> AsyncNext<'a, Req, Resp> {
             let Some(turn) = chain.turn(pos, req.0) else {
                 return (self.inner)(request)
                     .await
-                    .map_err(|e| e.from_inner_step(chain.point()));
+                    .map_err(|e| e.marked_inner_step(chain.point()));
             };
             pos = turn.next_pos();
             let inside = AtomicU64::new(0);
@@ -238,5 +238,5 @@ fn inner_step<Req, Resp>(
     request: &mut Req,
     point: &str,
 ) -> Result<Resp, Error> {
-    inner(request).map_err(|e| e.from_inner_step(point))
+    inner(request).map_err(|e| e.marked_inner_step(point))
 }

@@ -159,7 +159,7 @@ impl<S: WrapSpec> WrapPoint<S> {
         mut inner: impl FnMut(&mut S::Request) -> Result<S::Response, Error>,
     ) -> Result<S::Response, Error> {
         if self.site.is_empty_everywhere() {
-            return inner(request).map_err(|e| e.from_inner_step(S::NAME));
+            return inner(request).map_err(|e| e.marked_inner_step(S::NAME));
         }
         self.call_nonempty(request, &mut inner)
     }
@@ -214,7 +214,9 @@ impl<S: WrapSpec> AsyncWrapPoint<S> {
         S::Response: Send,
     {
         if self.site.is_empty_everywhere() {
-            return inner(request).await.map_err(|e| e.from_inner_step(S::NAME));
+            return inner(request)
+                .await
+                .map_err(|e| e.marked_inner_step(S::NAME));
         }
         let call = call_of::<S>(&self.site, request);
         let scope = Scope::current();
