@@ -335,7 +335,7 @@ impl<T: RegisterTarget> Register<'_, T> {
         self.finish(run, T::key(), T::payload_type(), T::KIND.is_some())
     }
 
-    /// Registers `f`, a sync closure taking the payload. It returns `()`, [`Flow`],
+    /// Registers `f`, a sync closure taking the payload. It returns `()`, [`Flow`](crate::Flow),
     /// `Result<(), E>` or `Result<Flow, E>` with `E: Into<hookpoint::Error>`, as an
     /// `#[extension]` fn does.
     ///
