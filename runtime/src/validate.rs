@@ -1,6 +1,6 @@
 //! Whole-registry checks, reported all at once.
 
-use crate::diagnostic::{Code, Diagnostic, Report};
+use crate::diagnostic::{Code, Diagnostic, Report, Severity};
 use crate::error::{ErrorKind, Origin};
 use crate::registry::PointKind;
 use crate::scope::COMPILED;
@@ -33,6 +33,13 @@ fn problem(code: Code, point: &str, extension: &str, origin: &Origin, message: &
             d.line = Some(*line as usize);
         }
     }
+    d
+}
+
+/// `d` as a warning: a problem dispatch works around (an ordering constraint it ignores), which
+/// [`Scope::status`](crate::Scope::status) reports with the same severity.
+fn warning(mut d: Diagnostic) -> Diagnostic {
+    d.severity = Severity::Warning;
     d
 }
 
@@ -71,8 +78,12 @@ fn refusal_code(kind: ErrorKind) -> Code {
 /// cycle keeps numeric order, a lone `replace` runs as one more extension) and are reported here
 /// only.
 ///
-/// Each problem is a [`Diagnostic`] of severity error with the source file and line of the
-/// extension (or declaration) concerned, its package, its point and extension, and a code:
+/// Each problem is a [`Diagnostic`] with the source file and line of the extension (or
+/// declaration) concerned, its package, its point and extension, and a severity: the ordering
+/// problems (`ordering.unknown_extension`, `ordering.cycle`) are warnings, as in
+/// [`Scope::status`](crate::Scope::status), since dispatch runs around them; the others are
+/// errors. A warning alone still makes `validate` return `Err`, so a test's
+/// `validate().unwrap()` catches a misspelt `after`. The codes:
 /// `registry.duplicate`, `registry.payload_mismatch`, `registry.async_on_sync`,
 /// `registry.unknown_function_point`, `ordering.unknown_extension`, `ordering.cycle`,
 /// `registry.replaces_nothing`, `registry.conflicting_declaration`.
@@ -241,9 +252,9 @@ fn ordering_problems(
                 .iter()
                 .filter(|t| !cands.iter().any(|o| o.meta.name == **t))
             {
-                problems.push(problem(Code::OrderingUnknownExtension, point, &c.meta.name, &c.meta.origin, &format!(
+                problems.push(warning(problem(Code::OrderingUnknownExtension, point, &c.meta.name, &c.meta.origin, &format!(
                         "runs {rel} `{t}`, but no compiled-in extension of this point is named `{t}` (the constraint is ignored)"
-                    )));
+                    ))));
             }
         }
     }
@@ -252,10 +263,10 @@ fn ordering_problems(
         let first = cands.iter().find(|c| c.meta.name == cycle[0]);
         let names: Vec<&str> = cycle.iter().map(|n| &**n).collect();
         if let Some(first) = first {
-            problems.push(problem(Code::OrderingCycle, point, &first.meta.name, &first.meta.origin, &format!(
+            problems.push(warning(problem(Code::OrderingCycle, point, &first.meta.name, &first.meta.origin, &format!(
                     "the ordering constraints form a cycle: {}; those extensions keep their numeric order",
                     names.join(" → ")
-                )));
+                ))));
         }
     }
 }

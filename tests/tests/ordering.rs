@@ -1,7 +1,7 @@
 //! Ordering constraints by name: `after` / `before` in `#[extension]` and in manifests, applied
 //! after the numeric order; a missing target or a cycle is a `validate()` problem naming it.
 
-use hookpoint::diagnostic::Code;
+use hookpoint::diagnostic::{Code, Severity};
 use hookpoint::{extension, point};
 use hookpoint_tests::{manifest, project_scope};
 
@@ -88,6 +88,8 @@ fn a_cycle_keeps_numeric_order_and_validate_names_it() {
         .find(|p| p.point.as_deref() == Some("ordering_cyclic"))
         .expect("the cycle is reported");
     assert_eq!(cycle.code, Code::OrderingCycle);
+    // Dispatch runs around a cycle, so it is a warning, as in `Scope::status`.
+    assert_eq!(cycle.severity, Severity::Warning);
     assert!(
         cycle.message.contains("first → second → first")
             || cycle.message.contains("second → first → second"),
@@ -119,6 +121,7 @@ fn validate_reports_a_constraint_naming_no_extension() {
         .find(|p| p.extension.as_deref() == Some("dangling"))
         .expect("the dangling constraint is reported");
     assert_eq!(p.code, Code::OrderingUnknownExtension);
+    assert_eq!(p.severity, Severity::Warning);
     assert!(p.message.contains("no_such_extension"), "{}", p.message);
 }
 

@@ -15,7 +15,8 @@ pub struct ValidateReport {
     /// Every problem, registry first (each with its source file, package and line), then files
     /// by path.
     pub problems: Vec<Diagnostic>,
-    /// Warnings: overrides that match nothing, refused command hooks, untrusted web UI assets.
+    /// Warnings: ordering constraints dispatch ignores (registry first), overrides that match
+    /// nothing, refused command hooks, untrusted web UI assets.
     pub warnings: Vec<Diagnostic>,
     /// How many layer folders were checked.
     pub layers: usize,
@@ -24,14 +25,19 @@ pub struct ValidateReport {
 /// The registry's problems and the scope's layer folders' (after a fresh reload).
 pub(super) fn report(scope: &Scope) -> ValidateReport {
     let mut problems = Vec::new();
+    let mut warnings = Vec::new();
     if let Err(r) = crate::validate() {
-        problems.extend(r.diagnostics);
+        let (errors, others): (Vec<_>, Vec<_>) =
+            r.diagnostics.into_iter().partition(Diagnostic::is_error);
+        problems.extend(errors);
+        warnings.extend(others);
     }
     let event = scope.reload();
     problems.extend(event.problems);
+    warnings.extend(event.warnings);
     ValidateReport {
         problems,
-        warnings: event.warnings,
+        warnings,
         layers: scope.layers().len(),
     }
 }
