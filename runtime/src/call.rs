@@ -34,6 +34,11 @@ fn call_of<'a, P: 'static>(id: u32, point: &'a str, payload: &mut P) -> Call<'a>
 /// static or [`call!`](crate::call!), which resolve once per call site. `P` must be `'static`; for
 /// payloads that borrow, declare the point with [`point!`](crate::point!).
 ///
+/// A name nothing knows (no declaration, no extension in any layer) runs nothing and returns
+/// `Ok`, as a point no one extends yet should. Since that is also what a misspelt name does, the
+/// first such call of each name logs a `warn` (target `hookpoint`) naming the nearest known point
+/// when one is close.
+///
 /// # Errors
 /// - [`ErrorKind::Extension`]: the first extension that returned `Err` (later ones did not run),
 ///   naming point, extension and origin.
@@ -60,6 +65,7 @@ fn call_of<'a, P: 'static>(id: u32, point: &'a str, payload: &mut P) -> Call<'a>
 pub fn call_sync<P: 'static>(point: &str, payload: &mut P) -> Result<Outcome, Error> {
     scope::ensure_default_published();
     let Some(id) = site::lookup(point) else {
+        crate::suggest::unknown_point(point);
         return Ok(Outcome::RAN_ALL);
     };
     Scope::dispatch_current(call_of(id, point, payload), None)
@@ -90,6 +96,7 @@ pub fn call_sync<P: 'static>(point: &str, payload: &mut P) -> Result<Outcome, Er
 pub async fn call_async<P: Send + 'static>(point: &str, payload: &mut P) -> Result<Outcome, Error> {
     scope::ensure_default_published();
     let Some(id) = site::lookup(point) else {
+        crate::suggest::unknown_point(point);
         return Ok(Outcome::RAN_ALL);
     };
     let scope = Scope::current();

@@ -50,6 +50,11 @@ pub(crate) fn lookup(name: &str) -> Option<u32> {
     locks::read(&INTERNER).ids.get(name).copied()
 }
 
+/// Every interned name, in id order (for "did you mean" hints; not a hot path).
+pub(crate) fn interned_names() -> Vec<&'static str> {
+    locks::read(&INTERNER).names.clone()
+}
+
 /// The name of an interned id.
 pub(crate) fn name_of(id: u32) -> &'static str {
     locks::read(&INTERNER).names[id as usize]

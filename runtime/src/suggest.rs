@@ -1,5 +1,39 @@
 //! "Did you mean" for point names.
 
+use std::collections::HashSet;
+use std::sync::{LazyLock, Mutex};
+
+/// Names [`unknown_point`] has already warned about (bounded: a program that builds names at run
+/// time must not grow it without end).
+static WARNED: LazyLock<Mutex<HashSet<Box<str>>>> = LazyLock::new(Default::default);
+const MAX_WARNED: usize = 1024;
+
+/// Called when a by-name dispatch names a point nothing knows (no declaration, no extension in
+/// any layer, no file): nothing runs, which is right for a point no one extends yet but is also
+/// what a misspelt name does. When a known point is close to `name`, warns once per name (target
+/// `hookpoint`) with the nearest one; otherwise records it at `debug`.
+pub(crate) fn unknown_point(name: &str) {
+    {
+        let mut warned = crate::locks::lock(&WARNED);
+        if warned.len() >= MAX_WARNED || !warned.insert(name.into()) {
+            return;
+        }
+    }
+    let known = crate::site::interned_names();
+    match nearest(name, known.iter().copied()) {
+        Some(near) => tracing::warn!(
+            target: "hookpoint",
+            point = name,
+            "point `{name}` is not declared and has no extension anywhere, so nothing ran; did you mean `{near}`?"
+        ),
+        None => tracing::debug!(
+            target: "hookpoint",
+            point = name,
+            "point `{name}` is not declared and has no extension anywhere: nothing ran"
+        ),
+    }
+}
+
 /// Finds the known point closest to `unknown` by Levenshtein distance over
 /// the full `/`-joined path (counted in characters), for "override matches no
 /// known point; nearest known point is X" warnings.
