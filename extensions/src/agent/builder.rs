@@ -37,6 +37,7 @@ pub struct AgentBuilder {
     scope: Option<Scope>,
     model: Option<Arc<dyn Model>>,
     utility: Option<Arc<dyn Model>>,
+    extra_models: Vec<Arc<dyn Model>>,
     secrets: SecretStore,
     settings: AgentConfig,
     restore: Option<SavedContext>,
@@ -56,6 +57,7 @@ impl AgentBuilder {
             scope: None,
             model: None,
             utility: None,
+            extra_models: Vec::new(),
             secrets: SecretStore::new(),
             settings: AgentConfig::default(),
             restore: None,
@@ -68,6 +70,14 @@ impl AgentBuilder {
         }
     }
 
+    /// Adds a model that a `model.call` wrap extension may name in its request (a fallback
+    /// tries these by name); the chat and utility models are known already. A subordinate
+    /// knows its superior's.
+    pub fn extra_model(mut self, model: impl Model + 'static) -> Self {
+        self.extra_models.push(Arc::new(model));
+        self
+    }
+
     /// A builder for a subordinate of `parent` (Agent Zero's `call_subordinate`): number
     /// `parent + 1` (no greeting, no `process_chain_end`), the same scope, models, secrets,
     /// global settings, approval callback and trace. Set its profile with
@@ -78,6 +88,7 @@ impl AgentBuilder {
             scope: Some(parent.scope.clone()),
             model: Some(Arc::clone(&parent.model)),
             utility: Some(Arc::clone(&parent.utility)),
+            extra_models: parent.extra_models.clone(),
             secrets: parent.secrets.clone(),
             settings: (*parent.global).clone(),
             ask: parent.ask.clone(),
@@ -258,11 +269,13 @@ impl AgentBuilder {
             .config
             .clone()
             .map_or_else(|| Arc::clone(&settings), Arc::new);
-        let core = Arc::new(AgentCore {
+        let core = Arc::new_cyclic(|me| AgentCore {
+            me: me.clone(),
             name: self.name,
             number: self.number,
             restored,
             utility: self.utility.unwrap_or_else(|| Arc::clone(&model)),
+            extra_models: self.extra_models,
             model,
             history: Mutex::new(saved.history),
             log: AgentLog::restore(saved.log, self.secrets.clone()),

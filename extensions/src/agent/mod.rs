@@ -21,6 +21,7 @@ mod fire;
 mod guard;
 mod handle;
 mod llm;
+mod model_call;
 mod monologue;
 mod prompt;
 mod reply;
