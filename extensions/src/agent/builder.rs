@@ -10,6 +10,7 @@ use super::handle::{AgentCore, AgentRef, CURRENT};
 use super::saved::SavedContext;
 use crate::cache::Cache;
 use crate::config::AgentConfig;
+use crate::context::TaskContext;
 use crate::decision::{Answer, AskFn, AskRequest};
 use crate::log::AgentLog;
 use crate::model::{Model, ScriptedModel};
@@ -284,6 +285,7 @@ impl AgentBuilder {
             global: settings,
             config: Mutex::new(config),
             task: Mutex::new(None),
+            session: TaskContext::default(),
             intervention: Mutex::new(None),
             ask: self.ask,
             interrupt_on_ask: self.interrupt_on_ask,

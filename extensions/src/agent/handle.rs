@@ -51,6 +51,8 @@ pub(crate) struct AgentCore {
     pub(crate) global: Arc<AgentConfig>,
     pub(crate) config: Mutex<Arc<AgentConfig>>,
     pub(crate) task: Mutex<Option<TaskContext>>,
+    /// State kept for the agent's whole life, by namespace (per-agent limits, ...).
+    pub(crate) session: TaskContext,
     pub(crate) intervention: Mutex<Option<String>>,
     pub(crate) ask: Option<AskFn>,
     /// An ask that no callback answers waits for `resume` instead of being denied.
@@ -144,6 +146,12 @@ pub struct AgentRef {
 impl AgentRef {
     pub(crate) fn from_core(core: Arc<AgentCore>) -> Self {
         AgentRef { core }
+    }
+
+    /// State kept for the agent's whole life (every task), by plugin namespace, as
+    /// [`task`](Self::task) keeps it for one task: `agent.session().with(|s: &mut MyState| ..)`.
+    pub fn session(&self) -> &TaskContext {
+        &self.core.session
     }
 
     /// The agent's name.
