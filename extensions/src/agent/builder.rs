@@ -48,6 +48,7 @@ pub struct AgentBuilder {
     tracer: Option<TraceFn>,
     profile: Option<String>,
     points: bool,
+    hooks: Vec<super::Hooks>,
 }
 
 impl AgentBuilder {
@@ -68,6 +69,7 @@ impl AgentBuilder {
             tracer: None,
             profile: None,
             points: true,
+            hooks: Vec::new(),
         }
     }
 
@@ -76,6 +78,14 @@ impl AgentBuilder {
     /// knows its superior's.
     pub fn extra_model(mut self, model: impl Model + 'static) -> Self {
         self.extra_models.push(Arc::new(model));
+        self
+    }
+
+    /// Hooks this agent carries for its whole life: registered on its scope when it is built,
+    /// acting only while this agent works (not its subordinates, not other agents), removed
+    /// when it is dropped. Merged by order as [`Agent::send_with`] describes.
+    pub fn hook(mut self, hooks: super::Hooks) -> Self {
+        self.hooks.push(hooks);
         self
     }
 
@@ -286,6 +296,7 @@ impl AgentBuilder {
             config: Mutex::new(config),
             task: Mutex::new(None),
             session: TaskContext::default(),
+            hooks: Mutex::new(Vec::new()),
             intervention: Mutex::new(None),
             ask: self.ask,
             interrupt_on_ask: self.interrupt_on_ask,
@@ -303,6 +314,11 @@ impl AgentBuilder {
             job_ticks: AtomicU64::new(0),
             scope,
         });
+        let gate = super::hooks::Gate::Agent(Arc::as_ptr(&core) as usize);
+        for hooks in self.hooks {
+            let guards = hooks.install(&core.scope, gate)?;
+            crate::lock::lock(&core.hooks).extend(guards);
+        }
         if let Some(id) = super::traced::observe_runs(&core) {
             let _ = core.trace_observer.set(id);
         }

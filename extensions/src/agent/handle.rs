@@ -51,6 +51,9 @@ pub(crate) struct AgentCore {
     pub(crate) global: Arc<AgentConfig>,
     pub(crate) config: Mutex<Arc<AgentConfig>>,
     pub(crate) task: Mutex<Option<TaskContext>>,
+    /// The agent's own hooks ([`AgentBuilder::hook`](super::AgentBuilder::hook)), removed
+    /// with it.
+    pub(crate) hooks: Mutex<Vec<hookpoint::Registration>>,
     /// State kept for the agent's whole life, by namespace (per-agent limits, ...).
     pub(crate) session: TaskContext,
     pub(crate) intervention: Mutex<Option<String>>,
