@@ -142,6 +142,7 @@ pub mod decision;
 pub mod glob;
 pub mod history;
 pub mod layout;
+pub mod limit;
 pub mod lock;
 pub mod log;
 pub mod model;

@@ -119,7 +119,7 @@ pub enum ModelError {
     /// A limit stopped a utility model call (a chat model call stops the task instead:
     /// [`StopReason::LimitReached`](crate::payloads::StopReason::LimitReached)).
     #[error("{0}")]
-    Limit(crate::payloads::LimitReached),
+    Limit(crate::limit::LimitReached),
     /// A retry gave up: every attempt failed, or its time ran out.
     #[error("gave up after {attempts} attempts in {elapsed_ms} ms; the last error: {last}")]
     GaveUp {

@@ -12,9 +12,10 @@ mod prompt;
 mod tool_call;
 mod tools;
 
+pub use crate::limit::{LimitReached, LimitSpan};
 pub use agent::{
-    AgentInit, ChainEnd, GuardrailInput, GuardrailTrip, LimitReached, LimitSpan, LoopData,
-    MonologueEnd, MonologueStart, StopReason, Subagent,
+    AgentInit, ChainEnd, GuardrailInput, GuardrailTrip, LoopData, MonologueEnd, MonologueStart,
+    StopReason, Subagent,
 };
 pub use history::{HistoryAdd, HistoryCompaction, ToolResultEntry};
 pub use memory::{MemoryForget, MemoryRecall, RecalledMemory};

@@ -3,7 +3,7 @@
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
-use super::agent::LimitReached;
+use crate::limit::LimitReached;
 use crate::model::{ModelError, ModelEvent, ModelRequest, ModelStream};
 
 /// Which of the agent's models a call is for.

@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::agent::LimitReached;
 use super::tools::ToolStatus;
+use crate::limit::LimitReached;
 
 /// The request of `tool.call` (an [`AsyncWrapPoint`](hookpoint::AsyncWrapPoint)): a call that
 /// `tool.before_call` allowed, about to run. The inner step fires `tool_execute_before`, puts
