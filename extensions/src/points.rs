@@ -3,7 +3,8 @@
 //! for, and the plugin framework's tool chain (dotted names).
 //!
 //! Attach with `#[extension(point = STATIC)]`: the compiler checks the payload and that async
-//! extensions only attach to async points. Every point accepts command hooks (`#[serde]`).
+//! extensions only attach to async points. Every point but `model.call` (whose reply is a stream)
+//! accepts command hooks (`#[serde]`).
 //! The crate docs' table gives the moment of each point and the order when one moment fires
 //! two names.
 
