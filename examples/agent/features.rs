@@ -1,15 +1,17 @@
-//! Four scenes after the scripted turns: an approval interrupted, the saved context reloaded in
+//! Five scenes after the scripted turns: an approval interrupted, the saved context reloaded in
 //! a new agent and resumed with an edited argument; a subordinate on the `researcher` profile;
-//! the long history compacted; a guardrail that trips.
+//! the long history compacted; a guardrail that trips; the middlewares around the model and
+//! tool calls (a 429 retried, a cached answer, a tool-call limit).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use hookpoint::extension;
 use hookpoint_extensions::{
-    agent::{CompactionOutcome, SavedContext},
+    agent::{CompactionOutcome, Hooks, SavedContext},
     approval::Approval,
     config::AgentConfig,
-    payloads::{GuardrailInput, StopReason, Subagent},
+    model::{ModelError, ModelEvent},
+    payloads::{GuardrailInput, ModelCall, ModelReply, ReplySource, StopReason, Subagent},
     points::{GUARDRAIL_INPUT, SUBAGENT_START, SUBAGENT_STOP},
     prelude::*,
 };
@@ -68,6 +70,7 @@ impl Scenes<'_> {
         self.subordinate(&mut agent).await;
         self.compaction(&agent).await?;
         self.guardrail(&mut agent).await;
+        self.middleware(&mut agent).await;
         Ok(agent)
     }
 
@@ -209,6 +212,91 @@ impl Scenes<'_> {
             Err(e) => out.say("error", &e.to_string()),
         }
     }
+}
+
+impl Scenes<'_> {
+    /// The `middleware` plugin around the model and tool calls: a 429 retried, an answer
+    /// cached by a run hook (the second run is answered without the model), and the per-task
+    /// limit of one `calculator` call reached.
+    async fn middleware(&self, agent: &mut Agent) {
+        let out = self.out;
+        out.say("title", "Middlewares around the model and tool calls");
+        self.scripted.push(ScriptedReply::fail(ModelError::Status {
+            status: 429,
+            body: "rate limited".into(),
+            retry_after: Some(std::time::Duration::from_millis(30)),
+        }));
+        self.scripted
+            .push(ScriptedReply::respond("Our opening hours are 9 to 17."));
+        let cache = Arc::new(Mutex::new(None::<Vec<ModelEvent>>));
+        for round in 1..=2 {
+            let text = "When are you open?";
+            out.say("user", text);
+            let reply = agent.send_with(text, cache_hook(&cache)).await;
+            out.flush();
+            match reply {
+                Ok(reply) => say_reply(out, &reply),
+                Err(e) => out.say("error", &e.to_string()),
+            }
+            if round == 2 {
+                out.say(
+                    "cache",
+                    "the second answer came from the run hook's cache; the model was not called",
+                );
+            }
+        }
+        for (a, b) in [(6, 7), (8, 9)] {
+            self.scripted.push(ScriptedReply::tool(
+                "Compute it.",
+                "calculator",
+                json!({"expression": format!("{a} * {b}")}),
+            ));
+        }
+        self.scripted.push(ScriptedReply::respond("never reached"));
+        let text = "What are 6 * 7 and 8 * 9?";
+        out.say("user", text);
+        match agent.send(text).await {
+            Ok(reply) => {
+                out.flush();
+                for t in &reply.tools {
+                    out.say("tool", &format!("{} {} → {}", t.tool, t.args, t.output));
+                }
+                match &reply.stop {
+                    StopReason::LimitReached(hit) => out.say("stopped", &hit.to_string()),
+                    other => say_reply(
+                        out,
+                        &Reply {
+                            stop: other.clone(),
+                            ..reply.clone()
+                        },
+                    ),
+                }
+            }
+            Err(e) => out.say("error", &e.to_string()),
+        }
+    }
+}
+
+/// A run hook on `model.call` that keeps the first answer and plays it back afterwards (the
+/// stream points still fire on it).
+fn cache_hook(cache: &Arc<Mutex<Option<Vec<ModelEvent>>>>) -> Hooks {
+    let cache = Arc::clone(cache);
+    Hooks::new().wrap_model("demo_cache", 15, move |call: &mut ModelCall, mut next| {
+        let cache = Arc::clone(&cache);
+        Box::pin(async move {
+            if let Some(events) = cache.lock().unwrap().clone() {
+                let reply = ModelReply::replay(&call.model, events, None);
+                return Ok(reply.with_source(ReplySource::Cache));
+            }
+            let reply = next.run(call).await?;
+            let model = reply.model.clone();
+            let (events, failure) = reply.read_to_end().await;
+            if failure.is_none() {
+                *cache.lock().unwrap() = Some(events.clone());
+            }
+            Ok(ModelReply::replay(model, events, failure))
+        })
+    })
 }
 
 fn say_reply(out: &Renderer, reply: &Reply) {

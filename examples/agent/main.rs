@@ -59,6 +59,7 @@ hookpoint::link!(hookpoint_plugin_tool_policy);
 hookpoint::link!(hookpoint_plugin_reflection);
 hookpoint::link!(hookpoint_plugin_observability);
 hookpoint::link!(hookpoint_plugin_mcp);
+hookpoint::link!(hookpoint_plugin_middleware);
 
 /// Command-line options.
 #[derive(Parser, Debug)]

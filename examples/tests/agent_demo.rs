@@ -44,7 +44,7 @@ fn run(args: &[&str]) -> String {
 #[test]
 fn the_session_fires_every_point_and_loads_the_folder_plugin() {
     let out = run(&["--trace", "off"]);
-    assert!(out.contains("all 51 points of the runtime fired"), "{out}");
+    assert!(out.contains("all 53 points of the runtime fired"), "{out}");
     assert!(out.contains("plugin    welcome (folder plugin "), "{out}");
     let python = Command::new("python3").arg("--version").output().is_ok();
     if python {
@@ -58,8 +58,9 @@ fn the_session_fires_every_point_and_loads_the_folder_plugin() {
             "{out}"
         );
     }
-    // Thirteen scripted tasks, and one more asking the MCP time server when it is installed.
-    let tasks = if mcp_installed(&out) { 14 } else { 13 };
+    // Sixteen scripted tasks (three in the middleware scene), and one more asking the MCP time
+    // server when it is installed.
+    let tasks = if mcp_installed(&out) { 17 } else { 16 };
     assert!(
         out.contains(&format!("Observability: {tasks} tasks")),
         "{out}"
@@ -133,5 +134,19 @@ fn watch_applies_an_override_then_uninstalls_and_reinstalls_the_folder_plugin() 
     assert!(
         matches!((removed, back), (Some(r), Some(b)) if r < b),
         "expected the plugin to leave, then come back:\n{text}"
+    );
+}
+
+#[test]
+fn the_demo_shows_a_retried_429_a_cached_answer_and_a_tool_call_limit() {
+    let out = run(&[]);
+    assert!(out.contains("attempt: 0 → 2"), "{out}");
+    assert!(
+        out.contains("model.call                  demo_cache"),
+        "the cached answer's model.call runs no inner model: {out}"
+    );
+    assert!(
+        out.contains("stopped   limit `tool_calls.calculator` per task reached: 1 of 1"),
+        "{out}"
     );
 }

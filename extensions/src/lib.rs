@@ -51,12 +51,13 @@
 //! | the system prompt | `system_prompt` | [`SystemPrompt`](payloads::SystemPrompt) |
 //! | the prompt is complete | `message_loop_prompts_after` → `planning.started` | [`LoopData`](payloads::LoopData) |
 //! | before the main model call | `before_main_llm_call` → `chat_model_call_before` | [`LoopData`](payloads::LoopData), [`ChatModelCall`](payloads::ChatModelCall) |
+//! | the model call (chat and utility; a wrap point: its extensions nest around the call, the inner step returns the reply's stream) | `model.call` | [`ModelCall`](payloads::ModelCall) → [`ModelReply`](payloads::ModelReply) |
 //! | a fresh task's first model call starts (concurrently with it; a trip cancels it) | `guardrail.input` | [`GuardrailInput`](payloads::GuardrailInput) |
 //! | reasoning / answer streams | `reasoning_stream`, `reasoning_stream_chunk`…, `reasoning_stream_end`; the same for `response_stream*` | [`StreamChunk`](payloads::StreamChunk) |
 //! | the model answered | `chat_model_call_after` | [`ChatModelResult`](payloads::ChatModelResult) |
 //! | any message enters the history | `hist_add_before` (sync) | [`HistoryAdd`](payloads::HistoryAdd) |
 //! | the model asked for a tool | `tool.select` | [`ToolSelect`](payloads::ToolSelect) |
-//! | before it runs | `tool.before_call` → (if allowed) `tool_execute_before` | [`ToolCall`](payloads::ToolCall) |
+//! | before it runs | `tool.before_call` → (if allowed) `tool.call` (a wrap point around `tool_execute_before` and `tool.execute`) → `tool_execute_before` | [`ToolCall`](payloads::ToolCall); `tool.call`: [`ToolInvocation`](payloads::ToolInvocation) → [`ToolOutcome`](payloads::ToolOutcome) |
 //! | it runs | `tool.execute` | [`ToolExecution`](payloads::ToolExecution) |
 //! | it failed | `error_format` → `tool.error` | [`ErrorFormat`](payloads::ErrorFormat), [`ToolError`](payloads::ToolError) |
 //! | it ended (any status) | `tool_execute_after` → `tool.after_call` | [`ToolResult`](payloads::ToolResult) |
@@ -142,6 +143,7 @@ pub mod decision;
 pub mod glob;
 pub mod history;
 pub mod layout;
+pub mod limit;
 pub mod lock;
 pub mod log;
 pub mod model;

@@ -3,7 +3,8 @@
 //! for, and the plugin framework's tool chain (dotted names).
 //!
 //! Attach with `#[extension(point = STATIC)]`: the compiler checks the payload and that async
-//! extensions only attach to async points. Every point accepts command hooks (`#[serde]`).
+//! extensions only attach to async points. Every point but `model.call` (whose reply is a stream)
+//! accepts command hooks (`#[serde]`).
 //! The crate docs' table gives the moment of each point and the order when one moment fires
 //! two names.
 
@@ -125,6 +126,14 @@ point! {
     #[serde]
     pub static CHAT_MODEL_CALL_BEFORE: AsyncPoint<ChatModelCall> = "chat_model_call_before";
 
+    /// Wraps one call of the chat or utility model (a wrap point: retry, fallback, cache,
+    /// limits, timeouts). Runs after `chat_model_call_before` / `util_model_call_before` and
+    /// the masking of the request; the inner step calls the model named in the request and
+    /// returns its stream, which the agent reads after the nest returned — the stream points
+    /// and `chat_model_call_after` / `util_model_call_after` come after it. Rust extensions
+    /// only (the reply is a stream, not JSON).
+    pub static MODEL_CALL: AsyncWrapPoint<ModelCall, ModelReply> = "model.call";
+
     /// The chat model answered: response and token usage.
     #[serde]
     pub static CHAT_MODEL_CALL_AFTER: AsyncPoint<ChatModelResult> = "chat_model_call_after";
@@ -198,6 +207,14 @@ point! {
     /// Allow, ask or deny a tool call; may rewrite its arguments.
     #[serde]
     pub static TOOL_BEFORE_CALL: AsyncPoint<ToolCall> = "tool.before_call";
+
+    /// Wraps one tool execution that `tool.before_call` allowed (a wrap point: limits,
+    /// timeouts, caches). The inner step is `tool_execute_before`, then (the values put in)
+    /// `tool.execute`; `error_format`, `tool.error`, `tool_execute_after` and `tool.after_call`
+    /// come after the nest returned. Calls that were refused (unknown, bad arguments, denied)
+    /// do not reach it.
+    #[serde]
+    pub static TOOL_CALL: AsyncWrapPoint<ToolInvocation, ToolOutcome> = "tool.call";
 
     /// An allowed tool call is about to run (after `tool.before_call`): prepare its arguments
     /// (still masked; the runtime unmasks them after this point, just before `tool.execute`).
@@ -278,10 +295,12 @@ mod tests {
         "response_stream",
         "response_stream_chunk",
         "response_stream_end",
+        "model.call",
         "chat_model_call_after",
         "hist_add_before",
         "tool.select",
         "tool.before_call",
+        "tool.call",
         "tool_execute_before",
         "tool.execute",
         "tool.error",

@@ -293,7 +293,7 @@ fn a_stream_cut_before_its_end_or_a_200_that_is_not_a_stream_is_a_clear_error() 
         let mut cut = agent("http-cut", &url, Duration::from_secs(10));
         let err = cut.send("hello").await.expect_err("a cut stream");
         assert!(
-            matches!(&err, AgentError::Model { source: ModelError::BadResponse(m), .. } if m.contains("ended after 3 events without `[DONE]`")),
+            matches!(&err, AgentError::Model { source: ModelError::Cut(m), .. } if m.contains("ended after 3 events without `[DONE]`")),
             "{err}"
         );
 

@@ -51,6 +51,24 @@ macro_rules! recorders {
     )* };
 }
 
+#[extension(point = MODEL_CALL, order = 1000)]
+async fn r_model_call(
+    call: &mut ModelCall,
+    mut next: hookpoint::AsyncNext<'_, ModelCall, ModelReply>,
+) -> Result<ModelReply, hookpoint::Error> {
+    record(MODEL_CALL.name());
+    next.run(call).await
+}
+
+#[extension(point = TOOL_CALL, order = 1000)]
+async fn r_tool_call(
+    call: &mut ToolInvocation,
+    mut next: hookpoint::AsyncNext<'_, ToolInvocation, ToolOutcome>,
+) -> Result<ToolOutcome, hookpoint::Error> {
+    record(TOOL_CALL.name());
+    next.run(call).await
+}
+
 recorders! {
     r_startup: STARTUP_MIGRATION => StartupMigration;
     r_banners: BANNERS => Banners;

@@ -10,6 +10,7 @@ use super::handle::{AgentCore, AgentRef, CURRENT};
 use super::saved::SavedContext;
 use crate::cache::Cache;
 use crate::config::AgentConfig;
+use crate::context::TaskContext;
 use crate::decision::{Answer, AskFn, AskRequest};
 use crate::log::AgentLog;
 use crate::model::{Model, ScriptedModel};
@@ -37,6 +38,7 @@ pub struct AgentBuilder {
     scope: Option<Scope>,
     model: Option<Arc<dyn Model>>,
     utility: Option<Arc<dyn Model>>,
+    extra_models: Vec<Arc<dyn Model>>,
     secrets: SecretStore,
     settings: AgentConfig,
     restore: Option<SavedContext>,
@@ -46,6 +48,7 @@ pub struct AgentBuilder {
     tracer: Option<TraceFn>,
     profile: Option<String>,
     points: bool,
+    hooks: Vec<super::Hooks>,
 }
 
 impl AgentBuilder {
@@ -56,6 +59,7 @@ impl AgentBuilder {
             scope: None,
             model: None,
             utility: None,
+            extra_models: Vec::new(),
             secrets: SecretStore::new(),
             settings: AgentConfig::default(),
             restore: None,
@@ -65,7 +69,24 @@ impl AgentBuilder {
             tracer: None,
             profile: None,
             points: true,
+            hooks: Vec::new(),
         }
+    }
+
+    /// Adds a model that a `model.call` wrap extension may name in its request (a fallback
+    /// tries these by name); the chat and utility models are known already. A subordinate
+    /// knows its superior's.
+    pub fn extra_model(mut self, model: impl Model + 'static) -> Self {
+        self.extra_models.push(Arc::new(model));
+        self
+    }
+
+    /// Hooks this agent carries for its whole life: registered on its scope when it is built,
+    /// acting only while this agent works (not its subordinates, not other agents), removed
+    /// when it is dropped. Merged by order as [`Agent::send_with`] describes.
+    pub fn hook(mut self, hooks: super::Hooks) -> Self {
+        self.hooks.push(hooks);
+        self
     }
 
     /// A builder for a subordinate of `parent` (Agent Zero's `call_subordinate`): number
@@ -78,6 +99,7 @@ impl AgentBuilder {
             scope: Some(parent.scope.clone()),
             model: Some(Arc::clone(&parent.model)),
             utility: Some(Arc::clone(&parent.utility)),
+            extra_models: parent.extra_models.clone(),
             secrets: parent.secrets.clone(),
             settings: (*parent.global).clone(),
             ask: parent.ask.clone(),
@@ -258,11 +280,13 @@ impl AgentBuilder {
             .config
             .clone()
             .map_or_else(|| Arc::clone(&settings), Arc::new);
-        let core = Arc::new(AgentCore {
+        let core = Arc::new_cyclic(|me| AgentCore {
+            me: me.clone(),
             name: self.name,
             number: self.number,
             restored,
             utility: self.utility.unwrap_or_else(|| Arc::clone(&model)),
+            extra_models: self.extra_models,
             model,
             history: Mutex::new(saved.history),
             log: AgentLog::restore(saved.log, self.secrets.clone()),
@@ -271,6 +295,8 @@ impl AgentBuilder {
             global: settings,
             config: Mutex::new(config),
             task: Mutex::new(None),
+            session: TaskContext::default(),
+            hooks: Mutex::new(Vec::new()),
             intervention: Mutex::new(None),
             ask: self.ask,
             interrupt_on_ask: self.interrupt_on_ask,
@@ -288,6 +314,11 @@ impl AgentBuilder {
             job_ticks: AtomicU64::new(0),
             scope,
         });
+        let gate = super::hooks::Gate::Agent(Arc::as_ptr(&core) as usize);
+        for hooks in self.hooks {
+            let guards = hooks.install(&core.scope, gate)?;
+            crate::lock::lock(&core.hooks).extend(guards);
+        }
         if let Some(id) = super::traced::observe_runs(&core) {
             let _ = core.trace_observer.set(id);
         }

@@ -14,9 +14,10 @@ use crate::decision::AskFn;
 use crate::history::{History, Role};
 use crate::lock::lock;
 use crate::log::AgentLog;
-use crate::model::{ChatMessage, Model, ModelRequest, complete};
+use crate::model::{ChatMessage, Model, ModelError, ModelRequest, collect};
 use crate::payloads::{
-    EmbeddingModelChanged, HistoryAdd, JobLoop, Outgoing, UtilModelCall, UtilModelResult,
+    EmbeddingModelChanged, HistoryAdd, JobLoop, ModelCall, ModelRole, Outgoing, UtilModelCall,
+    UtilModelResult,
 };
 use crate::points::{
     EMBEDDING_MODEL_CHANGED, HIST_ADD_BEFORE, JOB_LOOP, UTIL_MODEL_CALL_AFTER,
@@ -32,6 +33,8 @@ tokio::task_local! {
 
 /// Everything an agent shares with its extensions.
 pub(crate) struct AgentCore {
+    /// This core itself (for inner steps of wrap points, which own what they use).
+    pub(crate) me: std::sync::Weak<AgentCore>,
     pub(crate) name: String,
     pub(crate) number: u32,
     /// True when the agent continues a saved context (set once, at build).
@@ -39,6 +42,8 @@ pub(crate) struct AgentCore {
     pub(crate) scope: Scope,
     pub(crate) model: Arc<dyn Model>,
     pub(crate) utility: Arc<dyn Model>,
+    /// Models `model.call` extensions may name besides the two above.
+    pub(crate) extra_models: Vec<Arc<dyn Model>>,
     pub(crate) history: Mutex<History>,
     pub(crate) log: AgentLog,
     pub(crate) secrets: SecretStore,
@@ -46,6 +51,11 @@ pub(crate) struct AgentCore {
     pub(crate) global: Arc<AgentConfig>,
     pub(crate) config: Mutex<Arc<AgentConfig>>,
     pub(crate) task: Mutex<Option<TaskContext>>,
+    /// The agent's own hooks ([`AgentBuilder::hook`](super::AgentBuilder::hook)), removed
+    /// with it.
+    pub(crate) hooks: Mutex<Vec<hookpoint::Registration>>,
+    /// State kept for the agent's whole life, by namespace (per-agent limits, ...).
+    pub(crate) session: TaskContext,
     pub(crate) intervention: Mutex<Option<String>>,
     pub(crate) ask: Option<AskFn>,
     /// An ask that no callback answers waits for `resume` instead of being denied.
@@ -139,6 +149,12 @@ pub struct AgentRef {
 impl AgentRef {
     pub(crate) fn from_core(core: Arc<AgentCore>) -> Self {
         AgentRef { core }
+    }
+
+    /// State kept for the agent's whole life (every task), by plugin namespace, as
+    /// [`task`](Self::task) keeps it for one task: `agent.session().with(|s: &mut MyState| ..)`.
+    pub fn session(&self) -> &TaskContext {
+        &self.core.session
     }
 
     /// The agent's name.
@@ -288,12 +304,24 @@ impl AgentRef {
                 ChatMessage::new("user", &call.message),
             ],
         };
-        let done = complete(model.as_ref(), request)
-            .await
-            .map_err(|source| AgentError::Model {
-                model: model.name().to_owned(),
-                source,
-            })?;
+        let reply = self
+            .core
+            .call_model(ModelCall {
+                role: ModelRole::Utility,
+                model: call.model.clone(),
+                request,
+                attempt: 0,
+            })
+            .await?;
+        let answered_by = reply.model.clone();
+        let failed = |source| AgentError::Model {
+            model: answered_by.clone(),
+            source,
+        };
+        if let Some(limit) = reply.stop {
+            return Err(failed(ModelError::Limit(limit)));
+        }
+        let done = collect(reply.events).await.map_err(failed)?;
         let mut result = UtilModelResult {
             model: call.model,
             system: call.system,

@@ -1,5 +1,5 @@
-//! Calling the chat model: `chat_model_call_before`, the two streams (start, each chunk, end),
-//! `chat_model_call_after`.
+//! Calling the chat model: `chat_model_call_before`, `model.call` (the wrap point around the
+//! model), the two streams of its reply (start, each chunk, end), `chat_model_call_after`.
 
 use std::time::Instant;
 
@@ -9,8 +9,11 @@ use hookpoint::Error;
 use super::AgentError;
 use super::handle::AgentCore;
 use crate::log::LogKind;
-use crate::model::{ChatMessage, ModelEvent, ModelRequest, Usage};
-use crate::payloads::{ChatModelCall, ChatModelResult, Outgoing, StreamChunk, StreamKind};
+use crate::model::{ChatMessage, ModelEvent, ModelRequest, ModelStream, Usage};
+use crate::payloads::{
+    ChatModelCall, ChatModelResult, LimitReached, ModelCall, ModelRole, Outgoing, StreamChunk,
+    StreamKind,
+};
 use crate::points::{
     CHAT_MODEL_CALL_AFTER, CHAT_MODEL_CALL_BEFORE, REASONING_STREAM, REASONING_STREAM_CHUNK,
     REASONING_STREAM_END, RESPONSE_STREAM, RESPONSE_STREAM_CHUNK, RESPONSE_STREAM_END,
@@ -115,13 +118,14 @@ impl Drop for FinishOnDrop<'_> {
 }
 
 impl AgentCore {
-    /// Calls the chat model with `messages`; returns the raw answer (for parsing; the history
-    /// masks it). The log shows the masked stream live.
+    /// Calls the chat model with `messages` through `model.call`; returns the raw answer (for
+    /// parsing; the history masks it), or the limit that stopped the call. The log shows the
+    /// masked stream live.
     pub(crate) async fn call_chat_model(
         &self,
         messages: Vec<ChatMessage>,
         usage: &mut Usage,
-    ) -> Result<String, AgentError> {
+    ) -> Result<Result<String, LimitReached>, AgentError> {
         let mut call = ChatModelCall {
             model: self.model.name().to_owned(),
             messages,
@@ -130,9 +134,40 @@ impl AgentCore {
         // What leaves for the model is masked too, whatever the extensions wrote.
         call.mask_secrets(&self.secrets);
         let started = Instant::now();
-        let mut events = self.model.stream(ModelRequest {
-            messages: call.messages,
-        });
+        let reply = self
+            .call_model(ModelCall {
+                role: ModelRole::Chat,
+                model: call.model,
+                request: ModelRequest {
+                    messages: call.messages,
+                },
+                attempt: 0,
+            })
+            .await?;
+        if let Some(limit) = reply.stop {
+            return Ok(Err(limit));
+        }
+        let model = reply.model;
+        let (raw, call_usage, shown) = self.read_reply(&model, reply.events).await?;
+        usage.add(call_usage);
+        let mut result = ChatModelResult {
+            model,
+            response: shown.0,
+            reasoning: shown.1,
+            usage: call_usage,
+            duration_ms: started.elapsed().as_millis() as u64,
+        };
+        self.fire(&CHAT_MODEL_CALL_AFTER, &mut result).await?;
+        Ok(Ok(raw))
+    }
+
+    /// Reads a reply's stream through the stream points: the raw answer, the usage, and the
+    /// answer and reasoning as shown (masked).
+    async fn read_reply(
+        &self,
+        model: &str,
+        mut events: ModelStream,
+    ) -> Result<(String, Usage, (String, String)), AgentError> {
         let entry = self
             .log
             .push(LogKind::Agent, "agent reply", "", false, None);
@@ -156,7 +191,7 @@ impl AgentCore {
                 Err(source) => {
                     self.log.finish(entry);
                     return Err(AgentError::Model {
-                        model: call.model,
+                        model: model.to_owned(),
                         source,
                     });
                 }
@@ -165,15 +200,7 @@ impl AgentCore {
         reasoning.end(self).await?;
         response.end(self).await?;
         self.log.finish(entry);
-        usage.add(call_usage);
-        let mut result = ChatModelResult {
-            model: call.model,
-            response: response.payload.full,
-            reasoning: reasoning.payload.full,
-            usage: call_usage,
-            duration_ms: started.elapsed().as_millis() as u64,
-        };
-        self.fire(&CHAT_MODEL_CALL_AFTER, &mut result).await?;
-        Ok(raw)
+        let shown = (response.payload.full, reasoning.payload.full);
+        Ok((raw, call_usage, shown))
     }
 }

@@ -20,7 +20,9 @@ mod compact;
 mod fire;
 mod guard;
 mod handle;
+mod hooks;
 mod llm;
+mod model_call;
 mod monologue;
 mod prompt;
 mod reply;
@@ -39,6 +41,7 @@ use serde::Serialize;
 pub use builder::{AgentBuilder, startup_notes};
 pub use compact::CompactionOutcome;
 pub use handle::{AgentRef, current_agent};
+pub use hooks::{HookFuture, Hooks};
 pub use reply::{ToolRequest, parse_tool_request};
 pub use saved::SavedContext;
 pub use subordinate::SubordinateError;
@@ -174,6 +177,26 @@ impl Agent {
         CURRENT
             .scope(handle, scope.bind(self.monologue(message)))
             .await
+    }
+
+    /// [`send`](Self::send) with `hooks` registered for this run only: they act in its tasks
+    /// and its subordinate calls (those in the agent's scope), not in other agents' or later
+    /// runs, and are removed when it ends. They join each point's one chain by order among the
+    /// agent's own hooks ([`AgentBuilder::hook`]), the plugins' and the compiled-in extensions
+    /// (ties by name). A hook that panics fails the run with an error naming it.
+    ///
+    /// # Errors
+    /// As [`send`](Self::send); a hook whose name the point already has
+    /// ([`hookpoint::ErrorKind::Duplicate`]), before anything runs.
+    pub async fn send_with(
+        &mut self,
+        message: impl Into<String>,
+        hooks: Hooks,
+    ) -> Result<Reply, AgentError> {
+        static NEXT_RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT_RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let _guards = hooks.install(&self.core.scope, hooks::Gate::Run(id))?;
+        hooks::as_run(id, self.send(message)).await
     }
 
     /// Saves the context (history, log, settings) to restore it later with

@@ -281,6 +281,10 @@ async fn iteration(
         Ok(reply) => reply?,
         Err(trip) => return Ok(Some(StopReason::GuardrailTripped(trip))),
     };
+    let reply = match reply {
+        Ok(reply) => reply,
+        Err(limit) => return Ok(Some(limit_reached(core, limit))),
+    };
     core.check_intervention()?;
     ld.last_response = reply.clone();
     core.hist_add(Role::Assistant, reply.clone())?;
@@ -288,10 +292,13 @@ async fn iteration(
     match parse_tool_request(&reply) {
         Ok(request) => match run_guarded(core, request, &tools, task_id, guard).await? {
             Err(trip) => return Ok(Some(StopReason::GuardrailTripped(trip))),
-            Ok(ToolRun::Done(result)) => {
+            Ok(ToolRun::Done(result, stop)) => {
                 answered = tally.add(core, result);
                 if let Some(trip) = guard.tripped() {
                     return Ok(Some(StopReason::GuardrailTripped(trip.clone())));
+                }
+                if let Some(limit) = stop {
+                    return Ok(Some(limit_reached(core, limit)));
                 }
             }
             Ok(ToolRun::Waiting(waiting)) => {
@@ -313,6 +320,13 @@ async fn iteration(
         }
     }
     end_iteration(core, ld, answered).await
+}
+
+/// The task's stop at a limit, logged.
+pub(super) fn limit_reached(core: &AgentCore, limit: crate::payloads::LimitReached) -> StopReason {
+    core.log
+        .add(LogKind::Warning, "limit reached", limit.to_string());
+    StopReason::LimitReached(limit)
 }
 
 /// The tool call beside the guardrails: never cut off; a trip while it runs is logged as coming

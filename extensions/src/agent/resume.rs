@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 
 use super::handle::{AgentCore, CURRENT};
 use super::monologue::{Entry, Tally};
-use super::tools::{Gate, Outcome, denial, reasons};
+use super::tools::{Gate, denial, reasons};
 use super::{Agent, AgentError, Reply};
 use crate::approval::{Approval, CallId, Interruption, PendingCall, ResumeError, Waiting};
 use crate::decision::{Decision, decide};
 use crate::lock::lock;
 use crate::log::LogKind;
+use crate::payloads::ToolOutcome;
 use crate::payloads::ToolStatus;
 
 impl Agent {
@@ -148,7 +149,7 @@ impl AgentCore {
         let (args, outcome) = match approval {
             Approval::Reject(why) => (
                 call.args,
-                Outcome::refused(
+                ToolOutcome::refused(
                     ToolStatus::Denied,
                     format!("Tool call `{}` was rejected by the user: {why}", call.tool),
                 ),
@@ -158,19 +159,19 @@ impl AgentCore {
                     lock(&self.approvals).add(&call.tool, span);
                 }
                 let run = crate::payloads::ToolCall::new(call.tool.clone(), call.args.clone());
-                (call.args, self.execute(run).await?)
+                (call.args, self.execute(run, task_id).await?)
             }
             Approval::Edit(args) => match self.before_call(call.tool.clone(), args, &spec).await? {
-                Err(Gate::Refused(status, why)) => (call.args, Outcome::refused(status, why)),
+                Err(Gate::Refused(status, why)) => (call.args, ToolOutcome::refused(status, why)),
                 Err(_) => unreachable!("before_call refuses or judges"),
                 Ok((run, verdicts)) => match decide(&verdicts) {
                     Decision::Deny => {
                         let why = denial(&run.tool, &reasons(&verdicts, Decision::Deny));
-                        (run.args, Outcome::refused(ToolStatus::Denied, why))
+                        (run.args, ToolOutcome::refused(ToolStatus::Denied, why))
                     }
                     Decision::Allow | Decision::Ask => {
                         let args = run.args.clone();
-                        (args, self.execute(run).await?)
+                        (args, self.execute(run, task_id).await?)
                     }
                 },
             },
@@ -191,7 +192,7 @@ impl AgentCore {
             );
             self.log
                 .add(LogKind::Warning, format!("{} abandoned", w.call.id), &why);
-            let outcome = Outcome::refused(ToolStatus::Denied, why);
+            let outcome = ToolOutcome::refused(ToolStatus::Denied, why);
             self.conclude(w.call.tool, w.call.args, outcome, stopped.task_id)
                 .await?;
         }

@@ -1,5 +1,5 @@
 //! The tool chain of one tool request: `tool.select` → checks → `tool.before_call` (decide) →
-//! `tool_execute_before` → (unmask) `tool.execute` → on failure `error_format`, `tool.error` →
+//! `tool.call` (the wrap point) around [`tool_execute_before` → (unmask) `tool.execute`] → on failure `error_format`, `tool.error` →
 //! `tool_execute_after` → `tool.after_call` → `hist_add_tool_result` → history → `memory.write`.
 //!
 //! Every payload but `tool.execute`'s is masked as it is fired, so the arguments are
@@ -7,6 +7,7 @@
 //! the output is masked for every extension after it.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use futures_util::FutureExt;
@@ -21,30 +22,14 @@ use crate::history::Role;
 use crate::lock::lock;
 use crate::log::LogKind;
 use crate::payloads::{
-    ErrorFormat, MemoryKind, MemoryWrite, ToolCall, ToolError, ToolExecution, ToolResult,
-    ToolResultEntry, ToolSelect, ToolSpec, ToolStatus,
+    ErrorFormat, LimitReached, MemoryKind, MemoryWrite, Outgoing, ToolCall, ToolError,
+    ToolExecution, ToolInvocation, ToolOutcome, ToolResult, ToolResultEntry, ToolSelect, ToolSpec,
+    ToolStatus,
 };
 use crate::points::{
-    ERROR_FORMAT, HIST_ADD_TOOL_RESULT, MEMORY_WRITE, TOOL_AFTER_CALL, TOOL_BEFORE_CALL,
+    ERROR_FORMAT, HIST_ADD_TOOL_RESULT, MEMORY_WRITE, TOOL_AFTER_CALL, TOOL_BEFORE_CALL, TOOL_CALL,
     TOOL_ERROR, TOOL_EXECUTE_AFTER, TOOL_EXECUTE_BEFORE, TOOL_SELECT,
 };
-
-/// How a call came out before the after-call points.
-pub(crate) struct Outcome {
-    pub(crate) status: ToolStatus,
-    pub(crate) output: String,
-    pub(crate) break_loop: bool,
-}
-
-impl Outcome {
-    pub(crate) fn refused(status: ToolStatus, output: String) -> Self {
-        Outcome {
-            status,
-            output,
-            break_loop: false,
-        }
-    }
-}
 
 /// A call that passed `tool.before_call`, why it will not run, or that it waits for an answer.
 pub(crate) enum Gate {
@@ -80,7 +65,8 @@ pub(crate) fn reasons(verdicts: &[Verdict], at_least: Decision) -> String {
 
 /// What a tool request came to: a result, or a call that waits for the application's answer.
 pub(crate) enum ToolRun {
-    Done(ToolResult),
+    /// The result, and the limit that stopped the call (the task ends after it), if one did.
+    Done(ToolResult, Option<LimitReached>),
     Waiting(Waiting),
 }
 
@@ -102,19 +88,20 @@ impl AgentCore {
         self.fire(&TOOL_SELECT, &mut select).await?;
         let mut masked_args = select.args.clone();
         let outcome = match self.gate(select.tool.clone(), select.args, tools).await? {
-            Gate::Refused(status, why) => Outcome::refused(status, why),
+            Gate::Refused(status, why) => ToolOutcome::refused(status, why),
             Gate::Run(call) => {
                 masked_args = call.args.clone();
-                self.execute(call).await?
+                self.execute(call, task_id).await?
             }
             Gate::Wait(call, verdicts, spec) => {
                 return Ok(ToolRun::Waiting(self.wait(call, verdicts, spec)));
             }
         };
+        let stop = outcome.stop.clone();
         let result = self
             .conclude(select.tool, masked_args, outcome, task_id)
             .await?;
-        Ok(ToolRun::Done(result))
+        Ok(ToolRun::Done(result, stop))
     }
 
     /// After the call ran or was refused: `error_format` / `tool.error` for a failure,
@@ -123,7 +110,7 @@ impl AgentCore {
         &self,
         tool: String,
         mut masked_args: Value,
-        outcome: Outcome,
+        outcome: ToolOutcome,
         task_id: u64,
     ) -> Result<ToolResult, AgentError> {
         // The arguments as the last point left them; masked again when the next point fires.
@@ -277,14 +264,52 @@ impl AgentCore {
         answer
     }
 
-    /// `tool_execute_before` (masked arguments), then — the placeholders replaced by the values,
-    /// and only here — `tool.execute`, isolating a panicking tool.
-    pub(crate) async fn execute(&self, mut call: ToolCall) -> Result<Outcome, AgentError> {
+    /// `tool.call` around the execution of an allowed call (traced as one point; the
+    /// points-off baseline runs the inner step directly).
+    pub(crate) async fn execute(
+        &self,
+        call: ToolCall,
+        task_id: u64,
+    ) -> Result<ToolOutcome, AgentError> {
         self.check_intervention()?;
+        let me = self.me.upgrade().expect("a running agent's core is alive");
+        let mut invocation = ToolInvocation {
+            tool: call.tool.clone(),
+            args: call.args.clone(),
+            task_id,
+        };
+        if !self.points {
+            return Ok(me.execute_inner(call).await?);
+        }
+        if !self.secrets.is_empty() {
+            invocation.mask_secrets(&self.secrets);
+        }
+        let view = |i: &ToolInvocation| serde_json::to_value(i).unwrap_or(Value::Null);
+        let trace = self.trace_begin(|| view(&invocation));
+        let r = TOOL_CALL
+            .call(&mut invocation, move |inv| {
+                let mut run = call.clone();
+                run.args = inv.args.clone();
+                let me = Arc::clone(&me);
+                Box::pin(async move { me.execute_inner(run).await })
+            })
+            .await;
+        let (outcome, result) = super::model_call::split(r);
+        if let Some(t) = trace {
+            self.trace_end(TOOL_CALL.name(), t, view(&invocation), &result);
+        }
+        result?;
+        Ok(outcome.expect("an outcome when the wrap point succeeded"))
+    }
+
+    /// The inner step of `tool.call`: `tool_execute_before` (masked arguments), then — the
+    /// placeholders replaced by the values, and only here — `tool.execute`, isolating a
+    /// panicking tool.
+    async fn execute_inner(&self, mut call: ToolCall) -> Result<ToolOutcome, hookpoint::Error> {
         let tool = call.tool.clone();
         self.fire(&TOOL_EXECUTE_BEFORE, &mut call).await?;
         if let Some(why) = renamed(&call, &tool, "tool_execute_before") {
-            return Ok(Outcome::refused(ToolStatus::Denied, why));
+            return Ok(ToolOutcome::refused(ToolStatus::Denied, why));
         }
         let mut args = call.args;
         self.secrets.unmask_json(&mut args);
@@ -292,26 +317,24 @@ impl AgentCore {
         let run = AssertUnwindSafe(self.fire_execute(&mut exec))
             .catch_unwind()
             .await;
-        let failed = |why: String| Outcome::refused(ToolStatus::Failed, why);
         Ok(match run {
-            Err(panic) => failed(format!(
+            Err(panic) => ToolOutcome::failed(format!(
                 "tool `{}` panicked: {}",
                 exec.tool,
                 panic_message(panic.as_ref())
             )),
-            Ok(Err(e)) => failed(e.message().to_owned() + &source_text(&e)),
+            Ok(Err(e)) => ToolOutcome::failed(e.message().to_owned() + &source_text(&e)),
             Ok(Ok(())) => match exec.outcome() {
-                Some(Ok((output, break_loop))) => Outcome {
-                    status: ToolStatus::Ok,
-                    output: output.to_owned(),
+                Some(Ok((output, break_loop))) => ToolOutcome {
                     break_loop,
+                    ..ToolOutcome::ok(output)
                 },
-                Some(Err(e)) => failed(e.to_owned()),
-                None if exec.is_claimed() => failed(format!(
+                Some(Err(e)) => ToolOutcome::failed(e),
+                None if exec.is_claimed() => ToolOutcome::failed(format!(
                     "tool `{}` was claimed but gave no result",
                     exec.tool
                 )),
-                None => Outcome::refused(
+                None => ToolOutcome::refused(
                     ToolStatus::Unknown,
                     format!(
                         "tool `{}` is registered but no extension executed it",

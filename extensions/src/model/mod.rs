@@ -100,10 +100,70 @@ pub enum ModelError {
         status: u16,
         /// The start of the body.
         body: String,
+        /// The server's `Retry-After` (in seconds; an HTTP-date is not read), if it sent one.
+        retry_after: Option<Duration>,
+    },
+    /// The stream ended before the model said the answer was complete (the connection closed
+    /// mid-way).
+    #[error("the stream was cut: {0}")]
+    Cut(String),
+    /// No model of this name is known to the agent (its chat and utility models and its extra
+    /// models): a wrap extension of `model.call` named another.
+    #[error("no model named `{name}`; the agent knows: {}", known.join(", "))]
+    Unknown {
+        /// The name asked for.
+        name: String,
+        /// The names the agent knows.
+        known: Vec<String>,
+    },
+    /// A limit stopped a utility model call (a chat model call stops the task instead:
+    /// [`StopReason::LimitReached`](crate::payloads::StopReason::LimitReached)).
+    #[error("{0}")]
+    Limit(crate::limit::LimitReached),
+    /// A retry gave up: every attempt failed, or its time ran out.
+    #[error("gave up after {attempts} attempts in {elapsed_ms} ms; the last error: {last}")]
+    GaveUp {
+        /// Attempts made.
+        attempts: u32,
+        /// Time spent, in milliseconds.
+        elapsed_ms: u64,
+        /// The last attempt's error.
+        last: Box<ModelError>,
     },
     /// The endpoint's answer is not what the protocol says (e.g. a chunk that is not JSON).
     #[error("the model's answer is malformed: {0}")]
     BadResponse(String),
+}
+
+impl ModelError {
+    /// True for the errors a retry may cure: HTTP 429 and 5xx, a timeout, a connection that
+    /// failed or broke, a cut stream. A malformed answer, another HTTP error and a retry that
+    /// gave up are not.
+    ///
+    /// ```
+    /// use hookpoint_extensions::model::ModelError;
+    /// let busy = ModelError::Status { status: 429, body: String::new(), retry_after: None };
+    /// assert!(busy.is_retryable());
+    /// assert!(!ModelError::BadResponse("not JSON".into()).is_retryable());
+    /// ```
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ModelError::Status { status, .. } => *status == 429 || (500..600).contains(status),
+            ModelError::Timeout { .. } | ModelError::Connect(_) | ModelError::Cut(_) => true,
+            ModelError::BadResponse(_)
+            | ModelError::Unknown { .. }
+            | ModelError::Limit(_)
+            | ModelError::GaveUp { .. } => false,
+        }
+    }
+
+    /// How long the server asked to wait before the next attempt (`Retry-After`), if it did.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ModelError::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
 }
 
 /// A model's reply as a stream of events; an `Err` ends it.
@@ -135,8 +195,15 @@ pub struct Completion {
 /// # Errors
 /// The first [`ModelError`] of the stream.
 pub async fn complete(model: &dyn Model, request: ModelRequest) -> Result<Completion, ModelError> {
+    collect(model.stream(request)).await
+}
+
+/// Reads `stream` to its end and collects it.
+///
+/// # Errors
+/// The first [`ModelError`] of the stream.
+pub async fn collect(mut stream: ModelStream) -> Result<Completion, ModelError> {
     let mut out = Completion::default();
-    let mut stream = model.stream(request);
     while let Some(event) = stream.next().await {
         match event? {
             ModelEvent::Reasoning(t) => out.reasoning.push_str(&t),

@@ -95,6 +95,12 @@ impl OpenAiModel {
             .map_err(|e| ModelError::Connect(format!("{}: {e}", self.url)))?;
         let status = response.status();
         if !status.is_success() {
+            let retry_after = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(Duration::from_secs);
             let body = tokio::time::timeout(self.idle, response.text())
                 .await
                 .ok()
@@ -103,6 +109,7 @@ impl OpenAiModel {
             return Err(ModelError::Status {
                 status: status.as_u16(),
                 body: body.chars().take(MAX_ERROR_BODY).collect(),
+                retry_after,
             });
         }
         let content_type = response
@@ -171,17 +178,17 @@ impl Reading {
         if self.ended {
             return None;
         }
-        Some(ModelError::BadResponse(if self.read == 0 {
-            format!(
+        Some(if self.read == 0 {
+            ModelError::BadResponse(format!(
                 "the server answered 200 with no stream events (content type `{}`): is the URL an OpenAI-compatible `/chat/completions` endpoint?",
                 self.content_type
-            )
+            ))
         } else {
-            format!(
+            ModelError::Cut(format!(
                 "the stream ended after {} events without `[DONE]` or a `finish_reason`: the connection closed before the answer was complete",
                 self.read
-            )
-        }))
+            ))
+        })
     }
 }
 

@@ -89,6 +89,9 @@ pub enum StopReason {
     /// A `guardrail.input` extension tripped (or failed, and guardrails fail closed): the task
     /// ended, the model call in flight was cancelled.
     GuardrailTripped(GuardrailTrip),
+    /// A limit (model calls, tool calls, tokens; per task or per agent) was reached: the call
+    /// that would have passed it did not run, and the task ended. Not an error.
+    LimitReached(crate::limit::LimitReached),
 }
 
 /// Which guardrail tripped, and why.

@@ -5,11 +5,14 @@ mod agent;
 mod history;
 mod memory;
 mod model;
+mod model_call;
 mod outgoing;
 mod process;
 mod prompt;
+mod tool_call;
 mod tools;
 
+pub use crate::limit::{LimitReached, LimitSpan};
 pub use agent::{
     AgentInit, ChainEnd, GuardrailInput, GuardrailTrip, LoopData, MonologueEnd, MonologueStart,
     StopReason, Subagent,
@@ -19,12 +22,14 @@ pub use memory::{MemoryForget, MemoryRecall, RecalledMemory};
 pub use model::{
     ChatModelCall, ChatModelResult, StreamChunk, StreamKind, UtilModelCall, UtilModelResult,
 };
+pub use model_call::{ModelCall, ModelReply, ModelRole, ReplySource};
 pub(crate) use outgoing::Outgoing;
 pub use process::{
     Banner, BannerKind, Banners, EmbeddingModelChanged, ErrorFormat, JobLoop, StartupMigration,
     UserMessage, WsEvent,
 };
 pub use prompt::SystemPrompt;
+pub use tool_call::{ToolInvocation, ToolOutcome};
 pub(crate) use tools::executing;
 pub use tools::{
     MemoryKind, MemoryWrite, ToolCall, ToolError, ToolExecution, ToolRegistry, ToolResult,

@@ -283,3 +283,18 @@ impl Outgoing for MemoryWrite {
         texts(secrets, self.summary.iter_mut().chain(&mut self.stored_by));
     }
 }
+
+impl Outgoing for super::ModelCall {
+    fn mask_secrets(&mut self, secrets: &SecretStore) {
+        texts(
+            secrets,
+            self.request.messages.iter_mut().map(|m| &mut m.content),
+        );
+    }
+}
+
+impl Outgoing for super::ToolInvocation {
+    fn mask_secrets(&mut self, secrets: &SecretStore) {
+        secrets.mask_json(&mut self.args);
+    }
+}

@@ -1,0 +1,283 @@
+//! The middleware plugin in an agent: a retried 429 (and giving up after the cap, naming the
+//! last error), a fallback model, limits per task and per agent as a stop reason (0 stops
+//! before the first call), a tool timeout, and the plugin toggled off at run time.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookpoint::{Scope, ScopeBuilder, extension};
+use hookpoint_extensions::layout::AgentZeroLayout;
+use hookpoint_extensions::{
+    agent::AgentError,
+    model::ModelError,
+    payloads::{LimitSpan, StopReason, ToolStatus},
+    prelude::*,
+};
+use serde_json::{Value, json};
+
+hookpoint::link!(hookpoint_plugin_middleware);
+
+#[extension(point = TOOL_REGISTER)]
+fn register_tools(tools: &mut ToolRegistry) {
+    tools.add(ToolSpec::new("mw.echo", "Echoes."));
+    tools.add(ToolSpec::new("mw.slow", "Takes a second."));
+}
+
+#[extension(point = TOOL_EXECUTE)]
+async fn run_tools(exec: &mut ToolExecution) {
+    if exec.claim("mw.echo").is_some() {
+        exec.ok("echo");
+    }
+    if exec.claim("mw.slow").is_some() {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        exec.ok("slow");
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn scope(name: &str, layer: &Path, config: Value) -> Scope {
+    let file = layer.join("plugins/middleware/config.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(file, config.to_string()).unwrap();
+    AgentZeroLayout::new()
+        .user(layer)
+        .apply(ScopeBuilder::new(name))
+        .watch(false)
+        .build()
+        .unwrap()
+}
+
+fn busy(after: Option<u64>) -> ModelError {
+    ModelError::Status {
+        status: 429,
+        body: "slow down".into(),
+        retry_after: after.map(Duration::from_millis),
+    }
+}
+
+#[test]
+fn a_429_is_retried_and_a_retry_that_never_succeeds_names_the_last_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let retry = json!({"retry": {"max_attempts": 3, "base_delay_ms": 1, "jitter": false}});
+    let scope = scope("mw-retry", dir.path(), retry);
+    let model = ScriptedModel::new("m")
+        .reply(ScriptedReply::fail(busy(None)))
+        .reply(ScriptedReply::respond("after a retry"));
+    let mut agent = Agent::builder("mw-retry")
+        .scope(scope.clone())
+        .model(model)
+        .build()
+        .unwrap();
+    let reply = rt().block_on(agent.send("hi")).unwrap();
+    assert_eq!(reply.text, "after a retry");
+    let logged = agent.handle().log().entries();
+    assert!(
+        logged
+            .iter()
+            .any(|e| e.heading.contains("retry: attempt 1")),
+        "{logged:?}"
+    );
+
+    let model = ScriptedModel::new("m")
+        .reply(ScriptedReply::fail(busy(None)))
+        .reply(ScriptedReply::fail(busy(None)))
+        .reply(ScriptedReply::fail(ModelError::Status {
+            status: 503,
+            body: "down".into(),
+            retry_after: None,
+        }));
+    let mut agent = Agent::builder("mw-retry-fail")
+        .scope(scope.clone())
+        .model(model)
+        .build()
+        .unwrap();
+    let err = rt().block_on(agent.send("hi")).expect_err("gave up");
+    match &err {
+        AgentError::Model {
+            source: ModelError::GaveUp {
+                attempts: 3, last, ..
+            },
+            ..
+        } => {
+            assert!(last.to_string().contains("503"), "{err}");
+        }
+        other => panic!("{other}"),
+    }
+
+    // Toggled off at run time: the 429 is not retried.
+    scope.set_plugin_enabled("middleware", false).unwrap();
+    let model = ScriptedModel::new("m")
+        .reply(ScriptedReply::fail(busy(None)))
+        .reply(ScriptedReply::respond("never"));
+    let mut agent = Agent::builder("mw-retry-off")
+        .scope(scope.clone())
+        .model(model)
+        .build()
+        .unwrap();
+    let err = rt().block_on(agent.send("hi")).expect_err("no retry");
+    assert!(
+        matches!(
+            err,
+            AgentError::Model {
+                source: ModelError::Status { status: 429, .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn retry_after_is_honoured() {
+    let dir = tempfile::tempdir().unwrap();
+    let retry = json!({"retry": {"max_attempts": 2, "base_delay_ms": 1, "jitter": false}});
+    let scope = scope("mw-retry-after", dir.path(), retry);
+    let model = ScriptedModel::new("m")
+        .reply(ScriptedReply::fail(busy(Some(300))))
+        .reply(ScriptedReply::respond("waited"));
+    let mut agent = Agent::builder("mw-after")
+        .scope(scope)
+        .model(model)
+        .build()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let reply = rt().block_on(agent.send("hi")).unwrap();
+    assert_eq!(reply.text, "waited");
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_model_that_fails_for_good_falls_back_to_the_next_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = scope(
+        "mw-fallback",
+        dir.path(),
+        json!({"fallback": ["second", "third"]}),
+    );
+    let mut agent = Agent::builder("mw-fallback")
+        .scope(scope)
+        .model(ScriptedModel::new("first").reply(ScriptedReply::fail(busy(None))))
+        .extra_model(
+            ScriptedModel::new("second")
+                .reply(ScriptedReply::fail(ModelError::BadResponse("junk".into()))),
+        )
+        .extra_model(ScriptedModel::new("third").reply(ScriptedReply::respond("third answered")))
+        .build()
+        .unwrap();
+    let reply = rt().block_on(agent.send("hi")).unwrap();
+    assert_eq!(reply.text, "third answered");
+}
+
+#[test]
+fn limits_stop_the_task_with_a_stop_reason_and_zero_stops_before_the_first_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"limits": {"per_task": {"tool_calls_per_tool": {"mw.echo": 1}}}});
+    let scope = scope("mw-limits", dir.path(), config);
+    let model = ScriptedModel::new("m")
+        .reply(ScriptedReply::tool("one", "mw.echo", json!({})))
+        .reply(ScriptedReply::tool("two", "mw.echo", json!({})))
+        .reply(ScriptedReply::respond("never"));
+    let mut agent = Agent::builder("mw-limits")
+        .scope(scope)
+        .model(model)
+        .build()
+        .unwrap();
+    let reply = rt().block_on(agent.send("go")).unwrap();
+    let StopReason::LimitReached(hit) = &reply.stop else {
+        panic!("{:?}", reply.stop)
+    };
+    assert_eq!(
+        (hit.limit.as_str(), hit.span, hit.max, hit.used),
+        ("tool_calls.mw.echo", LimitSpan::Task, 1, 1)
+    );
+    assert_eq!(reply.tools.len(), 2);
+    assert_eq!(reply.tools[0].status, ToolStatus::Ok);
+    assert!(
+        reply.tools[1].output.contains("did not run"),
+        "{:?}",
+        reply.tools[1]
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let scope = scope_zero(dir.path());
+    let model = Arc::new(ScriptedModel::new("m"));
+    let mut agent = Agent::builder("mw-zero")
+        .scope(scope)
+        .model_arc(model.clone())
+        .build()
+        .unwrap();
+    let reply = rt().block_on(agent.send("go")).unwrap();
+    assert!(
+        matches!(&reply.stop, StopReason::LimitReached(h) if h.limit == "model_calls" && h.max == 0)
+    );
+    assert!(model.requests().is_empty());
+}
+
+fn scope_zero(dir: &Path) -> Scope {
+    scope(
+        "mw-zero",
+        dir,
+        json!({"limits": {"per_task": {"model_calls": 0}}}),
+    )
+}
+
+#[test]
+fn a_per_agent_limit_counts_across_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = scope(
+        "mw-agent",
+        dir.path(),
+        json!({"limits": {"per_agent": {"model_calls": 1}}}),
+    );
+    let model = ScriptedModel::new("m")
+        .reply(ScriptedReply::respond("first"))
+        .reply(ScriptedReply::respond("second"));
+    let mut agent = Agent::builder("mw-agent")
+        .scope(scope)
+        .model(model)
+        .build()
+        .unwrap();
+    assert_eq!(rt().block_on(agent.send("a")).unwrap().text, "first");
+    let reply = rt().block_on(agent.send("b")).unwrap();
+    assert!(
+        matches!(&reply.stop, StopReason::LimitReached(h) if h.span == LimitSpan::Agent),
+        "{:?}",
+        reply.stop
+    );
+}
+
+#[test]
+fn a_tool_past_its_timeout_fails_with_a_clear_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = scope(
+        "mw-timeout",
+        dir.path(),
+        json!({"timeout": {"tool_ms": 50}}),
+    );
+    let model = ScriptedModel::new("m")
+        .reply(ScriptedReply::tool("slow", "mw.slow", json!({})))
+        .reply(ScriptedReply::respond("ok"));
+    let mut agent = Agent::builder("mw-timeout")
+        .scope(scope)
+        .model(model)
+        .build()
+        .unwrap();
+    let reply = rt().block_on(agent.send("go")).unwrap();
+    assert_eq!(reply.tools[0].status, ToolStatus::Failed);
+    assert!(
+        reply.tools[0].output.contains("timed out after 50 ms"),
+        "{:?}",
+        reply.tools[0]
+    );
+}
