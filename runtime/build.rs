@@ -9,6 +9,8 @@
 // docs' "Features" say so); the engine itself is the same everywhere.
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
+    // Set by hand for the loom models of the snapshot protocol (`src/sync.rs`).
+    println!("cargo::rustc-check-cfg=cfg(loom)");
     let unix = std::env::var_os("CARGO_CFG_UNIX").is_some();
     for feature in [
         "overrides",

@@ -144,12 +144,14 @@ mod outgoing;
 #[cfg(all(test, hookpoint_command_hooks))]
 mod outside_input;
 mod point;
+mod publication;
 mod registry;
 mod scope;
 mod site;
 mod snapshot;
 mod stats;
 mod suggest;
+mod sync;
 mod thread_state;
 mod validate;
 #[cfg(hookpoint_wasm)]

@@ -11,23 +11,25 @@
 
 use std::cell::Cell;
 use std::ptr;
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::publication::Epoch;
 use crate::snapshot::Snapshot;
 
 /// Bumped (after the store) whenever any scope publishes a snapshot. Starts at 1; a thread's
 /// epoch 0 means "no valid copy".
-static EPOCH: AtomicU64 = AtomicU64::new(1);
+#[cfg(not(loom))]
+pub(crate) static EPOCH: Epoch = Epoch::new();
 
-/// Marks every thread's cached snapshot pointer stale.
-pub(crate) fn bump_epoch() {
-    EPOCH.fetch_add(1, Ordering::AcqRel);
+#[cfg(loom)]
+loom::lazy_static! {
+    /// As above; a loom build's statics live per model run.
+    pub(crate) static ref EPOCH: Epoch = Epoch::new();
 }
 
 /// The current epoch.
 #[inline(always)]
 pub(crate) fn epoch() -> u64 {
-    EPOCH.load(Ordering::Acquire)
+    EPOCH.get()
 }
 
 /// The hot, destructor-free part of the per-thread state.

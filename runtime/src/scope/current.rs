@@ -16,24 +16,20 @@
 //! later dispatches on the thread (from other thread-local destructors) load the snapshot per
 //! call.
 
-use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::ptr;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::{DEFAULT, Scope};
 use crate::dispatch::{self, Call, ErrorSink, Outcome};
 use crate::error::Error;
+use crate::publication::ThreadCopy;
 use crate::snapshot::Snapshot;
 use crate::thread_state::{self, ThreadState};
 
 /// The owning part of the per-thread state: touched only on refresh.
-struct Owned {
-    snapshot: RefCell<Option<Arc<Snapshot>>>,
-    retired: RefCell<Vec<Arc<Snapshot>>>,
-}
+struct Owned(ThreadCopy<Snapshot>);
 
 impl Drop for Owned {
     fn drop(&mut self) {
@@ -44,12 +40,7 @@ impl Drop for Owned {
 }
 
 thread_local! {
-    static OWNED: Owned = const {
-        Owned {
-            snapshot: RefCell::new(None),
-            retired: RefCell::new(Vec::new()),
-        }
-    };
+    static OWNED: Owned = const { Owned(ThreadCopy::new()) };
 }
 
 /// The scope entered on this thread, if any.
@@ -85,15 +76,7 @@ fn default_snapshot(tl: &ThreadState, default: &Scope) -> *const Snapshot {
 fn refresh(tl: &ThreadState, default: &Scope, epoch: u64) -> *const Snapshot {
     OWNED
         .try_with(|o| {
-            let fresh = default.0.snapshot.load_full();
-            let ptr = Arc::as_ptr(&fresh);
-            let old = o.snapshot.borrow_mut().replace(fresh);
-            if tl.depth.get() > 0 {
-                o.retired.borrow_mut().extend(old);
-            } else {
-                drop(old);
-                o.retired.borrow_mut().clear();
-            }
+            let ptr = o.0.refresh(&default.0.snapshot, tl.depth.get() > 0);
             tl.cached.set(ptr);
             tl.cached_epoch.set(epoch);
             ptr

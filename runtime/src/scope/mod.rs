@@ -48,8 +48,6 @@ use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 
-use arc_swap::ArcSwap;
-
 pub use builder::ScopeBuilder;
 #[cfg(hookpoint_command_hooks)]
 pub use command_hooks::{command_hooks_enabled, set_command_hooks_enabled};
@@ -59,9 +57,11 @@ pub use plugin_info::{PluginInfo, PluginSource, PluginState};
 pub use register::{AcceptsAsyncClosure, Named, Register, RegisterTarget, Registration};
 
 use crate::locks;
+use crate::publication;
 use crate::registry::{Cx, DispatchScope};
 use crate::site;
 use crate::snapshot::{self, CompiledTable, Snapshot};
+use crate::sync::Swap;
 use crate::thread_state;
 
 /// The compiled-in registry, read and sorted once.
@@ -74,7 +74,7 @@ pub(crate) struct ScopeInner {
     pub(crate) table: &'static CompiledTable,
     /// Extensions registered at run time ([`Scope::register`]). Locked after `rebuild_lock`.
     pub(crate) registered: Mutex<registrations::Registrations>,
-    pub(crate) snapshot: ArcSwap<Snapshot>,
+    pub(crate) snapshot: Swap<Snapshot>,
     pub(crate) generation: AtomicU64,
     /// Held while a snapshot is built, so reloads never overlap. Never held while extensions run.
     pub(crate) rebuild_lock: Mutex<()>,
@@ -151,7 +151,7 @@ impl Scope {
             name,
             table,
             registered: Mutex::default(),
-            snapshot: ArcSwap::from_pointee(first),
+            snapshot: Swap::from_pointee(first),
             generation: AtomicU64::new(1),
             rebuild_lock: Mutex::new(()),
             #[cfg(hookpoint_overrides)]
@@ -246,8 +246,7 @@ impl Scope {
 
     /// Publishes a new snapshot atomically; dispatches in flight finish on the one they hold.
     pub(crate) fn publish(&self, snap: Snapshot) {
-        self.0.snapshot.store(Arc::new(snap));
-        thread_state::bump_epoch();
+        publication::publish(&self.0.snapshot, &thread_state::EPOCH, Arc::new(snap));
         self.refresh_active();
     }
 
