@@ -16,6 +16,7 @@ use tokio::io::AsyncReadExt;
 
 use crate::bounded::{BoundedLines, ProblemSlot, StreamProblem};
 use crate::error::McpError;
+use crate::group::ProcessGroup;
 use crate::server::{ServerSpec, Transport};
 
 /// The client side of a connection: notes that the server's tool list changed.
@@ -46,6 +47,9 @@ pub(crate) struct Connection {
     stderr: Arc<Mutex<String>>,
     /// The child process of a stdio server (killed when the connection is dropped).
     child: Option<tokio::process::Child>,
+    /// The process group it leads: what it started (`npx`'s node, a script's server) is killed
+    /// with it.
+    group: Option<ProcessGroup>,
 }
 
 /// The last bytes of a server's stderr kept for error messages.
@@ -68,13 +72,15 @@ impl Connection {
             match &spec.transport {
                 Transport::Stdio { .. } => {
                     let (mut child, transport) = spawn(spec, secrets, limits, &problem, &stderr)?;
+                    let group = ProcessGroup::of(&child);
                     let service = rmcp::serve_client(client, transport).await;
                     let service = service
                         .map_err(|e| start_error(&server, &e.to_string(), &problem, &stderr));
                     if service.is_err() {
+                        // `group` (dropped first, on the way out) kills the rest of the tree.
                         let _ = child.start_kill();
                     }
-                    Ok((service?, Some(child)))
+                    Ok((service?, Some(child), group))
                 }
                 Transport::Http { url, headers } => {
                     let config = http(&server, url, headers, secrets, limits)?;
@@ -85,18 +91,19 @@ impl Connection {
                             why: format!("{url}: {e}"),
                         }
                     })?;
-                    Ok((service, None))
+                    Ok((service, None, None))
                 }
             }
         };
         match tokio::time::timeout(limits.start_timeout, started).await {
-            Ok(Ok((service, child))) => Ok(Connection {
+            Ok(Ok((service, child, group))) => Ok(Connection {
                 server,
                 service,
                 list_changed,
                 problem,
                 stderr,
                 child,
+                group,
             }),
             Ok(Err(e)) => Err(e),
             Err(_) => Err(stalled(&server, limits, &problem, &stderr)),
@@ -153,12 +160,10 @@ impl Connection {
         self.child.as_ref().and_then(tokio::process::Child::id)
     }
 
-    /// Closes the session and ends the process.
-    pub(crate) fn stop(mut self) {
+    /// Closes the session and ends the process and every process it started.
+    pub(crate) fn stop(self) {
         self.service.cancellation_token().cancel();
-        if let Some(child) = self.child.as_mut() {
-            let _ = child.start_kill();
-        }
+        // Dropping kills the process group, then the child (which tokio reaps).
     }
 
     fn failure(&self, tool: &str, e: ServiceError) -> McpError {
@@ -182,6 +187,8 @@ impl Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
+        // The group first, while the unreaped leader keeps its id from being reused.
+        drop(self.group.take());
         if let Some(child) = self.child.as_mut() {
             let _ = child.start_kill();
         }
@@ -216,6 +223,7 @@ fn spawn(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
+    ProcessGroup::lead(&mut cmd);
     for (k, v) in env {
         cmd.env(k, secrets.unmask(v).as_ref());
     }

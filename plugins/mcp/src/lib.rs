@@ -74,6 +74,7 @@ mod bounded;
 mod config;
 mod connection;
 mod error;
+mod group;
 mod mapping;
 mod notes;
 mod pool;
