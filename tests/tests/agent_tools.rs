@@ -376,7 +376,7 @@ fn arguments_that_do_not_fit_the_schema_never_reach_the_tool() {
     rt().block_on(agent.send("go")).expect("send");
     assert_eq!(runs("bad-args", "typed"), 0);
     assert!(
-        seen_by_model(&model).contains("argument `n` must be a integer"),
+        seen_by_model(&model).contains("argument `n` must be an integer"),
         "{}",
         seen_by_model(&model)
     );

@@ -92,8 +92,13 @@ impl ToolSpec {
                 _ => true,
             };
             if !ok {
+                let article = if want.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                };
                 return Err(format!(
-                    "`{}`: argument `{k}` must be a {want}, got {v}",
+                    "`{}`: argument `{k}` must be {article} {want}, got {v}",
                     self.name
                 ));
             }
@@ -554,5 +559,29 @@ impl MemoryWrite {
     /// What a memory should store: the `summary` if an extension set one, else the `content`.
     pub fn text(&self) -> &str {
         self.summary.as_deref().unwrap_or(&self.content)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn misfit(want: &str, got: Value) -> String {
+        let spec = ToolSpec {
+            name: "t".into(),
+            description: String::new(),
+            parameters: json!({"type": "object", "properties": {"x": {"type": want}}}),
+        };
+        spec.check_args(&json!({ "x": got })).unwrap_err()
+    }
+
+    #[test]
+    fn type_mismatches_take_the_article_of_the_type_name() {
+        assert!(misfit("integer", json!("3")).contains("must be an integer, got"));
+        assert!(misfit("object", json!(1)).contains("must be an object, got"));
+        assert!(misfit("array", json!(1)).contains("must be an array, got"));
+        assert!(misfit("string", json!(1)).contains("must be a string, got"));
+        assert!(misfit("boolean", json!(1)).contains("must be a boolean, got"));
     }
 }
