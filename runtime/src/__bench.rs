@@ -61,7 +61,13 @@ impl SyntheticRegistry {
     /// Sorts and merges the compiled-in table alone into a snapshot; returns the number of
     /// active extensions.
     pub fn build(&self) -> usize {
-        let snap = snapshot::compiled_snapshot(self.table, &HashMap::new(), &Default::default(), 1);
+        let snap = snapshot::compiled_snapshot(
+            self.table,
+            &HashMap::new(),
+            &Default::default(),
+            &Default::default(),
+            1,
+        );
         snap.lists.iter().map(|l| l.runs.len()).sum()
     }
 
@@ -70,14 +76,17 @@ impl SyntheticRegistry {
     #[cfg(hookpoint_overrides)]
     pub fn build_with_layer(&self, scope: &crate::Scope) -> usize {
         scope.0.fs.mark_dirty(None);
-        let (snap, _) = scope.0.fs.build_snapshot(
-            self.table,
-            &HashMap::new(),
-            &Default::default(),
-            &Default::default(),
-            2,
-            crate::fs::read::FileReader::now(),
-        );
+        let decided = crate::fs::state::RunTimeState {
+            disabled: &HashMap::new(),
+            disabled_plugins: &Default::default(),
+            registered: &Default::default(),
+            reported: &Default::default(),
+        };
+        let (snap, _) =
+            scope
+                .0
+                .fs
+                .build_snapshot(self.table, decided, 2, crate::fs::read::FileReader::now());
         snap.lists.iter().map(|l| l.runs.len()).sum()
     }
 

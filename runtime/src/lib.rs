@@ -174,7 +174,7 @@ pub use point::{AsyncKind, AsyncPoint, FnPoint, PointSpec, SyncKind, SyncPoint};
 pub use registry::{Cx, ErrorPolicy, Flow, PointKind};
 pub use scope::{
     Bound, Named, Plugin, PluginInfo, PluginSource, PluginState, Register, RegisterTarget,
-    Registration, Scope, ScopeBuilder,
+    Registration, Scope, ScopeBuilder, WeakScope,
 };
 #[cfg(hookpoint_command_hooks)]
 pub use scope::{command_hooks_enabled, set_command_hooks_enabled};

@@ -126,3 +126,87 @@ fn a_config_value_of_the_wrong_type_is_reported_at_the_value() {
         "{problem}"
     );
 }
+
+#[test]
+fn a_plugin_reports_itself_unhealthy_at_run_time_and_healthy_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = ScopeBuilder::new("reported-health")
+        .layer(dir.path(), user_layer())
+        .watch(false)
+        .build()
+        .unwrap();
+    let ran = |scope: &hookpoint::Scope| {
+        let mut v = Vec::new();
+        scope.enter(|| HEALTH.call(&mut v)).unwrap();
+        !v.is_empty()
+    };
+    let state = |scope: &hookpoint::Scope| {
+        scope
+            .plugins()
+            .into_iter()
+            .find(|p| p.name == "checked")
+            .unwrap()
+            .state
+    };
+    assert!(ran(&scope));
+
+    let why = "the database server at db:5432 refused the connection";
+    assert!(scope.enter(|| CHECKED.report_unhealthy(why)));
+    assert!(
+        !scope.enter(|| CHECKED.report_unhealthy(why)),
+        "the same report again changes nothing"
+    );
+    assert!(
+        !ran(&scope),
+        "an extension of a plugin reported unhealthy ran"
+    );
+    assert_eq!(state(&scope).unhealthy(), Some(why));
+    assert!(
+        scope.status().warnings.iter().any(
+            |w| w.to_string().contains("`checked` is unhealthy") && w.to_string().contains(why)
+        ),
+        "{:?}",
+        scope.status().warnings
+    );
+    assert!(
+        ran(hookpoint::Scope::default_scope()),
+        "another scope is not affected"
+    );
+
+    assert!(scope.enter(|| CHECKED.report_healthy()));
+    assert!(!scope.enter(|| CHECKED.report_healthy()));
+    assert!(ran(&scope));
+    assert_eq!(state(&scope), hookpoint::PluginState::Active);
+
+    // Disabling the plugin clears a report: enabled again, it starts healthy.
+    scope.enter(|| CHECKED.report_unhealthy(why));
+    scope.set_plugin_enabled("checked", false).unwrap();
+    scope.set_plugin_enabled("checked", true).unwrap();
+    assert!(ran(&scope));
+}
+
+#[test]
+fn a_report_and_a_failing_check_both_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("plugins/checked/config.json"),
+        r#"{"database": "notes.txt"}"#,
+        0o644,
+    );
+    let scope = ScopeBuilder::new("both-unhealthy")
+        .layer(dir.path(), user_layer())
+        .watch(false)
+        .build()
+        .unwrap();
+    scope.enter(|| CHECKED.report_unhealthy("the server is down"));
+    let info = scope
+        .plugins()
+        .into_iter()
+        .find(|p| p.name == "checked")
+        .unwrap();
+    let why = info.state.unhealthy().unwrap();
+    assert!(
+        why.contains("must name a .db file") && why.contains("the server is down"),
+        "{why}"
+    );
+}

@@ -42,6 +42,16 @@ pub(crate) struct ScopeFs {
     pub(crate) on_compiled: std::sync::OnceLock<crate::wasm::compile::Wake>,
 }
 
+/// What a scope decided while the program runs, beside its folders: the crates and plugins
+/// turned off, the extensions registered, the plugins that reported themselves unhealthy.
+#[derive(Clone, Copy)]
+pub(crate) struct RunTimeState<'a> {
+    pub(crate) disabled: &'a HashMap<&'static str, &'static str>,
+    pub(crate) disabled_plugins: &'a std::collections::BTreeSet<String>,
+    pub(crate) registered: &'a crate::snapshot::RegisteredCandidates,
+    pub(crate) reported: &'a crate::registry::Reported,
+}
+
 impl ScopeFs {
     /// The filesystem side of a new scope.
     pub(crate) fn new(config: FsConfig) -> ScopeFs {
@@ -58,16 +68,20 @@ impl ScopeFs {
     }
 
     /// Loads the layers (rescanning what is dirty, reading files with `reader`) into a new
-    /// snapshot.
+    /// snapshot, with what the scope decided at run time (`decided`).
     pub(crate) fn build_snapshot(
         &self,
         table: &CompiledTable,
-        disabled: &HashMap<&'static str, &'static str>,
-        disabled_plugins: &std::collections::BTreeSet<String>,
-        registered: &crate::snapshot::RegisteredCandidates,
+        decided: RunTimeState<'_>,
         generation: u64,
         reader: FileReader,
     ) -> (Snapshot, ReloadEvent) {
+        let RunTimeState {
+            disabled,
+            disabled_plugins,
+            registered,
+            reported,
+        } = decided;
         let dirty = locks::lock(&self.dirty).replace(Default::default());
         #[cfg(hookpoint_webui)]
         let webui_dirty = dirty.clone();
@@ -77,6 +91,7 @@ impl ScopeFs {
             disabled,
             disabled_plugins,
             registered,
+            reported,
             dirty,
             generation,
             reader,

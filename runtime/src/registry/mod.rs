@@ -23,7 +23,7 @@ pub use entry::{
     PointEntry, PointOf, PointParts, SyncFn, TypedPoint, WhenFn, WrapFn, WrapFuture,
 };
 pub use plugin::{ConfigMismatch, HOOKPOINT_PLG_V0, JsonPathSegment, PluginEntry};
-pub(crate) use plugin::{default_configs, find as find_plugin, unhealthy};
+pub(crate) use plugin::{Reported, default_configs, find as find_plugin, unhealthy};
 pub use policy::{ErrorPolicy, PointKind};
 
 /// Every `#[extension]` in the binary. The name is distinctive and versioned: linkme derives the

@@ -242,11 +242,31 @@ pub(crate) fn find(name: &str) -> Result<&'static PluginEntry, Error> {
     })
 }
 
-/// The plugins whose self-check fails on their merged config, with the reason. Only plugins
-/// `enabled` accepts are checked; a panicking check fails.
+/// Plugin name -> why the plugin reported itself unhealthy at run time
+/// ([`Plugin::report_unhealthy`](crate::Plugin::report_unhealthy)).
+pub(crate) type Reported = BTreeMap<&'static str, String>;
+
+/// The plugins whose self-check fails on their merged config, or that reported themselves
+/// unhealthy (`reported`), with the reason (both, the check's first, when both apply). Only
+/// plugins `enabled` accepts count; a panicking check fails.
 pub(crate) fn unhealthy(
     configs: &std::collections::HashMap<String, serde_json::Value>,
     enabled: impl Fn(&str) -> bool,
+    reported: &Reported,
+) -> BTreeMap<&'static str, String> {
+    let mut out = checks_failing(configs, &enabled);
+    for (name, why) in reported.iter().filter(|(name, _)| enabled(name)) {
+        out.entry(name)
+            .and_modify(|check| *check = format!("{check}; {why}"))
+            .or_insert_with(|| why.clone());
+    }
+    out
+}
+
+/// The plugins `enabled` accepts whose self-check fails on their merged config, with the reason.
+fn checks_failing(
+    configs: &std::collections::HashMap<String, serde_json::Value>,
+    enabled: &impl Fn(&str) -> bool,
 ) -> BTreeMap<&'static str, String> {
     let mut out = BTreeMap::new();
     for p in HOOKPOINT_PLG_V0.iter().filter(|p| enabled(p.name)) {

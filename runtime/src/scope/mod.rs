@@ -7,6 +7,8 @@
 //! - [`builder`]: the [`ScopeBuilder`];
 //! - [`plugins`]: per-scope plugin enablement, config and state, by name;
 //! - [`plugin_handle`]: [`Plugin`], a crate plugin's typed handle to the same;
+//! - [`health`]: a plugin's health as it reports it at run time, and [`WeakScope`] for the
+//!   background work that watches it;
 //! - [`register`]: [`Scope::register`], closures attached while the program runs, and their
 //!   guard; [`registrations`]: the scope's store of them and how they are published;
 //! - `reload` (feature `overrides`): status, reload events, the scope's layers;
@@ -27,6 +29,7 @@ mod command_hooks;
 pub(crate) mod current;
 #[cfg(hookpoint_folder_plugins)]
 mod folder_plugins;
+mod health;
 mod observation;
 mod plugin_handle;
 mod plugin_info;
@@ -52,6 +55,7 @@ pub use builder::ScopeBuilder;
 #[cfg(hookpoint_command_hooks)]
 pub use command_hooks::{command_hooks_enabled, set_command_hooks_enabled};
 pub use current::Bound;
+pub use health::WeakScope;
 pub use plugin_handle::Plugin;
 pub use plugin_info::{PluginInfo, PluginSource, PluginState};
 pub use register::{AcceptsAsyncClosure, Named, Register, RegisterTarget, Registration};
@@ -146,7 +150,13 @@ impl Scope {
     ) -> Scope {
         crate::stats::init();
         crate::observe::tracing_out::follow_interest();
-        let first = snapshot::compiled_snapshot(table, &Default::default(), &Default::default(), 1);
+        let first = snapshot::compiled_snapshot(
+            table,
+            &Default::default(),
+            &Default::default(),
+            &Default::default(),
+            1,
+        );
         let inner = Arc::new(ScopeInner {
             name,
             table,
@@ -197,11 +207,13 @@ impl Scope {
             let serial = locks::lock(&self.0.rebuild_lock);
             let disabled = self.disabled_crates();
             let registered = locks::lock(&self.0.registered).candidates();
+            let reported = self.reported_unhealthy();
             let generation = self.next_generation();
             self.publish(snapshot::compiled_snapshot(
                 self.0.table,
                 &disabled,
                 &registered,
+                &reported,
                 generation,
             ));
             drop(serial);
@@ -219,17 +231,20 @@ impl Scope {
         let disabled = self.disabled_crates();
         let disabled_plugins = self.disabled_plugins();
         let registered = locks::lock(&self.0.registered).candidates();
+        let reported = self.reported_unhealthy();
         let mut events = Vec::new();
         for _ in 0..MAX_PASSES {
             let generation = self.next_generation();
-            let (snap, mut event) = self.0.fs.build_snapshot(
-                self.0.table,
-                &disabled,
-                &disabled_plugins,
-                &registered,
-                generation,
-                reader,
-            );
+            let decided = crate::fs::state::RunTimeState {
+                disabled: &disabled,
+                disabled_plugins: &disabled_plugins,
+                registered: &registered,
+                reported: &reported,
+            };
+            let (snap, mut event) =
+                self.0
+                    .fs
+                    .build_snapshot(self.0.table, decided, generation, reader);
             self.publish(snap);
             let again = self.0.fs.after_publish(&mut event);
             events.push(event);

@@ -104,6 +104,43 @@ impl<C: 'static> Plugin<C> {
         Scope::current().plugin_state::<T>(self.entry.name)
     }
 
+    /// Reports that the plugin cannot do its work in the current scope, for `why` found at run
+    /// time (its database server does not answer, its folder cannot be opened): what its
+    /// config-only `check` cannot see. Until it reports [`healthy`](Self::report_healthy) again
+    /// (or is disabled, which clears the report) the plugin is unhealthy as if its check
+    /// failed: its extensions do not run, [`Scope::plugins`] says
+    /// [`Unhealthy { why }`](crate::PluginState::Unhealthy) and, with `overrides`,
+    /// [`Scope::status`] warns with `why`. So a plugin that reports this keeps its own way back
+    /// (a thread retrying the connection, holding a [`WeakScope`](crate::WeakScope)).
+    ///
+    /// Reporting what is already recorded does nothing, so it may follow every failed attempt;
+    /// a change publishes a new snapshot (dispatches in flight finish on theirs). Returns
+    /// whether it changed. Not for the plugin's `check` (which runs while a snapshot is built).
+    ///
+    /// ```
+    /// # #[derive(Default, serde::Serialize, serde::Deserialize)] struct NoConfig {}
+    /// hookpoint::plugin! {
+    ///     static STORE: Plugin<NoConfig> = { name: "doc_health", description: "demo" };
+    /// }
+    /// use hookpoint::PluginState;
+    /// let scope = hookpoint::ScopeBuilder::new("doc-health").build().unwrap();
+    /// let state = |s: &hookpoint::Scope| s.plugins().into_iter().find(|p| p.name == "doc_health").unwrap().state;
+    /// scope.enter(|| assert!(STORE.report_unhealthy("the server at db:5432 refused the connection")));
+    /// assert_eq!(state(&scope), PluginState::Unhealthy { why: "the server at db:5432 refused the connection".into() });
+    /// scope.enter(|| assert!(STORE.report_healthy()));
+    /// assert_eq!(state(&scope), PluginState::Active);
+    /// ```
+    pub fn report_unhealthy(&self, why: impl Into<String>) -> bool {
+        Scope::current().report_plugin_health(self.entry.name, Some(why.into()))
+    }
+
+    /// Reports that the plugin works again in the current scope, after
+    /// [`report_unhealthy`](Self::report_unhealthy): its extensions run again (unless its
+    /// `check` fails). Returns whether it changed anything.
+    pub fn report_healthy(&self) -> bool {
+        Scope::current().report_plugin_health(self.entry.name, None)
+    }
+
     /// Where this plugin sits in the plugin registry (the per-snapshot slots are indexed so).
     fn index(&self) -> Option<usize> {
         let all: &[PluginEntry] = &HOOKPOINT_PLG_V0;

@@ -19,6 +19,8 @@ pub(crate) struct PluginStates {
     /// Names of the disabled plugins, crate or folder.
     pub(crate) disabled: Mutex<HashSet<String>>,
     pub(crate) values: Mutex<HashMap<(String, TypeId), Arc<dyn Any + Send + Sync>>>,
+    /// Crate plugins that reported themselves unhealthy at run time, with why (`health`).
+    pub(crate) reported: Mutex<crate::registry::Reported>,
     /// The plugins whose `set_plugin_enabled` is running, with the thread running it: one
     /// toggle of a plugin at a time, so concurrent enables run `install` once.
     toggling: Mutex<HashMap<String, std::thread::ThreadId>>,
@@ -259,6 +261,8 @@ impl Scope {
             disabled.remove(name);
         } else {
             disabled.insert(name.to_owned());
+            // A report is about the plugin's work while enabled: enabling it again starts afresh.
+            locks::lock(&self.0.plugins.reported).remove(name);
         }
     }
 

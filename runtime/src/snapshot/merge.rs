@@ -204,6 +204,7 @@ pub(crate) fn compiled_snapshot(
     table: &CompiledTable,
     disabled_crates: &HashMap<&'static str, &'static str>,
     registered: &RegisteredCandidates,
+    reported: &crate::registry::Reported,
     generation: u64,
 ) -> Snapshot {
     let plugin_configs: HashMap<String, serde_json::Value> = crate::registry::default_configs()
@@ -211,7 +212,8 @@ pub(crate) fn compiled_snapshot(
         .filter_map(|(k, v)| v.ok().map(|v| (k.to_owned(), v)))
         .collect();
     let disabled: Vec<&str> = disabled_crates.values().copied().collect();
-    let unhealthy = crate::registry::unhealthy(&plugin_configs, |p| !disabled.contains(&p));
+    let unhealthy =
+        crate::registry::unhealthy(&plugin_configs, |p| !disabled.contains(&p), reported);
     build(
         BuildInput {
             table,

@@ -71,6 +71,8 @@ pub(crate) struct LoadInput<'a> {
     pub(crate) disabled_plugins: &'a BTreeSet<String>,
     /// The scope's extensions registered at run time, by point.
     pub(crate) registered: &'a RegisteredCandidates,
+    /// Crate plugins that reported themselves unhealthy at run time, with why.
+    pub(crate) reported: &'a crate::registry::Reported,
     /// Roots to rescan; `None` means all.
     pub(crate) dirty: Option<HashSet<PathBuf>>,
     pub(crate) generation: u64,
@@ -195,7 +197,8 @@ impl LoadState {
             &mut problems,
             &mut warnings,
         );
-        let unhealthy = crate::registry::unhealthy(&plugin_configs, |p| !disabled.contains(p));
+        let unhealthy =
+            crate::registry::unhealthy(&plugin_configs, |p| !disabled.contains(p), input.reported);
         #[cfg(hookpoint_folder_plugins)]
         let folder_unhealthy = &folder.unhealthy;
         #[cfg(not(hookpoint_folder_plugins))]
