@@ -11,9 +11,9 @@ use hookpoint_extensions::payloads::MemoryKind;
 use crate::embedder::cosine;
 use crate::memory::Memory;
 use crate::query::search_words;
+use crate::scored::Scored;
 use crate::sqlite::now_ms;
 use crate::store::{MemoryStore, StoreError};
-use crate::vectors::Scored;
 
 /// A store in the process's memory, gone with it (config `"store": "memory"`).
 ///

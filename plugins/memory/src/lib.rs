@@ -68,9 +68,11 @@ mod openai;
 mod postgres;
 mod query;
 mod recall;
+mod scored;
 mod sqlite;
 mod state;
 mod store;
+mod vector_cache;
 mod vectors;
 mod webui;
 
@@ -86,10 +88,10 @@ pub use models::{Switch, embedder_from, use_embedder};
 pub use openai::OpenAiEmbedder;
 pub use postgres::{PostgresStore, SCHEMA_VERSION};
 pub use query::{fragments_in, fts_query};
+pub use scored::Scored;
 pub use sqlite::{RANKED_CANDIDATES, SqliteStore};
 pub use state::{open_store, purge, store};
 pub use store::{MemoryStore, StoreError, StoreKind};
-pub use vectors::Scored;
 pub use webui::shipped_folder;
 
 hookpoint::plugin! {

@@ -17,9 +17,9 @@ use postgres::{Client, NoTls};
 use crate::embedder::cosine;
 use crate::memory::{Memory, kind_from};
 use crate::query::search_words;
+use crate::scored::Scored;
 use crate::sqlite::now_ms;
 use crate::store::{MemoryStore, StoreError};
-use crate::vectors::Scored;
 
 /// The schema, one migration per version (version n is `MIGRATIONS[n - 1]`).
 const MIGRATIONS: &[&str] = &["

@@ -87,7 +87,7 @@ pub struct SqliteStore {
     /// Taken at open, so a timed-out recall can interrupt the reader without waiting for it.
     interrupt: Arc<rusqlite::InterruptHandle>,
     /// The vectors of the recall model, read once and kept while the database is unchanged.
-    pub(crate) vectors: Mutex<Option<crate::vectors::VectorCache>>,
+    pub(crate) vectors: Mutex<Option<crate::vector_cache::VectorCache>>,
 }
 
 pub(crate) fn now_ms() -> i64 {
@@ -348,7 +348,7 @@ impl crate::store::MemoryStore for SqliteStore {
         kind: Option<MemoryKind>,
         limit: usize,
         threshold: f32,
-    ) -> Result<Vec<crate::Scored>, StoreError> {
+    ) -> Result<Vec<crate::scored::Scored>, StoreError> {
         SqliteStore::nearest(self, model, query, kind, limit, threshold)
     }
     fn list(

@@ -7,7 +7,7 @@ use hookpoint_extensions::payloads::MemoryKind;
 use serde::{Deserialize, Serialize};
 
 use crate::memory::Memory;
-use crate::vectors::Scored;
+use crate::scored::Scored;
 
 /// Why the store failed.
 #[derive(Debug, thiserror::Error)]

@@ -5,41 +5,12 @@
 use hookpoint_extensions::payloads::MemoryKind;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::embedder::cosine;
-use crate::memory::{Memory, row_to_memory};
+use crate::memory::row_to_memory;
+use crate::scored::Scored;
 use crate::sqlite::{SqliteStore, now_ms};
 use crate::store::StoreError;
+use crate::vector_cache::{VectorCache, to_blob};
 use hookpoint_extensions::lock::lock;
-
-/// A memory found by meaning, with its cosine similarity to the query (`-1.0..=1.0`).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Scored {
-    /// The memory.
-    pub memory: Memory,
-    /// Its similarity to the query.
-    pub score: f32,
-}
-
-/// One model's vectors as read from the database.
-pub(crate) struct VectorCache {
-    model: String,
-    version: i64,
-    dim: usize,
-    ids: Vec<i64>,
-    kinds: Vec<MemoryKind>,
-    flat: Vec<f32>,
-}
-
-fn to_blob(vector: &[f32]) -> Vec<u8> {
-    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn from_blob(blob: &[u8], into: &mut Vec<f32>) {
-    into.extend(
-        blob.chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-    );
-}
 
 fn stored_dimension(conn: &Connection, model: &str) -> Result<Option<usize>, rusqlite::Error> {
     let dim: Option<i64> = conn
@@ -229,29 +200,13 @@ impl SqliteStore {
         let version: i64 = self
             .reader()
             .query_row("PRAGMA data_version", [], |r| r.get(0))?;
-        let fresh = cache
-            .as_ref()
-            .is_some_and(|c| c.model == model && c.version == version);
-        if !fresh {
+        if !cache.as_ref().is_some_and(|c| c.is_for(model, version)) {
             *cache = Some(self.read_vectors(model, version)?);
         }
-        let Some(c) = cache.as_ref() else {
-            return Ok(Vec::new());
-        };
-        if c.dim != query.len() {
-            return Ok(Vec::new());
-        }
-        let mut scored: Vec<(i64, f32)> = c
-            .flat
-            .chunks_exact(c.dim.max(1))
-            .zip(c.ids.iter().zip(&c.kinds))
-            .filter(|(_, (_, k))| kind.is_none_or(|want| **k == want))
-            .map(|(v, (id, _))| (*id, cosine(v, query)))
-            .filter(|(_, s)| *s >= threshold)
-            .collect();
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-        scored.truncate(limit);
-        Ok(scored)
+        Ok(cache
+            .as_ref()
+            .map(|c| c.best(query, kind, limit, threshold))
+            .unwrap_or_default())
     }
 
     fn read_vectors(&self, model: &str, version: i64) -> Result<VectorCache, StoreError> {
@@ -260,14 +215,7 @@ impl SqliteStore {
             "SELECT v.memory_id, m.kind, v.dim, v.vector FROM vectors v
              JOIN memories m ON m.id = v.memory_id WHERE v.model = ?1",
         )?;
-        let mut c = VectorCache {
-            model: model.to_owned(),
-            version,
-            dim: 0,
-            ids: Vec::new(),
-            kinds: Vec::new(),
-            flat: Vec::new(),
-        };
+        let mut c = VectorCache::new(model, version);
         let mut rows = stmt.query([model])?;
         while let Some(r) = rows.next()? {
             let dim = usize::try_from(r.get::<_, i64>(2)?).unwrap_or(0);
@@ -278,17 +226,9 @@ impl SqliteStore {
                     Box::new(e),
                 )
             })?;
-            if c.dim == 0 {
-                c.dim = dim;
-            }
-            if dim != c.dim || blob.len() != dim * 4 {
-                continue;
-            }
-            c.ids.push(r.get(0)?);
             let kind: String = r.get(1)?;
-            c.kinds
-                .push(crate::memory::kind_from(&kind).unwrap_or_default());
-            from_blob(blob, &mut c.flat);
+            let kind = crate::memory::kind_from(&kind).unwrap_or_default();
+            c.push(r.get(0)?, kind, dim, blob);
         }
         Ok(c)
     }

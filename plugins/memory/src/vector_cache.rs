@@ -1,0 +1,87 @@
+//! One embedding model's vectors as the SQLite store read them, kept in memory while the
+//! database is unchanged (`PRAGMA data_version`) and scanned for recall by meaning.
+
+use hookpoint_extensions::payloads::MemoryKind;
+
+use crate::embedder::cosine;
+
+/// One model's vectors as read from the database: `ids[i]` and `kinds[i]` belong to
+/// `flat[i * dim..(i + 1) * dim]`.
+pub(crate) struct VectorCache {
+    model: String,
+    version: i64,
+    dim: usize,
+    ids: Vec<i64>,
+    kinds: Vec<MemoryKind>,
+    flat: Vec<f32>,
+}
+
+impl VectorCache {
+    /// An empty cache for `model` at the database's `version` (`PRAGMA data_version`).
+    pub(crate) fn new(model: &str, version: i64) -> VectorCache {
+        VectorCache {
+            model: model.to_owned(),
+            version,
+            dim: 0,
+            ids: Vec::new(),
+            kinds: Vec::new(),
+            flat: Vec::new(),
+        }
+    }
+
+    /// Whether this cache holds `model`'s vectors at the database's `version`.
+    pub(crate) fn is_for(&self, model: &str, version: i64) -> bool {
+        self.model == model && self.version == version
+    }
+
+    /// Adds one memory's vector, a little-endian `f32` blob of `dim` values; the first vector
+    /// fixes the dimension and a vector of another dimension or a malformed blob is skipped.
+    pub(crate) fn push(&mut self, id: i64, kind: MemoryKind, dim: usize, blob: &[u8]) {
+        if self.dim == 0 {
+            self.dim = dim;
+        }
+        if dim != self.dim || blob.len() != dim * 4 {
+            return;
+        }
+        self.ids.push(id);
+        self.kinds.push(kind);
+        from_blob(blob, &mut self.flat);
+    }
+
+    /// The ids and cosine similarities of the `limit` vectors most similar to `query` (of
+    /// `kind` when given, at least `threshold`), best first; none when the dimensions differ.
+    pub(crate) fn best(
+        &self,
+        query: &[f32],
+        kind: Option<MemoryKind>,
+        limit: usize,
+        threshold: f32,
+    ) -> Vec<(i64, f32)> {
+        if self.dim != query.len() {
+            return Vec::new();
+        }
+        let mut scored: Vec<(i64, f32)> = self
+            .flat
+            .chunks_exact(self.dim.max(1))
+            .zip(self.ids.iter().zip(&self.kinds))
+            .filter(|(_, (_, k))| kind.is_none_or(|want| **k == want))
+            .map(|(v, (id, _))| (*id, cosine(v, query)))
+            .filter(|(_, s)| *s >= threshold)
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored.truncate(limit);
+        scored
+    }
+}
+
+/// A vector as the database stores it: little-endian `f32`s.
+pub(crate) fn to_blob(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn from_blob(blob: &[u8], into: &mut Vec<f32>) {
+    into.extend(
+        blob.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+    );
+}
