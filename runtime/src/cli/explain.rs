@@ -207,11 +207,21 @@ fn nesting(info: &PointInfo, i: usize) -> Option<String> {
         return None;
     }
     let e = &info.extensions[i];
-    if !matches!(e.runs_as, RunsAs::Wrap | RunsAs::AsyncWrap) {
-        return Some(
-            "a before step of the nest: it may rewrite the request (`payload`) or answer it (`response`), else the nest goes on"
-                .to_owned(),
-        );
+    match e.runs_as {
+        RunsAs::Command | RunsAs::Wasm => {
+            return Some(
+                "a before step of the nest: it may rewrite the request (`payload`) or answer it (`response`), else the nest goes on"
+                    .to_owned(),
+            );
+        }
+        // Registering on a wrap point takes a wrap closure.
+        RunsAs::Wrap | RunsAs::AsyncWrap | RunsAs::Registered => {}
+        RunsAs::Sync | RunsAs::Async => {
+            return Some(
+                "a plain fn, not a wrap extension (it takes no `next`): it cannot run on a wrap point, and its payload type refuses the point"
+                    .to_owned(),
+            );
+        }
     }
     let inside: Vec<&str> = info.extensions[i + 1..]
         .iter()
@@ -396,6 +406,46 @@ mod tests {
     #[crate::extension(point = "cli_explain_registered", order = 10)]
     fn compiled(n: &mut u32) {
         *n += 1;
+    }
+
+    crate::point! {
+        static CLI_EXPLAIN_WRAP: WrapPoint<u32, u32> = "cli_explain_wrap";
+    }
+
+    #[crate::extension(point = CLI_EXPLAIN_WRAP, order = 10)]
+    fn doubling(n: &mut u32, mut next: crate::Next<'_, u32, u32>) -> Result<u32, crate::Error> {
+        Ok(next.run(n)? * 2)
+    }
+
+    #[crate::extension(point = "cli_explain_wrap", order = 20)]
+    fn plain_on_wrap(n: &mut u32) {
+        *n += 1;
+    }
+
+    #[test]
+    fn explain_does_not_call_a_plain_fn_on_a_wrap_point_a_before_step() {
+        let scope = crate::ScopeBuilder::new("explain-wrap")
+            .watch(false)
+            .build()
+            .unwrap();
+        let ex = explain(&scope, "cli_explain_wrap").unwrap();
+        assert!(!ex.point_refused.is_empty(), "{ex:?}");
+        let reasons = |name: &str| {
+            ex.extensions
+                .iter()
+                .find(|e| e.name == name)
+                .unwrap_or_else(|| panic!("{name} in {ex:?}"))
+                .reasons
+                .join("; ")
+        };
+        let plain = reasons("plain_on_wrap");
+        assert!(plain.contains("not a wrap extension"), "{plain}");
+        assert!(!plain.contains("before step"), "{plain}");
+        let wrap = reasons("doubling");
+        assert!(
+            wrap.contains("wraps plain_on_wrap > the inner step"),
+            "{wrap}"
+        );
     }
 
     #[test]
