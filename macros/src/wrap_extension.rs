@@ -153,6 +153,7 @@ pub(crate) fn emit(spec: &ExtensionSpec, wrap: &WrapShape, func: &ItemFn) -> Tok
     };
     let handler_ty =
         quote!(fn(&mut #req, #next<'_, #req, #resp>) -> #p::Result<#resp, #krate::Error>);
+    let wrap_is_async = spec.is_async;
     let (name, order, replace) = (&spec.name, spec.order, spec.replace);
     let policy = if spec.log_errors {
         quote!(Log)
@@ -193,7 +194,7 @@ pub(crate) fn emit(spec: &ExtensionSpec, wrap: &WrapShape, func: &ItemFn) -> Tok
                 crate_name: ::core::env!("CARGO_PKG_NAME"),
                 module_path: ::core::module_path!(),
                 #file_line
-                payload_type: || #p::type_name::<#handler_ty>(),
+                payload_type: || #p::wrap_type_name::<#req, #resp>(#wrap_is_async),
                 payload_key: || #p::TypeId::of::<#handler_ty>(),
                 handler: #p::Handler::#variant(__hookpoint_wrap),
                 bare: #p::None,

@@ -77,7 +77,7 @@ pub(crate) fn emit(cx: &mut Ctxt, d: &PointDecl, response: &Type) -> TokenStream
                 name: #name,
                 kind: #p::PointKind::#kind_enum,
                 payload_key: #p::Some(|| #p::TypeId::of::<#handler>()),
-                payload_type: || #p::type_name::<#handler>(),
+                payload_type: || #p::wrap_type_name::<#request, #response>(#is_async),
                 codec: #codec_ref,
                 doc: #doc_text,
                 crate_name: ::core::env!("CARGO_PKG_NAME"),

@@ -290,7 +290,7 @@ pub mod __private {
     pub use crate::registry::{AsyncWrapFn, WrapFn, WrapFuture};
     pub use crate::wrap::{
         AcceptsAsyncWrap, AcceptsPlain, AcceptsSyncWrap, WrapReturn, WrapTarget, async_wrap_shim,
-        wrap_shim,
+        wrap_shim, wrap_type_name,
     };
 
     /// Compile-time check that a typed point accepts extensions without `next`.

@@ -336,8 +336,26 @@ fn a_by_name_wrap_extension_of_other_types_is_a_payload_mismatch_naming_both() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::PayloadMismatch, "{err}");
     let text = err.to_string();
-    assert!(text.contains("String") && text.contains("u32"), "{text}");
+    assert!(
+        text.contains("wrap(alloc::string::String) -> alloc::string::String")
+            && text.contains("wrap(u32) -> u32"),
+        "both sides read as request -> response: {text}"
+    );
+    assert!(!text.contains("Next<"), "not the handler fn type: {text}");
     assert_eq!(calls, 0, "nothing runs");
+}
+
+#[test]
+fn introspection_shows_a_wrap_point_payload_as_request_and_response() {
+    let payload = |name: &str| {
+        hookpoint::introspect::introspect()
+            .into_iter()
+            .find(|p| p.name == name)
+            .and_then(|p| p.payload_type)
+            .unwrap_or_else(|| panic!("{name} is declared"))
+    };
+    assert_eq!(payload("wrap_retry"), "wrap(u32) -> u32");
+    assert_eq!(payload("wrap_slow"), "async wrap(u32) -> u32");
 }
 
 #[extension(point = MANIFEST, order = 1)]

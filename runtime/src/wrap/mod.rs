@@ -11,6 +11,7 @@
 mod point;
 mod register;
 mod shim;
+mod type_name;
 
 pub use crate::dispatch::{AsyncNext, Next, StepFuture};
 pub use point::{AsyncWrapPoint, WrapPoint};
@@ -19,6 +20,9 @@ pub use point::{AsyncWrapPoint, WrapPoint};
 pub use point::{AcceptsAsyncWrap, AcceptsPlain, AcceptsSyncWrap, WrapTarget};
 #[doc(hidden)]
 pub use shim::{WrapReturn, async_wrap_shim, wrap_shim};
+pub(crate) use type_name::of_spec as wrap_type_of;
+#[doc(hidden)]
+pub use type_name::wrap_type_name;
 
 use crate::registry::JsonCodec;
 

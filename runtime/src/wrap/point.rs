@@ -106,7 +106,7 @@ fn key_of<S: WrapSpec>() -> TypeId {
 }
 
 fn handler_type<S: WrapSpec>() -> &'static str {
-    std::any::type_name::<S::Handler>()
+    super::wrap_type_of::<S>()
 }
 
 /// One dispatch of `site` with `request`.

@@ -77,12 +77,7 @@ impl<S: WrapSpec> Register<'_, WrapPoint<S>> {
         );
         // SAFETY: the closure casts for `S`'s request and response; the key is `S::Handler`'s.
         let run = unsafe { ClosureRun::wrap(erased) };
-        self.finish(
-            run,
-            key_of::<S>(),
-            std::any::type_name::<S::Handler>(),
-            true,
-        )
+        self.finish(run, key_of::<S>(), super::wrap_type_of::<S>(), true)
     }
 }
 
@@ -154,12 +149,7 @@ where
         // SAFETY: as in `wrap_cx`; the future uses the pointees no longer than dispatch keeps
         // them (the awaiting level's frame).
         let run = unsafe { ClosureRun::async_wrap(erased) };
-        self.finish(
-            run,
-            key_of::<S>(),
-            std::any::type_name::<S::Handler>(),
-            true,
-        )
+        self.finish(run, key_of::<S>(), super::wrap_type_of::<S>(), true)
     }
 }
 
