@@ -84,6 +84,30 @@ fn a_registered_wrap_closure_nests_by_order_until_its_guard_goes() {
 }
 
 #[test]
+fn a_registered_wrap_closure_needs_no_type_written() {
+    let scope = ScopeBuilder::new("regw-inferred").build().unwrap();
+    let _plus = scope
+        .register(&REGW_PLAIN)
+        .name("plus_one")
+        .wrap(|n, mut next| Ok(next.run(n)? + 1))
+        .unwrap();
+    let _seen = scope
+        .register(&REGW_PLAIN)
+        .name("context")
+        .order(10)
+        .wrap_cx(|cx, n, mut next| {
+            assert_eq!(cx.scope().name(), "regw-inferred");
+            Ok(next.run(n)? * 10)
+        })
+        .unwrap();
+    let out = scope.enter(|| REGW_PLAIN.call(&mut 4, |n| Ok(*n))).unwrap();
+    assert_eq!(
+        out, 41,
+        "plus_one (outer) around context (inner) around the step"
+    );
+}
+
+#[test]
 fn a_registered_wrap_closure_may_answer_retry_or_see_the_context() {
     let scope = ScopeBuilder::new("regw-plain").build().unwrap();
     // Outermost: answers 0 itself (the inner step never runs for it).

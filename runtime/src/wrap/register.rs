@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::WrapSpec;
 use super::point::{AsyncWrapPoint, WrapPoint};
-use super::shim::{WrapReturn, async_wrap_shim, wrap_shim};
+use super::shim::{async_wrap_shim, wrap_shim};
 use crate::dispatch::{AsyncNext, Next, StepFuture};
 use crate::error::Error;
 use crate::registry::{AsyncWrapClosure, ClosureRun, Cx, WrapClosure, WrapFuture};
@@ -19,38 +19,40 @@ fn key_of<S: WrapSpec>() -> TypeId {
 
 impl<S: WrapSpec> Register<'_, WrapPoint<S>> {
     /// Registers `f` as a wrap extension: it takes the request and a [`Next`] it may run zero,
-    /// one or several times, and returns `Result<Response, E>` with `E: Into<hookpoint::Error>`,
-    /// as a wrap extension fn does. Lower `order` is outermost.
+    /// one or several times, and returns `Result<Response, hookpoint::Error>`. Lower `order` is
+    /// outermost. The closure's types are inferred from the point, its error type too, so
+    /// `Ok(next.run(req)? + 1)` needs no annotation; `?` converts errors `Error` has a `From`
+    /// for (others: `.map_err(Error::new)`).
     ///
     /// ```
-    /// use hookpoint::{Error, Next, ScopeBuilder};
+    /// use hookpoint::ScopeBuilder;
     /// hookpoint::point! {
     ///     pub static DOC_REG_MODEL: WrapPoint<String, String> = "doc_register_wrap.model";
     /// }
     /// let scope = ScopeBuilder::new("cached").build()?;
-    /// let _cache = scope.register(&DOC_REG_MODEL).name("cache").wrap(
-    ///     |req: &mut String, mut next: Next<'_, String, String>| -> Result<String, Error> {
-    ///         if req == "ping" {
-    ///             return Ok("pong".into()); // answered without the inner step
-    ///         }
-    ///         next.run(req)
-    ///     },
-    /// )?;
+    /// let _cache = scope.register(&DOC_REG_MODEL).name("cache").wrap(|req, mut next| {
+    ///     if req == "ping" {
+    ///         return Ok("pong".into()); // answered without the inner step
+    ///     }
+    ///     Ok(format!("[{}]", next.run(req)?))
+    /// })?;
     /// let model = |req: &mut String| Ok(format!("model: {req}"));
     /// assert_eq!(scope.enter(|| DOC_REG_MODEL.call(&mut "ping".into(), model))?, "pong");
-    /// assert_eq!(scope.enter(|| DOC_REG_MODEL.call(&mut "hi".into(), model))?, "model: hi");
+    /// assert_eq!(scope.enter(|| DOC_REG_MODEL.call(&mut "hi".into(), model))?, "[model: hi]");
     /// # Ok::<(), hookpoint::Error>(())
     /// ```
     ///
     /// # Errors
     /// As [`Register::run`]: a name the point already has.
-    pub fn wrap<F, R>(self, f: F) -> Result<Registration, Error>
+    pub fn wrap<F>(self, f: F) -> Result<Registration, Error>
     where
-        F: for<'a> Fn(&'a mut S::Request, Next<'a, S::Request, S::Response>) -> R
+        F: for<'a> Fn(
+                &'a mut S::Request,
+                Next<'a, S::Request, S::Response>,
+            ) -> Result<S::Response, Error>
             + Send
             + Sync
             + 'static,
-        R: WrapReturn<S::Response>,
     {
         self.wrap_cx(move |_: &Cx<'_>, req: &mut S::Request, next| f(req, next))
     }
@@ -59,20 +61,23 @@ impl<S: WrapSpec> Register<'_, WrapPoint<S>> {
     ///
     /// # Errors
     /// As [`wrap`](Self::wrap).
-    pub fn wrap_cx<F, R>(self, f: F) -> Result<Registration, Error>
+    pub fn wrap_cx<F>(self, f: F) -> Result<Registration, Error>
     where
-        F: for<'a> Fn(&'a Cx<'a>, &'a mut S::Request, Next<'a, S::Request, S::Response>) -> R
+        F: for<'a> Fn(
+                &'a Cx<'a>,
+                &'a mut S::Request,
+                Next<'a, S::Request, S::Response>,
+            ) -> Result<S::Response, Error>
             + Send
             + Sync
             + 'static,
-        R: WrapReturn<S::Response>,
     {
         let erased: Arc<WrapClosure> = Arc::new(
             move |request: *mut (), next: *mut (), response: *mut (), cx: &Cx<'_>| {
                 // SAFETY: `ClosureRun::wrap`'s contract, kept by dispatch: the pointers are a
                 // `WrapFn`'s for `S::Request` and `S::Response`, whose handler key the
                 // registration records.
-                unsafe { wrap_shim::<S::Request, S::Response, R>(request, next, response, cx, &f) }
+                unsafe { wrap_shim::<S::Request, S::Response, _>(request, next, response, cx, &f) }
             },
         );
         // SAFETY: the closure casts for `S`'s request and response; the key is `S::Handler`'s.
