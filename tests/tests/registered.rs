@@ -175,6 +175,35 @@ fn after_and_before_order_registered_extensions() {
 }
 
 #[test]
+fn a_registration_naming_a_missing_extension_warns_in_status_until_it_goes() {
+    let scope = scope("reg-dangling");
+    let dangling = |scope: &hookpoint::Scope| {
+        scope
+            .status()
+            .warnings
+            .iter()
+            .filter(|w| w.code.as_str() == "ordering.unknown_extension")
+            .map(|w| w.message.clone())
+            .collect::<Vec<_>>()
+    };
+    assert!(dangling(&scope).is_empty());
+    let guard = scope
+        .register(&REG_BASIC)
+        .name("eager")
+        .after("nowhere")
+        .run(pusher("eager"))
+        .unwrap();
+    let warned = dangling(&scope);
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].contains("`eager`") && warned[0].contains("`nowhere`"),
+        "{warned:?}"
+    );
+    drop(guard);
+    assert!(dangling(&scope).is_empty(), "{:?}", dangling(&scope));
+}
+
+#[test]
 fn closures_return_flow_and_errors_like_extension_fns() {
     let scope = scope("reg-returns");
     let stop = scope

@@ -103,6 +103,8 @@ impl Scope {
             tracing::warn!(scope = self.name(), code = w.code.as_str(), "{w}");
         }
         self.publish(snap);
+        #[cfg(hookpoint_overrides)]
+        self.replace_merge_warnings(point, &warnings);
         current
     }
 

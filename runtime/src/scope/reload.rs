@@ -47,6 +47,32 @@ impl Scope {
         self.0.fs.config.layers(|n| !disabled.contains(n), &folder)
     }
 
+    /// Replaces, in the status, the warnings the merge of `point` gives (overrides with no
+    /// effect, ordering constraints naming nothing or forming a cycle) with `warnings`, that
+    /// point's merge laid out again after a registration came or went. Not a reload: the
+    /// generation and the reload subscribers are left alone.
+    pub(crate) fn replace_merge_warnings(
+        &self,
+        point: &str,
+        warnings: &[crate::diagnostic::Diagnostic],
+    ) {
+        use crate::diagnostic::Code;
+        let from_merge = |code: Code| {
+            matches!(
+                code,
+                Code::OverrideUnknownExtension
+                    | Code::OverrideIgnoredKey
+                    | Code::OrderingUnknownExtension
+                    | Code::OrderingCycle
+            )
+        };
+        let mut status = locks::lock(&self.0.fs.status);
+        status
+            .warnings
+            .retain(|w| !(w.point.as_deref() == Some(point) && from_merge(w.code)));
+        status.warnings.extend(warnings.iter().cloned());
+    }
+
     /// Records the reload's outcome as the scope's status and tells subscribers.
     pub(crate) fn notify(&self, event: ReloadEvent) {
         let scope = self;

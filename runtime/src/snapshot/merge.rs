@@ -96,14 +96,15 @@ pub(super) fn lay_out(
     list
 }
 
-/// Ordering constraints an override file gave (`after`/`before` in a manifest) that name an
-/// extension the point does not have: ignored, with a warning naming the file. (Compiled-in
-/// ones are [`validate`](crate::validate)'s to report.)
+/// Ordering constraints an override file (`after`/`before` in a manifest) or a registration
+/// gave that name an extension the point does not have: ignored, with a warning naming the
+/// file or the registering call. (Compiled-in ones are [`validate`](crate::validate)'s to
+/// report.)
 fn dangling_constraints(point: &str, cands: &[super::Candidate]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for c in cands
         .iter()
-        .filter(|c| !matches!(c.meta.layer, Layer::Compiled | Layer::Registered))
+        .filter(|c| !matches!(c.meta.layer, Layer::Compiled))
     {
         for (key, targets) in [("after", &c.meta.after), ("before", &c.meta.before)] {
             for t in targets
