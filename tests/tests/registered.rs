@@ -435,6 +435,46 @@ fn by_name_an_async_closure_on_a_sync_point_is_refused() {
 }
 
 #[test]
+fn a_time_budget_cancels_an_async_closure_and_is_refused_for_a_sync_one() {
+    let scope = scope("reg-budget");
+    let _slow = scope
+        .register(&REG_ASYNC)
+        .name("slow")
+        .timeout(Duration::from_millis(30))
+        .run_async(|doc: &mut Doc| {
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_secs(10)).await;
+                doc.push("slow");
+                Ok(Flow::Continue)
+            })
+        })
+        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut doc = Doc::default();
+    let err = rt
+        .block_on(scope.bind(REG_ASYNC.call(&mut doc)))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    assert_eq!(err.extension(), Some("slow"));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let sync = scope
+        .register(&REG_BASIC)
+        .name("sync_budget")
+        .timeout(Duration::from_millis(30))
+        .run(pusher("sync_budget"))
+        .unwrap_err();
+    assert!(
+        sync.to_string().contains("needs an async closure"),
+        "{sync}"
+    );
+    assert_eq!(run(&scope), ["a", "c"], "nothing registered");
+}
+
+#[test]
 fn async_closures_run_on_async_points_in_order() {
     let scope = scope("reg-async");
     let _sync = scope

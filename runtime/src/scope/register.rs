@@ -94,6 +94,7 @@ pub struct Register<'s, T> {
     after: Vec<Arc<str>>,
     before: Vec<Arc<str>>,
     policy: ErrorPolicy,
+    timeout: Option<std::time::Duration>,
     at: &'static Location<'static>,
     _target: PhantomData<fn() -> T>,
 }
@@ -243,6 +244,7 @@ impl<'s, T> Register<'s, T> {
             after: Vec::new(),
             before: Vec::new(),
             policy: ErrorPolicy::default(),
+            timeout: None,
             at,
             _target: PhantomData,
         }
@@ -279,6 +281,38 @@ impl<'s, T> Register<'s, T> {
         self
     }
 
+    /// The time budget of an async closure (as `#[extension(timeout_ms = ..)]`): past it, the
+    /// closure's future is dropped and the dispatch fails with
+    /// [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) naming the extension (or goes on,
+    /// with [`ErrorPolicy::Log`]). On an async wrap point it bounds the whole nested call. A sync
+    /// closure cannot be interrupted, so registering one with a budget is an error.
+    ///
+    /// A registered closure has no `when`: it tests its payload itself (and on a wrap point
+    /// passes the request on with `next.run(req)`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use hookpoint::{ErrorKind, Flow, ScopeBuilder};
+    /// hookpoint::point! { pub static DOC_REG_SLOW: AsyncPoint<u32> = "doc_register.slow"; }
+    /// let scope = ScopeBuilder::new("budgeted").build()?;
+    /// let _slow = scope
+    ///     .register(&DOC_REG_SLOW)
+    ///     .name("slow")
+    ///     .timeout(Duration::from_millis(20))
+    ///     .run_async(|_: &mut u32| Box::pin(async {
+    ///         tokio::time::sleep(Duration::from_secs(5)).await;
+    ///         Ok(Flow::Continue)
+    ///     }))?;
+    /// # let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let err = rt.block_on(scope.bind(DOC_REG_SLOW.call(&mut 0))).unwrap_err();
+    /// assert_eq!((err.kind(), err.extension()), (ErrorKind::Timeout, Some("slow")));
+    /// # Ok::<(), hookpoint::Error>(())
+    /// ```
+    pub fn timeout(mut self, budget: std::time::Duration) -> Self {
+        self.timeout = Some(budget);
+        self
+    }
+
     /// Makes the extension of `run` (a closure erased for the payload whose key is `key`) and
     /// adds it to the scope. Every kind of point's run methods end here.
     pub(crate) fn finish(
@@ -296,6 +330,17 @@ impl<'s, T> Register<'s, T> {
             Some(n) => Arc::from(n),
             None => Arc::from(format!("{}:{}", self.at.file(), self.at.line())),
         };
+        if self.timeout.is_some() && !run.is_async() {
+            return Err(Error::kind_msg(
+                crate::ErrorKind::Other,
+                format!(
+                    "extension `{name}` registered on point `{}` at {}:{}: a time budget (`timeout`) needs an async closure; a sync one cannot be interrupted",
+                    self.point,
+                    self.at.file(),
+                    self.at.line()
+                ),
+            ));
+        }
         let cand = Candidate {
             meta: ExtMeta {
                 name: name.clone(),
@@ -310,7 +355,7 @@ impl<'s, T> Register<'s, T> {
                 after: self.after.into(),
                 before: self.before.into(),
                 matcher: None,
-                timeout: None,
+                timeout: self.timeout,
                 content: None,
             },
             run: CandidateRun::Registered(run),
