@@ -13,22 +13,19 @@ use crate::wasm::{WasmError, WasmHook};
 /// Runs a wasm extension on the dispatching thread (sync and async dispatch alike: a call is
 /// bounded by its time budget).
 pub(super) fn run(hook: &WasmHook, name: &str, call: Call<'_>) -> Result<Flow, Error> {
-    let codec = call
-        .want
-        .codec
-        .expect("precheck requires a codec for wasm extensions");
-    let mut input = Vec::with_capacity(hook.input_prefix().len() + 512);
-    input.extend_from_slice(hook.input_prefix());
-    write_payload(codec, call, &mut input).map_err(|e| {
-        Error::kind_msg(ErrorKind::Wasm, "the payload does not serialize to JSON").with_source(e)
-    })?;
-    input.push(b'}');
-    let out = hook.call(&input).map_err(failed)?;
+    let (codec, out) = guest_output(hook, call)?;
     match output::parse(&out) {
+        Ok(Answer::Output {
+            response: Some(_), ..
+        }) => Err(Error::kind_msg(
+            ErrorKind::Wasm,
+            "bad output: `response` answers a wrap point only; this point's extensions return nothing",
+        )),
         Ok(Answer::Output {
             payload,
             stop,
             stop_reason,
+            response: None,
         }) => {
             if let Some(text) = payload {
                 replace(codec, call, text.get())?;
@@ -40,15 +37,92 @@ pub(super) fn run(hook: &WasmHook, name: &str, call: Call<'_>) -> Result<Flow, E
             crate::observe::tracing_out::stopped_by(call.point, name, "wasm extension", reason);
             Ok(Flow::Stop)
         }
-        Ok(Answer::Failed(message)) => Err(failed(WasmError::Failed {
-            module: hook.module.clone(),
-            message,
-        })),
-        Err(reason) => Err(failed(WasmError::BadOutput {
-            module: hook.module.clone(),
-            reason,
-        })),
+        Ok(Answer::Failed(message)) => Err(guest_failed(hook, message)),
+        Err(reason) => Err(bad_output(hook, reason)),
     }
+}
+
+/// Runs a wasm extension as the "before" step of a wrap point: `{"payload": ...}` rewrites the
+/// request and the nest goes on (`Ok(false)`); `{"response": ...}` answers it through the
+/// point's response codec (`Ok(true)`: the rest of the nest does not run). `"continue": false`
+/// without a response has nothing to answer with and is an error.
+///
+/// # Safety
+/// `response` is the nest level's `Option<Response>` slot, exclusively borrowed for this step,
+/// and `response_codec` (if any) is the point's, made for that `Option<Response>`.
+pub(super) unsafe fn run_wrap(
+    hook: &WasmHook,
+    call: Call<'_>,
+    response_codec: Option<&JsonCodec>,
+    response: *mut (),
+) -> Result<bool, Error> {
+    let (codec, out) = guest_output(hook, call)?;
+    let (payload, stop, answer) = match output::parse(&out) {
+        Ok(Answer::Output {
+            payload,
+            stop,
+            response,
+            ..
+        }) => (payload, stop, response),
+        Ok(Answer::Failed(message)) => return Err(guest_failed(hook, message)),
+        Err(reason) => return Err(bad_output(hook, reason)),
+    };
+    if let Some(text) = payload {
+        replace(codec, call, text.get())?;
+    }
+    match (answer, response_codec) {
+        (Some(text), Some(response_codec)) => {
+            // SAFETY: the caller's contract: the codec is made for the slot's type.
+            unsafe { (response_codec.replace_from_str)(response, text.get()) }.map_err(|e| {
+                Error::kind_msg(
+                    ErrorKind::Wasm,
+                    "bad output: `response` does not deserialize into the point's response type",
+                )
+                .with_source(e)
+            })?;
+            Ok(true)
+        }
+        (Some(_), None) => Err(Error::kind_msg(
+            ErrorKind::Wasm,
+            "bad output: `response` needs the wrap point declared `#[serde]` in `point!`",
+        )),
+        (None, _) if stop => Err(Error::kind_msg(
+            ErrorKind::Wasm,
+            "bad output: `\"continue\": false` on a wrap point needs a `response` to answer with",
+        )),
+        (None, _) => Ok(false),
+    }
+}
+
+/// Serializes the payload for the guest and runs it; returns the point's codec and the guest's
+/// output bytes.
+fn guest_output<'c>(hook: &WasmHook, call: Call<'c>) -> Result<(&'c JsonCodec, Vec<u8>), Error> {
+    let codec = call
+        .want
+        .codec
+        .expect("precheck requires a codec for wasm extensions");
+    let mut input = Vec::with_capacity(hook.input_prefix().len() + 512);
+    input.extend_from_slice(hook.input_prefix());
+    write_payload(codec, call, &mut input).map_err(|e| {
+        Error::kind_msg(ErrorKind::Wasm, "the payload does not serialize to JSON").with_source(e)
+    })?;
+    input.push(b'}');
+    let out = hook.call(&input).map_err(failed)?;
+    Ok((codec, out))
+}
+
+fn guest_failed(hook: &WasmHook, message: String) -> Error {
+    failed(WasmError::Failed {
+        module: hook.module.clone(),
+        message,
+    })
+}
+
+fn bad_output(hook: &WasmHook, reason: String) -> Error {
+    failed(WasmError::BadOutput {
+        module: hook.module.clone(),
+        reason,
+    })
 }
 
 /// Writes the payload's JSON form onto `input`: straight from the payload, or, once an

@@ -230,11 +230,13 @@ impl<'a> WrapChain<'a> {
             #[cfg(hookpoint_wasm)]
             Run::Wasm(ix) => {
                 let call = self.call_with(request);
-                let name = &*self.list.meta[turn.index].name;
-                (
-                    super::wasm::run(&self.snap.wasm[ix as usize], name, call).map(drop),
-                    false,
-                )
+                let hook = &self.snap.wasm[ix as usize];
+                // SAFETY: `response` is this level's slot and `self.response` the point's
+                // response codec, made for it.
+                match unsafe { super::wasm::run_wrap(hook, call, self.response, response) } {
+                    Ok(answered) => (Ok(()), answered),
+                    Err(e) => (Err(e), false),
+                }
             }
             // SAFETY: as above; the closure was made for the point's request and response.
             Run::Registered(ix) => (
@@ -287,11 +289,12 @@ impl<'a> WrapChain<'a> {
             #[cfg(hookpoint_wasm)]
             Run::Wasm(ix) => {
                 let call = self.call_with(request.0);
-                let name = &*self.list.meta[turn.index].name;
-                (
-                    super::wasm::run(&self.snap.wasm[ix as usize], name, call).map(drop),
-                    false,
-                )
+                let hook = &self.snap.wasm[ix as usize];
+                // SAFETY: as in `invoke`.
+                match unsafe { super::wasm::run_wrap(hook, call, self.response, response.0) } {
+                    Ok(answered) => (Ok(()), answered),
+                    Err(e) => (Err(e), false),
+                }
             }
             Run::Registered(ix) => {
                 let closure = &self.list.registered[ix as usize];

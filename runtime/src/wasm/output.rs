@@ -1,5 +1,6 @@
 //! A guest's answer: a command hook's stdout protocol (`{}`, `{"payload": ...}`,
-//! `{"continue": false, "stopReason": "..."}`) plus `{"error": "..."}`, which fails the call. The
+//! `{"continue": false, "stopReason": "..."}`, and on a wrap point `{"response": ...}`) plus
+//! `{"error": "..."}`, which fails the call. The
 //! payload stays JSON text, borrowed from the output, until it is deserialized into the point's
 //! payload type (no `serde_json::Value` in between).
 
@@ -17,6 +18,8 @@ pub(crate) enum Answer<'a> {
         stop: bool,
         /// `{"stopReason": "..."}`, when stopping.
         stop_reason: Option<String>,
+        /// `{"response": v}`: answer a wrap point with `v` (JSON text).
+        response: Option<&'a RawValue>,
     },
     /// `{"error": "..."}`: the extension failed with this message.
     Failed(String),
@@ -32,6 +35,8 @@ struct Envelope<'a> {
     proceed: Option<bool>,
     #[serde(rename = "stopReason")]
     stop_reason: Option<String>,
+    #[serde(borrow)]
+    response: Option<&'a RawValue>,
     error: Option<String>,
 }
 
@@ -46,11 +51,12 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Answer<'_>, String> {
             payload: None,
             stop: false,
             stop_reason: None,
+            response: None,
         });
     }
     let text = std::str::from_utf8(bytes).map_err(|e| format!("output is not UTF-8: {e}"))?;
     let envelope: Envelope<'_> = serde_json::from_str(text).map_err(|e| {
-        format!("output is not the protocol's JSON object (\"payload\", \"continue\", \"stopReason\", \"error\"): {e}")
+        format!("output is not the protocol's JSON object (\"payload\", \"continue\", \"stopReason\", \"response\", \"error\"): {e}")
     })?;
     if let Some(message) = envelope.error {
         return Ok(Answer::Failed(message));
@@ -59,6 +65,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Answer<'_>, String> {
         payload: envelope.payload,
         stop: envelope.proceed == Some(false),
         stop_reason: envelope.stop_reason,
+        response: envelope.response,
     })
 }
 
@@ -73,6 +80,7 @@ mod tests {
                 payload,
                 stop,
                 stop_reason,
+                ..
             } => (payload.map(|p| p.get().to_owned()), stop, stop_reason),
             Answer::Failed(m) => panic!("failed: {m}"),
         }
@@ -97,6 +105,16 @@ mod tests {
         assert!(
             matches!(parse(br#"{"error": "no ticket"}"#), Ok(Answer::Failed(m)) if m == "no ticket")
         );
+    }
+
+    #[test]
+    fn a_response_is_kept_as_its_json_text() {
+        match parse(br#"{"response": {"text": "cached"}}"#).unwrap() {
+            Answer::Output { response, .. } => {
+                assert_eq!(response.map(RawValue::get), Some(r#"{"text": "cached"}"#));
+            }
+            Answer::Failed(m) => panic!("failed: {m}"),
+        }
     }
 
     #[test]

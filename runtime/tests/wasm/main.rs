@@ -60,6 +60,12 @@ point! {
     pub static PROMPT: SyncPoint<Prompt> = "wasm_prompt";
     /// Not `#[serde]`: wasm extensions are refused.
     pub static PLAIN: SyncPoint<Doc> = "wasm_plain";
+    /// A wrap point: a wasm extension is a before step (`extensions/wasm_wrap/`).
+    #[serde]
+    pub static WRAP: WrapPoint<Doc, Doc> = "wasm_wrap";
+    /// The same, async (`extensions/wasm_wrap_async/`).
+    #[serde]
+    pub static WRAP_ASYNC: AsyncWrapPoint<Doc, Doc> = "wasm_wrap_async";
 }
 
 #[hookpoint::extension(point = DOC, order = 50, name = "compiled_tail")]

@@ -6,7 +6,7 @@ use hookpoint::{ErrorKind, LayerKind, LayerSpec};
 use serde_json::json;
 
 use super::guests::Guest;
-use super::{DOC, DOC_ASYNC, Doc, Layer, problems, run, wasm_error};
+use super::{DOC, DOC_ASYNC, Doc, Layer, WRAP, WRAP_ASYNC, problems, run, wasm_error};
 
 #[test]
 fn payload_answer_replaces_the_payload_and_later_extensions_see_it() {
@@ -382,4 +382,90 @@ fn a_module_gets_the_payload_through_the_outgoing_filters_whatever_wrote_it() {
         !seen.contains(OUTGOING_VALUE) && seen.contains("the value is (hidden)"),
         "the module saw {seen}"
     );
+}
+
+/// Calls the sync wrap point with `doc`; the inner step marks what it got.
+fn call_wrap(scope: &hookpoint::Scope, doc: &mut Doc) -> Result<Doc, hookpoint::Error> {
+    scope.enter(|| {
+        WRAP.call(doc, |req| {
+            Ok(Doc {
+                text: format!("inner saw {}", req.text),
+                ..req.clone()
+            })
+        })
+    })
+}
+
+#[test]
+fn on_a_wrap_point_a_response_answers_and_nothing_inside_runs() {
+    let layer = Layer::temp();
+    layer.put(
+        "extensions/wasm_wrap/cache.wasm",
+        Guest::answer(r#"{"response":{"n":7,"text":"cached"}}"#).wasm(),
+    );
+    let out = call_wrap(&layer.scope(), &mut Doc::default()).expect("dispatch");
+    assert_eq!((out.n, out.text.as_str()), (7, "cached"));
+}
+
+#[test]
+fn on_a_wrap_point_a_payload_rewrites_the_request_and_the_nest_goes_on() {
+    let layer = Layer::temp();
+    layer.put(
+        "extensions/wasm_wrap/rewrite.wasm",
+        Guest::answer(r#"{"payload":{"n":1,"text":"rewritten"}}"#).wasm(),
+    );
+    let out = call_wrap(&layer.scope(), &mut Doc::default()).expect("dispatch");
+    assert_eq!((out.n, out.text.as_str()), (1, "inner saw rewritten"));
+}
+
+#[test]
+fn on_a_wrap_point_a_bad_answer_is_a_clear_error() {
+    for (answer, why) in [
+        (r#"{"continue":false}"#, "needs a `response` to answer with"),
+        (
+            r#"{"response":{"n":"seven"}}"#,
+            "does not deserialize into the point's response type",
+        ),
+    ] {
+        let layer = Layer::temp();
+        layer.put(
+            "extensions/wasm_wrap/bad.wasm",
+            Guest::answer(answer).wasm(),
+        );
+        let e = call_wrap(&layer.scope(), &mut Doc::default()).expect_err(answer);
+        assert_eq!(e.kind(), ErrorKind::Wasm, "{e}");
+        assert_eq!(e.extension(), Some("bad"));
+        assert!(e.to_string().contains(why), "{answer}: {e}");
+    }
+}
+
+#[test]
+fn a_response_on_a_point_that_is_not_a_wrap_point_is_an_error() {
+    let layer = Layer::temp();
+    layer.ext(
+        "answer.wasm",
+        Guest::answer(r#"{"response":{"n":1}}"#).wasm(),
+    );
+    let e = run(&layer.scope()).expect_err("not a wrap point");
+    assert!(e.to_string().contains("answers a wrap point only"), "{e}");
+}
+
+#[test]
+fn on_an_async_wrap_point_a_response_answers_too() {
+    let layer = Layer::temp();
+    layer.put(
+        "extensions/wasm_wrap_async/cache.wasm",
+        Guest::answer(r#"{"response":{"n":9,"text":"cached"}}"#).wasm(),
+    );
+    let scope = layer.scope();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let mut doc = Doc::default();
+    let out = rt
+        .block_on(scope.bind(WRAP_ASYNC.call(&mut doc, |_| {
+            Box::pin(async { Err(hookpoint::Error::msg("the inner step ran")) })
+        })))
+        .expect("dispatch");
+    assert_eq!((out.n, out.text.as_str()), (9, "cached"));
 }
