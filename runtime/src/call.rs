@@ -65,7 +65,7 @@ fn call_of<'a, P: 'static>(id: u32, point: &'a str, payload: &mut P) -> Call<'a>
 pub fn call_sync<P: 'static>(point: &str, payload: &mut P) -> Result<Outcome, Error> {
     scope::ensure_default_published();
     let Some(id) = site::lookup(point) else {
-        crate::suggest::unknown_point(point);
+        crate::suggest::unknown_point(point, &site::interned_names());
         return Ok(Outcome::RAN_ALL);
     };
     Scope::dispatch_current(call_of(id, point, payload), None)
@@ -96,7 +96,7 @@ pub fn call_sync<P: 'static>(point: &str, payload: &mut P) -> Result<Outcome, Er
 pub async fn call_async<P: Send + 'static>(point: &str, payload: &mut P) -> Result<Outcome, Error> {
     scope::ensure_default_published();
     let Some(id) = site::lookup(point) else {
-        crate::suggest::unknown_point(point);
+        crate::suggest::unknown_point(point, &site::interned_names());
         return Ok(Outcome::RAN_ALL);
     };
     let scope = Scope::current();
@@ -114,6 +114,8 @@ pub fn call_site_sync<P: 'static>(
     if site.is_empty_everywhere() {
         return Ok(Outcome::RAN_ALL);
     }
+    // Before the site resolves its name: the default scope's files are interned by then.
+    scope::ensure_default_published();
     Scope::dispatch_current(call_of(site.id(), site.name(), payload), None)
 }
 
@@ -126,6 +128,7 @@ pub async fn call_site_async<P: Send + 'static>(
     if site.is_empty_everywhere() {
         return Ok(Outcome::RAN_ALL);
     }
+    scope::ensure_default_published();
     let scope = Scope::current();
     scope
         .dispatch_async(call_of(site.id(), site.name(), payload), None)

@@ -131,9 +131,22 @@ impl PointSite {
         self.id.load(Ordering::Relaxed)
     }
 
+    /// Interns the name. A name nothing has interned once a scope has published (no
+    /// declaration, no compiled-in extension, no file in any layer loaded so far) is what a
+    /// misspelt `call!` gives: the first use warns with the nearest known point.
     #[cold]
     fn resolve(&self) -> u32 {
-        let id = intern(self.name);
+        let id = match lookup(self.name) {
+            Some(id) => id,
+            None => {
+                let known = interned_names();
+                let id = intern(self.name);
+                if ACTIVE_GENERATION.load(Ordering::Acquire) != 0 {
+                    crate::suggest::unknown_point(self.name, &known);
+                }
+                id
+            }
+        };
         self.id.store(id, Ordering::Relaxed);
         id
     }

@@ -12,14 +12,13 @@ const MAX_WARNED: usize = 1024;
 /// any layer, no file): nothing runs, which is right for a point no one extends yet but is also
 /// what a misspelt name does. When a known point is close to `name`, warns once per name (target
 /// `hookpoint`) with the nearest one; otherwise records it at `debug`.
-pub(crate) fn unknown_point(name: &str) {
+pub(crate) fn unknown_point(name: &str, known: &[&str]) {
     {
         let mut warned = crate::locks::lock(&WARNED);
         if warned.len() >= MAX_WARNED || !warned.insert(name.into()) {
             return;
         }
     }
-    let known = crate::site::interned_names();
     match nearest(name, known.iter().copied()) {
         Some(near) => tracing::warn!(
             target: "hookpoint",

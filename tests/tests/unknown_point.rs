@@ -80,3 +80,31 @@ fn an_async_call_warns_too() {
         "{log}"
     );
 }
+
+#[test]
+fn a_misspelt_call_site_warns_once_with_the_nearest_point() {
+    let mut text = String::new();
+    hookpoint::call!("unknown_hint.greeting", &mut text).unwrap();
+    assert_eq!(text, "hello");
+    let log = warnings_of(|| {
+        for _ in 0..3 {
+            hookpoint::call!("unknown_hint.greetingg", &mut text).unwrap();
+        }
+    });
+    assert_eq!(log.matches("did you mean").count(), 1, "{log}");
+    assert!(
+        log.contains("`unknown_hint.greetingg`") && log.contains("`unknown_hint.greeting`"),
+        "{log}"
+    );
+    assert_eq!(text, "hello", "nothing ran for the misspelt name");
+}
+
+#[test]
+fn a_call_site_of_a_known_point_does_not_warn() {
+    let log = warnings_of(|| {
+        let mut text = String::new();
+        hookpoint::call!("unknown_hint.greeting", &mut text).unwrap();
+        assert_eq!(text, "hello");
+    });
+    assert!(log.is_empty(), "{log}");
+}
