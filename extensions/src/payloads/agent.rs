@@ -85,7 +85,7 @@ pub enum StopReason {
     /// Tool calls wait for the application's answer ([`Decision::Ask`](crate::decision::Decision::Ask)
     /// that no callback answered): each with its id, tool, masked arguments and reasons. Answer
     /// them with [`Agent::resume`](crate::agent::Agent::resume), now or after a restart.
-    Interrupted(Vec<crate::approval::PendingCall>),
+    Interrupted(Vec<super::PendingCall>),
     /// A `guardrail.input` extension tripped (or failed, and guardrails fail closed): the task
     /// ended, the model call in flight was cancelled.
     GuardrailTripped(GuardrailTrip),

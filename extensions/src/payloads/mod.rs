@@ -7,6 +7,7 @@ mod memory;
 mod model;
 mod model_call;
 mod outgoing;
+mod pending;
 mod process;
 mod prompt;
 mod tool_call;
@@ -24,6 +25,7 @@ pub use model::{
 };
 pub use model_call::{ModelCall, ModelReply, ModelRole, ReplySource};
 pub(crate) use outgoing::Outgoing;
+pub use pending::{CallId, PendingCall};
 pub use process::{
     Banner, BannerKind, Banners, EmbeddingModelChanged, ErrorFormat, JobLoop, StartupMigration,
     UserMessage, WsEvent,
