@@ -627,7 +627,6 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
         syn::ReturnType::Default => m.sig.ident.span(),
     };
     let outer: Vec<&Ident> = m.args.iter().map(|a| &a.outer).collect();
-    let pats: Vec<&Pat> = m.args.iter().map(|a| &a.pat).collect();
     let (recv_start, recv_end) = match m.receiver {
         Receiver::None => (quote!(()), quote!(())),
         Receiver::Shared => (quote!(self), quote!(self)),
@@ -640,52 +639,8 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
     let start_name = m.point_name("start");
     let end_name = m.point_name("end");
     let registration = registration(m, &p);
-    let fake_return = fake_return(ret, ret_span);
     let is_async = m.sig.asyncness.is_some();
-    // The arguments are unpacked inside the closure (or async block), which so owns them: a body
-    // that returns a borrow of a `&mut` argument (`&mut v[0]`) returns it from a `FnOnce`
-    // closure, as from the plain fn. `self` stays borrowed: end extensions get it afterwards.
-    let unpack = quote! {
-        #[allow(unused_parens)]
-        let (#(#pats,)*) = __hp_args;
-    };
-    let body = own_scope(block);
-    // The body is written once, in a closure (an async block) that owns the arguments. The fast
-    // path returns straight from its call, so nothing is kept across the body to tell the two
-    // paths apart after it (the no-extension fn then needs no frame of its own); the other path
-    // goes on to the end extensions. A start extension's result skips it.
-    let run_body = if is_async {
-        quote! {
-            let __hp_body = async { #fake_return #unpack #body };
-            #[allow(unused_mut)]
-            let __hp_out: #ret = match (__hp_fast, __hp_preset) {
-                (true, _) => return __hp_body.await,
-                (false, #p::None) => __hp_body.await,
-                (false, #p::Some(__hp_r)) => {
-                    // Skipped: dropped here, so its borrow of the receiver ends before the end
-                    // extensions take it.
-                    let _hp_skipped = __hp_body;
-                    __hp_r
-                }
-            };
-        }
-    } else {
-        quote! {
-            #[allow(unused_mut)]
-            let mut __hp_body = || { #fake_return #unpack #body };
-            #[allow(unused_mut)]
-            let __hp_out: #ret = match (__hp_fast, __hp_preset) {
-                (true, _) => return __hp_body(),
-                (false, #p::None) => __hp_body(),
-                (false, #p::Some(__hp_r)) => {
-                    // Skipped: dropped here, so its borrow of the receiver ends before the end
-                    // extensions take it.
-                    let _hp_skipped = __hp_body;
-                    __hp_r
-                }
-            };
-        }
-    };
+    let run_body = run_body(m, block, ret_span);
     let dispatch = |site: TokenStream,
                     key: &TokenStream,
                     payload: TokenStream,
@@ -739,4 +694,52 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
         }
         __hp_end.__into_result()
     }}
+}
+
+/// The body, written once in a closure (an async block) that owns the arguments, and the match
+/// that runs it. The fast path returns straight from its call, so nothing is kept across the
+/// body to tell the two paths apart after it (the no-extension fn then needs no frame of its
+/// own); the other path goes on to the end extensions. A start extension's result skips it.
+fn run_body(m: &ExtensibleFn<'_>, block: &syn::Block, ret_span: Span) -> TokenStream {
+    let krate = m.krate;
+    let p = quote!(#krate::__private);
+    let ret = &m.ret;
+    let pats: Vec<&Pat> = m.args.iter().map(|a| &a.pat).collect();
+    let fake_return = fake_return(ret, ret_span);
+    // The arguments are unpacked inside the closure (or async block), which so owns them: a body
+    // that returns a borrow of a `&mut` argument (`&mut v[0]`) returns it from a `FnOnce`
+    // closure, as from the plain fn. `self` stays borrowed: end extensions get it afterwards.
+    let unpack = quote! {
+        #[allow(unused_parens)]
+        let (#(#pats,)*) = __hp_args;
+    };
+    let body = own_scope(block);
+    let (make, call) = if m.sig.asyncness.is_some() {
+        (
+            quote!(let __hp_body = async { #fake_return #unpack #body };),
+            quote!(__hp_body.await),
+        )
+    } else {
+        (
+            quote! {
+                #[allow(unused_mut)]
+                let mut __hp_body = || { #fake_return #unpack #body };
+            },
+            quote!(__hp_body()),
+        )
+    };
+    quote! {
+        #make
+        #[allow(unused_mut)]
+        let __hp_out: #ret = match (__hp_fast, __hp_preset) {
+            (true, _) => return #call,
+            (false, #p::None) => #call,
+            (false, #p::Some(__hp_r)) => {
+                // Skipped: dropped here, so its borrow of the receiver ends before the end
+                // extensions take it.
+                let _hp_skipped = __hp_body;
+                __hp_r
+            }
+        };
+    }
 }
