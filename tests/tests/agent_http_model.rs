@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hookpoint_extensions::{
+    agent::AgentError,
     model::{ModelError, OpenAiModel, Usage},
     prelude::*,
 };
@@ -25,6 +26,8 @@ enum Behaviour {
     Status(u16, String),
     /// Answers 200 with this content type and body (a proxy's page, an empty body).
     Page(&'static str, String),
+    /// Answers 429 with this `Retry-After` header value.
+    Busy(&'static str),
 }
 
 /// Starts a server for at most `max` connections; returns its base URL and the request bodies.
@@ -90,6 +93,9 @@ async fn answer(
         Behaviour::Status(code, body) => format!(
             "HTTP/1.1 {code} Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
+        ),
+        Behaviour::Busy(retry_after) => format!(
+            "HTTP/1.1 429 Too Many Requests\r\nRetry-After: {retry_after}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
         ),
         Behaviour::Page(content_type, body) => format!(
             "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -246,6 +252,33 @@ fn an_http_error_is_reported_with_its_status_and_body() {
             text.contains("HTTP 500") && text.contains("model not loaded"),
             "{text}"
         );
+    });
+}
+
+#[test]
+fn a_429_carries_the_servers_retry_after_in_seconds() {
+    rt().block_on(async {
+        for (header, want) in [
+            ("7", Some(Duration::from_secs(7))),
+            (" 0 ", Some(Duration::ZERO)),
+            // An HTTP-date is not read; neither is anything else that is not whole seconds.
+            ("Wed, 21 Oct 2026 07:28:00 GMT", None),
+            ("soon", None),
+        ] {
+            let (url, _) = serve(Behaviour::Busy(header), 1).await;
+            let mut agent = agent("http-429", &url, Duration::from_secs(10));
+            let err = agent.send("hello").await.expect_err("HTTP 429");
+            match &err {
+                AgentError::Model {
+                    source: source @ ModelError::Status { status: 429, .. },
+                    ..
+                } => {
+                    assert_eq!(source.retry_after(), want, "Retry-After: {header}");
+                    assert!(source.is_retryable(), "{source}");
+                }
+                other => panic!("Retry-After: {header}: {other}"),
+            }
+        }
     });
 }
 
