@@ -281,3 +281,102 @@ fn a_tool_past_its_timeout_fails_with_a_clear_result() {
         reply.tools[0]
     );
 }
+
+/// Sends `text` to a fresh agent named `name` on `scope` whose model is `model`.
+fn ask(
+    scope: &Scope,
+    name: &str,
+    model: ScriptedModel,
+    text: &str,
+) -> (Result<String, String>, Agent) {
+    let mut agent = Agent::builder(name)
+        .scope(scope.clone())
+        .model(model)
+        .build()
+        .unwrap();
+    let reply = rt().block_on(agent.send(text));
+    (reply.map(|r| r.text).map_err(|e| e.to_string()), agent)
+}
+
+#[test]
+fn a_cached_answer_is_played_back_without_the_model_and_a_bad_entry_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let config = json!({"cache": {"enabled": true, "dir": cache}});
+    let scope = scope("mw-cache", dir.path(), config);
+    let called = || {
+        ScriptedModel::new("m").reply(ScriptedReply::fail(ModelError::BadResponse(
+            "the model was called".into(),
+        )))
+    };
+    let answering = |text: &str| ScriptedModel::new("m").reply(ScriptedReply::respond(text));
+
+    let (first, _) = ask(
+        &scope,
+        "mw-cache",
+        answering("from the model"),
+        "same question",
+    );
+    assert_eq!(first.unwrap(), "from the model");
+    let (second, _) = ask(&scope, "mw-cache", called(), "same question");
+    assert_eq!(second.unwrap(), "from the model", "answered from the cache");
+    let (other, _) = ask(&scope, "mw-cache", answering("another"), "another question");
+    assert_eq!(other.unwrap(), "another", "another request is a miss");
+
+    let db = rusqlite::Connection::open(cache.join("model-cache.sqlite")).unwrap();
+    let rows = db
+        .execute("UPDATE entries SET events = 'not json'", [])
+        .unwrap();
+    assert_eq!(rows, 2);
+    let (third, agent) = ask(&scope, "mw-cache", answering("fresh"), "same question");
+    assert_eq!(
+        third.unwrap(),
+        "fresh",
+        "an entry that does not parse is a miss"
+    );
+    assert!(
+        agent
+            .handle()
+            .log()
+            .entries()
+            .iter()
+            .any(|e| e.heading.contains("does not parse")),
+        "logged"
+    );
+    let (fourth, _) = ask(&scope, "mw-cache", called(), "same question");
+    assert_eq!(fourth.unwrap(), "fresh", "and it was replaced");
+
+    // Off at run time: the model is called again.
+    scope.set_plugin_enabled("middleware", false).unwrap();
+    let (off, _) = ask(&scope, "mw-cache", called(), "same question");
+    assert!(off.unwrap_err().contains("the model was called"));
+}
+
+#[test]
+fn the_cache_keeps_entries_for_their_ttl_and_at_most_max_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let answering = |text: &str| ScriptedModel::new("m").reply(ScriptedReply::respond(text));
+
+    let expired = json!({"cache": {"enabled": true, "dir": dir.path().join("a"), "ttl_secs": 0}});
+    let scope_a = scope("mw-cache-ttl", &dir.path().join("layer-a"), expired);
+    let (one, _) = ask(&scope_a, "mw-ttl", answering("one"), "q");
+    let (two, _) = ask(&scope_a, "mw-ttl", answering("two"), "q");
+    assert_eq!(
+        (one.unwrap(), two.unwrap()),
+        ("one".into(), "two".into()),
+        "a TTL of 0 answers nothing"
+    );
+
+    let bounded =
+        json!({"cache": {"enabled": true, "dir": dir.path().join("b"), "max_entries": 1}});
+    let scope_b = scope("mw-cache-bound", &dir.path().join("layer-b"), bounded);
+    let (_, _) = ask(&scope_b, "mw-bound", answering("first"), "q1");
+    let (_, _) = ask(&scope_b, "mw-bound", answering("second"), "q2");
+    let (again, _) = ask(&scope_b, "mw-bound", answering("first again"), "q1");
+    assert_eq!(again.unwrap(), "first again", "q1 was pushed out by q2");
+    let db = rusqlite::Connection::open(dir.path().join("b/model-cache.sqlite")).unwrap();
+    let count: i64 = db
+        .query_row("SELECT count(*) FROM entries", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(count, 1);
+}

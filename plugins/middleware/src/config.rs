@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 ///     "retry": {"max_attempts": 3, "base_delay_ms": 100},
 ///     "fallback": ["backup-model"],
 ///     "limits": {"per_task": {"tool_calls": 5, "tool_calls_per_tool": {"db.search": 2}}},
-///     "timeout": {"model_ms": 30000, "tool_ms": 10000}
+///     "timeout": {"model_ms": 30000, "tool_ms": 10000},
+///     "cache": {"enabled": true, "ttl_secs": 600}
 /// }))?;
 /// assert_eq!(c.retry.max_attempts, 3);
 /// assert_eq!(c.limits.per_task.tool_calls_per_tool["db.search"], 2);
@@ -30,6 +31,8 @@ pub struct MiddlewareConfig {
     pub limits: LimitsConfig,
     /// Per-call timeouts.
     pub timeout: TimeoutConfig,
+    /// A response cache of model calls, on disk.
+    pub cache: CacheConfig,
 }
 
 /// Retry with exponential backoff and full jitter on errors a retry may cure (HTTP 429 and
@@ -96,4 +99,31 @@ pub struct TimeoutConfig {
     pub model_ms: Option<u64>,
     /// A tool execution.
     pub tool_ms: Option<u64>,
+}
+
+/// A response cache of model calls (chat and utility), keyed by a SHA-256 of the request: the
+/// role, the model's name and every message. Kept in SQLite at `<dir>/model-cache.sqlite`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CacheConfig {
+    /// Whether model calls are cached (off by default).
+    pub enabled: bool,
+    /// The folder of the cache file (absolute). Unset: `$XDG_DATA_HOME/hookpoint/middleware`,
+    /// else `$HOME/.local/share/hookpoint/middleware`.
+    pub dir: Option<std::path::PathBuf>,
+    /// How long an entry answers, in seconds, from when it was stored.
+    pub ttl_secs: u64,
+    /// Entries kept at most; past it the least recently used go.
+    pub max_entries: u64,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            enabled: false,
+            dir: None,
+            ttl_secs: 24 * 60 * 60,
+            max_entries: 10_000,
+        }
+    }
 }

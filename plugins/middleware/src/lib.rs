@@ -1,4 +1,4 @@
-//! # `middleware`: retry, fallback, limits and timeouts around the agent's model and tool calls
+//! # `middleware`: retry, fallback, a response cache, limits and timeouts around the agent's model and tool calls
 //!
 //! Each middleware is one extension on the agent runtime's wrap points `model.call` and
 //! `tool.call`, configured by `<layer>/plugins/middleware/config.json` ([`MiddlewareConfig`];
@@ -7,6 +7,7 @@
 //!
 //! | point | order · extension | does |
 //! |---|---|---|
+//! | `model.call` | 5 `model_cache` | answers a request answered before from an SQLite cache (`cache`: TTL, size bound); stores the replies that ended without an error |
 //! | `model.call` | 10 `model_limits` | stops the task (`StopReason::LimitReached`) at a limit of chat model calls or tokens, per task or per agent; counts |
 //! | `model.call` | 20 `fallback` | tries the config's `fallback` models in order when the call failed for good |
 //! | `model.call` | 30 `retry` | retries errors a retry may cure with exponential backoff and jitter, honouring `Retry-After`, within `max_attempts` and `max_total_ms`; gives up naming the last error |
@@ -31,13 +32,14 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod cache;
 mod config;
 mod fallback;
 mod limits;
 pub mod retry;
 mod timeout;
 
-pub use config::{Limits, LimitsConfig, MiddlewareConfig, RetryConfig, TimeoutConfig};
+pub use config::{CacheConfig, Limits, LimitsConfig, MiddlewareConfig, RetryConfig, TimeoutConfig};
 
 hookpoint::plugin! {
     /// The plugin: its config, and whether it is enabled (its config folder:
