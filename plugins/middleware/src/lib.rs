@@ -46,6 +46,6 @@ hookpoint::plugin! {
     /// `<layer>/plugins/middleware/`).
     pub static MIDDLEWARE: Plugin<MiddlewareConfig> = {
         name: "middleware",
-        description: "Retry, fallback models, limits and timeouts around the agent's model and tool calls.",
+        description: "Retry, fallback models, a response cache, limits and timeouts around the agent's model and tool calls.",
     };
 }
