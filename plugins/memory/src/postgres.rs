@@ -12,6 +12,7 @@ use std::sync::mpsc;
 
 use hookpoint_extensions::lock::lock;
 use hookpoint_extensions::payloads::MemoryKind;
+use postgres::config::Host;
 use postgres::{Client, NoTls};
 
 use crate::embedder::cosine;
@@ -59,9 +60,16 @@ struct Connection {
 }
 
 impl Connection {
-    fn client(&mut self) -> Result<&mut Client, postgres::Error> {
+    fn client(&mut self) -> Result<&mut Client, StoreError> {
         if self.client.as_ref().is_none_or(Client::is_closed) {
-            self.client = Some(Client::connect(&self.url, NoTls)?);
+            let client = Client::connect(&self.url, NoTls).map_err(|e| {
+                StoreError::Server(format!(
+                    "cannot connect to the PostgreSQL server {}: {}",
+                    server_of(&self.url),
+                    with_causes(&e)
+                ))
+            })?;
+            self.client = Some(client);
         }
         Ok(self.client.as_mut().expect("connected above"))
     }
@@ -75,11 +83,7 @@ impl Connection {
         loop {
             attempt += 1;
             let result = (|| {
-                let mut tx = self
-                    .client()
-                    .map_err(server)?
-                    .transaction()
-                    .map_err(server)?;
+                let mut tx = self.client()?.transaction().map_err(server)?;
                 let value = f(&mut tx)?;
                 tx.commit().map_err(server)?;
                 Ok(value)
@@ -102,6 +106,43 @@ impl Connection {
 
 fn server(e: postgres::Error) -> StoreError {
     StoreError::Server(e.to_string())
+}
+
+/// `e` and what caused it, `: `-separated (the client's "error connecting to server" says
+/// why only in its source).
+fn with_causes(e: &postgres::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
+/// Where a connection string points, for messages: `host:port` or the socket path of each
+/// host, without the user or password.
+fn server_of(url: &str) -> String {
+    let Ok(config) = url.parse::<postgres::Config>() else {
+        return "(the connection string does not parse)".to_owned();
+    };
+    let ports = config.get_ports();
+    let port = |i: usize| ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| match host {
+            Host::Tcp(name) => format!("{name}:{}", port(i)),
+            Host::Unix(dir) => format!("{}/.s.PGSQL.{}", dir.display(), port(i)),
+        })
+        .collect();
+    if hosts.is_empty() {
+        format!("localhost:{}", port(0))
+    } else {
+        hosts.join(", ")
+    }
 }
 
 /// A memory store on a PostgreSQL server (config `"store": "postgres"` with
