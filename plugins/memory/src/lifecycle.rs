@@ -12,8 +12,8 @@ use hookpoint_extensions::{
 use crate::MEMORY;
 use crate::home::{Place, place_for};
 use crate::models;
-use crate::retry;
 use crate::notes::{blocking, info, warn};
+use crate::retry;
 use crate::state::{OpenStore, purge};
 
 /// Opens the scope's store (once; again when the data folder changed). A store that cannot be

@@ -4,9 +4,15 @@
 //! connection lost during one is reconnected and the transaction retried once, else reported:
 //! never a half memory. Memories of one namespace (default: the scope's name) are one memory.
 //!
+//! Recall by meaning scans the namespace's vectors in this process, read once and kept while
+//! nothing changed: every transaction that changes vectors (a memory embedded, re-embedded,
+//! deleted, a model switch) bumps the namespace's row in `hookpoint_memory_changes`, and a
+//! recall reads that one row first, so a write by any process is seen by the next recall.
+//!
 //! The client runs on a thread of its own, so the store may be called from any thread,
 //! inside an async runtime or not.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::mpsc;
 
@@ -15,15 +21,16 @@ use hookpoint_extensions::payloads::MemoryKind;
 use postgres::config::Host;
 use postgres::{Client, NoTls};
 
-use crate::embedder::cosine;
 use crate::memory::{Memory, kind_from};
 use crate::query::search_words;
 use crate::scored::Scored;
 use crate::sqlite::now_ms;
 use crate::store::{MemoryStore, StoreError};
+use crate::vector_cache::VectorCache;
 
 /// The schema, one migration per version (version n is `MIGRATIONS[n - 1]`).
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
 CREATE TABLE hookpoint_memories(
     id BIGSERIAL PRIMARY KEY,
     namespace TEXT NOT NULL,
@@ -47,7 +54,13 @@ CREATE TABLE hookpoint_memory_vectors(
 CREATE TABLE hookpoint_memory_meta(
     namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
     PRIMARY KEY(namespace, key)
-);"];
+);",
+    "
+CREATE TABLE hookpoint_memory_changes(
+    namespace TEXT PRIMARY KEY,
+    counter BIGINT NOT NULL
+);",
+];
 
 /// The schema version this build creates and migrates to.
 pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
@@ -57,6 +70,8 @@ type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 struct Connection {
     url: String,
     client: Option<Client>,
+    /// The recall model's vectors as of the namespace's change counter.
+    cache: Option<VectorCache>,
 }
 
 impl Connection {
@@ -171,6 +186,7 @@ impl PostgresStore {
         let mut conn = Connection {
             url: url.to_owned(),
             client: None,
+            cache: None,
         };
         std::thread::Builder::new()
             .name("memory-postgres".into())
@@ -342,6 +358,101 @@ fn set_meta(tx: &mut postgres::Transaction<'_>, ns: &str, value: &str) -> Result
     Ok(())
 }
 
+/// Bumps the namespace's change counter, in the transaction that changes its vectors or
+/// memories (so another process's write is seen by this one's next recall, and the other way).
+fn changed(tx: &mut postgres::Transaction<'_>, ns: &str) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO hookpoint_memory_changes(namespace, counter) VALUES ($1, 1)
+         ON CONFLICT(namespace) DO UPDATE SET counter = hookpoint_memory_changes.counter + 1",
+        &[&ns],
+    )
+    .map_err(server)?;
+    Ok(())
+}
+
+/// The namespace's change counter (0 before its first change).
+fn change_count(tx: &mut postgres::Transaction<'_>, ns: &str) -> Result<i64, StoreError> {
+    Ok(tx
+        .query_opt(
+            "SELECT counter FROM hookpoint_memory_changes WHERE namespace = $1",
+            &[&ns],
+        )
+        .map_err(server)?
+        .map_or(0, |r| r.get(0)))
+}
+
+/// What a recall by meaning asks for.
+struct Nearest {
+    model: String,
+    query: Vec<f32>,
+    kind: Option<MemoryKind>,
+    n: usize,
+    threshold: f32,
+}
+
+/// Every vector of `model` in the namespace, as of change `counter`.
+fn read_vectors(
+    tx: &mut postgres::Transaction<'_>,
+    ns: &str,
+    model: &str,
+    counter: i64,
+) -> Result<VectorCache, StoreError> {
+    let rows = tx
+        .query(
+            "SELECT m.id, m.kind, v.vector FROM hookpoint_memories m
+             JOIN hookpoint_memory_vectors v ON v.memory_id = m.id
+             WHERE m.namespace = $1 AND v.model = $2 ORDER BY m.id",
+            &[&ns, &model],
+        )
+        .map_err(server)?;
+    let mut cache = VectorCache::new(model, counter);
+    for r in &rows {
+        let kind: String = r.get(1);
+        let vector: Vec<f32> = r.get(2);
+        cache.push_vector(r.get(0), kind_from(&kind).unwrap_or_default(), &vector);
+    }
+    Ok(cache)
+}
+
+/// Recall by meaning on the cached vectors, read again only when the change counter moved;
+/// then the best memories themselves.
+fn nearest_in(
+    tx: &mut postgres::Transaction<'_>,
+    ns: &str,
+    cache: &mut Option<VectorCache>,
+    want: &Nearest,
+) -> Result<Vec<Scored>, StoreError> {
+    let counter = change_count(tx, ns)?;
+    let cached = match cache.take() {
+        Some(c) if c.is_for(&want.model, counter) => c,
+        _ => read_vectors(tx, ns, &want.model, counter)?,
+    };
+    let best = cached.best(&want.query, want.kind, want.n, want.threshold);
+    *cache = Some(cached);
+    if best.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<i64> = best.iter().map(|(id, _)| *id).collect();
+    let rows = tx
+        .query(
+            &format!(
+                "SELECT {COLUMNS} FROM hookpoint_memories WHERE namespace = $1 AND id = ANY($2)"
+            ),
+            &[&ns, &ids],
+        )
+        .map_err(server)?;
+    let mut by_id: HashMap<i64, Memory> = rows.iter().map(|r| (r.get(0), memory(r))).collect();
+    Ok(best
+        .into_iter()
+        .filter_map(|(id, score)| {
+            Some(Scored {
+                memory: by_id.remove(&id)?,
+                score,
+            })
+        })
+        .collect())
+}
+
 impl MemoryStore for PostgresStore {
     fn add(
         &self,
@@ -381,6 +492,7 @@ impl MemoryStore for PostgresStore {
             check(tx, ns, &model, vector.len())?;
             let id = upsert(tx, ns, (kind, &text, &tool, &agent))?;
             put_vector(tx, id, &model, &vector)?;
+            changed(tx, ns)?;
             Ok(Some(id))
         })
     }
@@ -420,33 +532,19 @@ impl MemoryStore for PostgresStore {
         n: usize,
         threshold: f32,
     ) -> Result<Vec<Scored>, StoreError> {
-        let (model, query) = (model.to_owned(), query.to_vec());
-        let kind = kind.map(|k| k.as_str().to_owned());
-        self.tx(move |tx, ns| {
-            let rows = tx
-                .query(
-                    &format!(
-                        "SELECT {COLUMNS}, v.vector FROM hookpoint_memories m
-                         JOIN hookpoint_memory_vectors v ON v.memory_id = m.id
-                         WHERE m.namespace = $1 AND v.model = $2 AND ($3::TEXT IS NULL OR m.kind = $3)"
-                    ),
-                    &[&ns, &model, &kind],
-                )
-                .map_err(server)?;
-            let mut found: Vec<Scored> = rows
-                .iter()
-                .filter_map(|r| {
-                    let v: Vec<f32> = r.get(7);
-                    let score = cosine(&v, &query);
-                    (v.len() == query.len() && score >= threshold).then(|| Scored {
-                        memory: memory(r),
-                        score,
-                    })
-                })
-                .collect();
-            found.sort_by(|a, b| b.score.total_cmp(&a.score));
-            found.truncate(n);
-            Ok(found)
+        let want = Nearest {
+            model: model.to_owned(),
+            query: query.to_vec(),
+            kind,
+            n,
+            threshold,
+        };
+        let ns = self.namespace.clone();
+        self.on(move |c| {
+            let mut cache = c.cache.take();
+            let found = c.run(&mut |tx| nearest_in(tx, &ns, &mut cache, &want));
+            c.cache = cache;
+            found
         })
     }
 
@@ -494,6 +592,9 @@ impl MemoryStore for PostgresStore {
                     &[&ns, &id],
                 )
                 .map_err(server)?;
+            if n == 1 {
+                changed(tx, ns)?;
+            }
             Ok(n == 1)
         })
     }
@@ -511,6 +612,7 @@ impl MemoryStore for PostgresStore {
                 .is_some();
             if there {
                 put_vector(tx, id, &model, &vector)?;
+                changed(tx, ns)?;
             }
             Ok(there)
         })
@@ -547,7 +649,7 @@ impl MemoryStore for PostgresStore {
                 &[&ns, &model],
             )
             .map_err(server)?;
-            Ok(())
+            changed(tx, ns)
         })
     }
 

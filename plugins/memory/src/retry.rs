@@ -42,7 +42,10 @@ enum Tried {
 /// The store could not be opened for `why`: reports the plugin unhealthy in `scope` and starts
 /// the retry thread, unless one runs already.
 pub(crate) fn store_failed(scope: &Scope, why: String) {
-    warn("memory is off", format!("{why}; retrying in the background"));
+    warn(
+        "memory is off",
+        format!("{why}; retrying in the background"),
+    );
     scope.enter(|| MEMORY.report_unhealthy(why));
     let retrying = scope.enter(|| MEMORY.state::<Retrying>());
     if retrying.0.swap(true, Ordering::AcqRel) {

@@ -1,5 +1,6 @@
-//! One embedding model's vectors as the SQLite store read them, kept in memory while the
-//! database is unchanged (`PRAGMA data_version`) and scanned for recall by meaning.
+//! One embedding model's vectors as a store read them, kept in memory while the database is
+//! unchanged (SQLite: `PRAGMA data_version`; PostgreSQL: the namespace's change counter) and
+//! scanned for recall by meaning.
 
 use hookpoint_extensions::payloads::MemoryKind;
 
@@ -17,7 +18,8 @@ pub(crate) struct VectorCache {
 }
 
 impl VectorCache {
-    /// An empty cache for `model` at the database's `version` (`PRAGMA data_version`).
+    /// An empty cache for `model` at the database's `version` (SQLite's `PRAGMA data_version`,
+    /// PostgreSQL's change counter).
     pub(crate) fn new(model: &str, version: i64) -> VectorCache {
         VectorCache {
             model: model.to_owned(),
@@ -37,15 +39,31 @@ impl VectorCache {
     /// Adds one memory's vector, a little-endian `f32` blob of `dim` values; the first vector
     /// fixes the dimension and a vector of another dimension or a malformed blob is skipped.
     pub(crate) fn push(&mut self, id: i64, kind: MemoryKind, dim: usize, blob: &[u8]) {
-        if self.dim == 0 {
-            self.dim = dim;
-        }
-        if dim != self.dim || blob.len() != dim * 4 {
+        if !self.admits(dim) || blob.len() != dim * 4 {
             return;
         }
         self.ids.push(id);
         self.kinds.push(kind);
         from_blob(blob, &mut self.flat);
+    }
+
+    /// Adds one memory's vector; the first vector fixes the dimension and a vector of another
+    /// dimension is skipped.
+    pub(crate) fn push_vector(&mut self, id: i64, kind: MemoryKind, vector: &[f32]) {
+        if !self.admits(vector.len()) {
+            return;
+        }
+        self.ids.push(id);
+        self.kinds.push(kind);
+        self.flat.extend_from_slice(vector);
+    }
+
+    /// Whether a vector of `dim` fits (the first one fixes the dimension).
+    fn admits(&mut self, dim: usize) -> bool {
+        if self.dim == 0 {
+            self.dim = dim;
+        }
+        dim == self.dim
     }
 
     /// The ids and cosine similarities of the `limit` vectors most similar to `query` (of

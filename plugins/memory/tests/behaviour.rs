@@ -55,7 +55,8 @@ impl Model for Silent {
 }
 
 /// What `memory.recall` saw in the `slow-recall` scope: (query, results, timed out).
-static SLOW_RECALLS: std::sync::Mutex<Vec<(String, usize, bool)>> = std::sync::Mutex::new(Vec::new());
+static SLOW_RECALLS: std::sync::Mutex<Vec<(String, usize, bool)>> =
+    std::sync::Mutex::new(Vec::new());
 
 /// In the `slow-recall` scope: records each recall and adds a memory of its own to a timed-out
 /// one (what an extension may do when the search was too slow).

@@ -97,6 +97,15 @@ fn a_lost_connection_is_reconnected_and_the_write_retried() {
     assert_eq!(store.count(None).unwrap(), 2);
 }
 
+#[test]
+fn a_write_by_another_connection_is_seen_by_the_next_recall() {
+    let Some(url) = server() else { return };
+    let ns = fresh("cache");
+    let first = PostgresStore::open(&url, &ns).unwrap();
+    let second = PostgresStore::open(&url, &ns).unwrap();
+    common::suite::two_handles(&first, &second);
+}
+
 /// The other process: memorizes through an agent, or writes `HOOKPOINT_PG_WRITES` memories.
 #[test]
 #[ignore = "run by two_processes_share_one_memory as a child process"]
@@ -298,5 +307,8 @@ fn memory_comes_back_without_a_restart_when_the_server_starts() {
     common::say(&mut agent, &model, "Remember that I like green tea.");
     let system = common::say(&mut agent, &model, "Which tea do I like?");
     assert!(system.contains("# Memory"), "{system}");
-    assert!(system.contains("- Remember that I like green tea"), "{system}");
+    assert!(
+        system.contains("- Remember that I like green tea"),
+        "{system}"
+    );
 }

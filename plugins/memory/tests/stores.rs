@@ -1,5 +1,6 @@
-//! One behaviour suite against each store, and the store chosen per scope by the config: two
-//! agents in one process on two stores.
+//! One behaviour suite against each store, two SQLite handles on one file seeing each other's
+//! vectors, and the store chosen per scope by the config: two agents in one process on two
+//! stores.
 
 mod common;
 
@@ -20,6 +21,14 @@ fn the_sqlite_store_behaves() {
     common::suite::run(Arc::new(
         SqliteStore::open(dir.path().join("m.sqlite")).unwrap(),
     ));
+}
+
+#[test]
+fn a_write_by_another_sqlite_connection_is_seen_by_the_next_recall() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = SqliteStore::open(dir.path().join("m.sqlite")).unwrap();
+    let second = SqliteStore::open(dir.path().join("m.sqlite")).unwrap();
+    common::suite::two_handles(&first, &second);
 }
 
 #[test]
