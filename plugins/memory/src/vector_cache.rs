@@ -11,6 +11,8 @@ use crate::embedder::cosine;
 pub(crate) struct VectorCache {
     model: String,
     version: i64,
+    /// The last change (SQLite's `vector_changes.seq`) this cache has applied.
+    pub(crate) seq: i64,
     dim: usize,
     ids: Vec<i64>,
     kinds: Vec<MemoryKind>,
@@ -24,6 +26,7 @@ impl VectorCache {
         VectorCache {
             model: model.to_owned(),
             version,
+            seq: 0,
             dim: 0,
             ids: Vec::new(),
             kinds: Vec::new(),
@@ -34,6 +37,36 @@ impl VectorCache {
     /// Whether this cache holds `model`'s vectors at the database's `version`.
     pub(crate) fn is_for(&self, model: &str, version: i64) -> bool {
         self.model == model && self.version == version
+    }
+
+    /// The embedding model whose vectors these are.
+    pub(crate) fn model_name(&self) -> &str {
+        &self.model
+    }
+
+    /// Whether this cache holds `model`'s vectors, at whatever version.
+    pub(crate) fn is_of(&self, model: &str) -> bool {
+        self.model == model
+    }
+
+    /// Marks the cache as up to date with the database's `version`.
+    pub(crate) fn set_version(&mut self, version: i64) {
+        self.version = version;
+    }
+
+    /// Drops memory `id`'s vector, if the cache holds one (the last one takes its place).
+    pub(crate) fn remove(&mut self, id: i64) {
+        let Some(at) = self.ids.iter().position(|i| *i == id) else {
+            return;
+        };
+        let last = self.ids.len() - 1;
+        self.ids.swap_remove(at);
+        self.kinds.swap_remove(at);
+        if at != last {
+            let (dim, flat) = (self.dim, &mut self.flat);
+            flat.copy_within(last * dim..(last + 1) * dim, at * dim);
+        }
+        self.flat.truncate(last * self.dim);
     }
 
     /// Adds one memory's vector, a little-endian `f32` blob of `dim` values; the first vector
@@ -102,4 +135,27 @@ fn from_blob(blob: &[u8], into: &mut Vec<f32>) {
         blob.chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removing_a_vector_keeps_the_others_with_their_ids() {
+        let mut cache = VectorCache::new("m", 0);
+        for (id, v) in [(1, [1.0, 0.0]), (2, [0.0, 1.0]), (3, [0.7, 0.7])] {
+            cache.push_vector(id, MemoryKind::Fragment, &v);
+        }
+        cache.remove(1);
+        cache.remove(9);
+        let best = cache.best(&[1.0, 0.0], None, 5, -1.0);
+        let ids: Vec<i64> = best.iter().map(|(id, _)| *id).collect();
+        assert_eq!(ids, [3, 2]);
+        cache.remove(2);
+        cache.remove(3);
+        assert!(cache.best(&[1.0, 0.0], None, 5, -1.0).is_empty());
+        cache.push_vector(4, MemoryKind::Lesson, &[0.0, 1.0]);
+        assert_eq!(cache.best(&[0.0, 1.0], None, 5, 0.9)[0].0, 4);
+    }
 }
