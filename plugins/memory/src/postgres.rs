@@ -6,8 +6,9 @@
 //!
 //! Recall by meaning scans the namespace's vectors in this process, read once and kept while
 //! nothing changed: every transaction that changes vectors (a memory embedded, re-embedded,
-//! deleted, a model switch) bumps the namespace's row in `hookpoint_memory_changes`, and a
-//! recall reads that one row first, so a write by any process is seen by the next recall.
+//! deleted, a model switch) bumps the namespace's row in `hookpoint_memory_changes` and logs
+//! what changed in `hookpoint_memory_vector_changes`; a recall reads that one row first, so a
+//! write by any process is seen by the next recall, which reads again only the changed vectors.
 //!
 //! The client runs on a thread of its own, so the store may be called from any thread,
 //! inside an async runtime or not.
@@ -59,8 +60,20 @@ CREATE TABLE hookpoint_memory_meta(
 CREATE TABLE hookpoint_memory_changes(
     namespace TEXT PRIMARY KEY,
     counter BIGINT NOT NULL
-);",
+);
+CREATE TABLE hookpoint_memory_vector_changes(
+    namespace TEXT NOT NULL,
+    counter BIGINT NOT NULL,
+    memory_id BIGINT,
+    model TEXT
+);
+CREATE INDEX hookpoint_memory_vector_changes_at
+    ON hookpoint_memory_vector_changes(namespace, counter);",
 ];
+
+/// How many changes `hookpoint_memory_vector_changes` keeps per namespace: a cache older than
+/// that reads every vector again.
+const KEPT_CHANGES: i64 = 10_000;
 
 /// The schema version this build creates and migrates to.
 pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
@@ -358,16 +371,90 @@ fn set_meta(tx: &mut postgres::Transaction<'_>, ns: &str, value: &str) -> Result
     Ok(())
 }
 
-/// Bumps the namespace's change counter, in the transaction that changes its vectors or
-/// memories (so another process's write is seen by this one's next recall, and the other way).
-fn changed(tx: &mut postgres::Transaction<'_>, ns: &str) -> Result<(), StoreError> {
+/// Bumps the namespace's change counter and logs which vector changed (`memory` and `model`;
+/// `None`: every memory, every model), in the transaction that changes it, so another process's
+/// write is seen by this one's next recall, and the other way. The counter's row stays locked
+/// until the transaction ends, so changes commit in counter order.
+fn changed(
+    tx: &mut postgres::Transaction<'_>,
+    ns: &str,
+    memory: Option<i64>,
+    model: Option<&str>,
+) -> Result<(), StoreError> {
+    let counter: i64 = tx
+        .query_one(
+            "INSERT INTO hookpoint_memory_changes(namespace, counter) VALUES ($1, 1)
+             ON CONFLICT(namespace) DO UPDATE SET counter = hookpoint_memory_changes.counter + 1
+             RETURNING counter",
+            &[&ns],
+        )
+        .map_err(server)?
+        .get(0);
     tx.execute(
-        "INSERT INTO hookpoint_memory_changes(namespace, counter) VALUES ($1, 1)
-         ON CONFLICT(namespace) DO UPDATE SET counter = hookpoint_memory_changes.counter + 1",
-        &[&ns],
+        "INSERT INTO hookpoint_memory_vector_changes(namespace, counter, memory_id, model)
+         VALUES ($1, $2, $3, $4)",
+        &[&ns, &counter, &memory, &model],
     )
     .map_err(server)?;
+    if counter % 1000 == 0 {
+        tx.execute(
+            "DELETE FROM hookpoint_memory_vector_changes WHERE namespace = $1 AND counter <= $2",
+            &[&ns, &(counter - KEPT_CHANGES)],
+        )
+        .map_err(server)?;
+    }
     Ok(())
+}
+
+/// Brings `cache` from its counter to `counter` by re-reading only the memories whose vectors
+/// changed in between; every vector when a change was for all of them or is pruned already.
+fn refresh(
+    tx: &mut postgres::Transaction<'_>,
+    ns: &str,
+    mut cache: VectorCache,
+    counter: i64,
+) -> Result<VectorCache, StoreError> {
+    let model = cache.model_name().to_owned();
+    let from = cache.version();
+    let rows = tx
+        .query(
+            "SELECT counter, memory_id, model FROM hookpoint_memory_vector_changes
+             WHERE namespace = $1 AND counter > $2 AND counter <= $3",
+            &[&ns, &from, &counter],
+        )
+        .map_err(server)?;
+    let mut counters: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+    counters.sort_unstable();
+    counters.dedup();
+    let all = rows.iter().any(|r| r.get::<_, Option<i64>>(1).is_none());
+    if all || i64::try_from(counters.len()).ok() != Some(counter - from) {
+        return read_vectors(tx, ns, &model, counter);
+    }
+    let mut ids: Vec<i64> = rows
+        .iter()
+        .filter(|r| r.get::<_, Option<String>>(2).is_none_or(|m| m == model))
+        .filter_map(|r| r.get(1))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for id in &ids {
+        cache.remove(*id);
+    }
+    let rows = tx
+        .query(
+            "SELECT m.id, m.kind, v.vector FROM hookpoint_memories m
+             JOIN hookpoint_memory_vectors v ON v.memory_id = m.id
+             WHERE m.namespace = $1 AND v.model = $2 AND m.id = ANY($3)",
+            &[&ns, &model, &ids],
+        )
+        .map_err(server)?;
+    for r in &rows {
+        let kind: String = r.get(1);
+        let vector: Vec<f32> = r.get(2);
+        cache.push_vector(r.get(0), kind_from(&kind).unwrap_or_default(), &vector);
+    }
+    cache.set_version(counter);
+    Ok(cache)
 }
 
 /// The namespace's change counter (0 before its first change).
@@ -425,6 +512,7 @@ fn nearest_in(
     let counter = change_count(tx, ns)?;
     let cached = match cache.take() {
         Some(c) if c.is_for(&want.model, counter) => c,
+        Some(c) if c.is_of(&want.model) => refresh(tx, ns, c, counter)?,
         _ => read_vectors(tx, ns, &want.model, counter)?,
     };
     let best = cached.best(&want.query, want.kind, want.n, want.threshold);
@@ -492,7 +580,7 @@ impl MemoryStore for PostgresStore {
             check(tx, ns, &model, vector.len())?;
             let id = upsert(tx, ns, (kind, &text, &tool, &agent))?;
             put_vector(tx, id, &model, &vector)?;
-            changed(tx, ns)?;
+            changed(tx, ns, Some(id), Some(&model))?;
             Ok(Some(id))
         })
     }
@@ -593,7 +681,7 @@ impl MemoryStore for PostgresStore {
                 )
                 .map_err(server)?;
             if n == 1 {
-                changed(tx, ns)?;
+                changed(tx, ns, Some(id), None)?;
             }
             Ok(n == 1)
         })
@@ -612,7 +700,7 @@ impl MemoryStore for PostgresStore {
                 .is_some();
             if there {
                 put_vector(tx, id, &model, &vector)?;
-                changed(tx, ns)?;
+                changed(tx, ns, Some(id), Some(&model))?;
             }
             Ok(there)
         })
@@ -649,7 +737,7 @@ impl MemoryStore for PostgresStore {
                 &[&ns, &model],
             )
             .map_err(server)?;
-            changed(tx, ns)
+            changed(tx, ns, None, None)
         })
     }
 

@@ -49,6 +49,11 @@ impl VectorCache {
         self.model == model
     }
 
+    /// The database's version this cache is up to date with.
+    pub(crate) fn version(&self) -> i64 {
+        self.version
+    }
+
     /// Marks the cache as up to date with the database's `version`.
     pub(crate) fn set_version(&mut self, version: i64) {
         self.version = version;

@@ -106,6 +106,37 @@ fn a_write_by_another_connection_is_seen_by_the_next_recall() {
     common::suite::two_handles(&first, &second);
 }
 
+#[test]
+fn after_a_write_postgres_reads_again_only_the_vectors_changed() {
+    let Some(url) = server() else { return };
+    let ns = fresh("incremental");
+    let db = PostgresStore::open(&url, &ns).unwrap();
+    let fragment = MemoryKind::Fragment;
+    let (x, y) = ([1.0, 0.0], [0.0, 1.0]);
+    db.add_embedded(fragment, "along x", "", "a", "m", &x)
+        .unwrap();
+    let texts = |query: &[f32]| -> Vec<String> {
+        db.nearest("m", query, None, 5, 0.9)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.memory.text)
+            .collect()
+    };
+    assert_eq!(texts(&x), ["along x"]);
+    // Behind the change log's back: a recall that reads every vector again would see this.
+    let mut raw = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    raw.execute(
+        "UPDATE hookpoint_memory_vectors v SET vector = $2 FROM hookpoint_memories m
+         WHERE m.id = v.memory_id AND m.namespace = $1",
+        &[&ns, &y.to_vec()],
+    )
+    .unwrap();
+    db.add_embedded(fragment, "along y", "", "a", "m", &y)
+        .unwrap();
+    assert_eq!(texts(&y), ["along y"], "the logged change is read");
+    assert_eq!(texts(&x), ["along x"], "the unlogged one is not");
+}
+
 /// The other process: memorizes through an agent, or writes `HOOKPOINT_PG_WRITES` memories.
 #[test]
 #[ignore = "run by two_processes_share_one_memory as a child process"]
