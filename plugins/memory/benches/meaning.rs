@@ -5,8 +5,8 @@
 //!   names a server): [`MemoryStore::nearest`] on each store;
 //! - `words/sqlite` vs `words/postgres`: [`MemoryStore::search`] on the same memories;
 //! - `after_write/sqlite`, `after_write/postgres`: one memory re-embedded
-//!   ([`MemoryStore::set_vector`]), then the recall, which must see it (SQLite reads again the
-//!   changed vector only, PostgreSQL every vector);
+//!   ([`MemoryStore::set_vector`]), then the recall, which must see it (both stores read
+//!   again the changed vector only);
 //! - `embed/local_one_sentence` (feature `local`, with `HOOKPOINT_MEMORY_MODEL`): the local
 //!   model embedding one sentence.
 //!
