@@ -21,7 +21,9 @@ pub struct RecalledMemory {
 }
 
 /// `memory.recall`: a memory plugin recalled `results` for `query`, best first. Extensions may
-/// reorder, drop or add results; what is left is shown to the model.
+/// reorder, drop or add results; what is left is shown to the model. A recall that did not
+/// finish in time fires too, with `timed_out` set and no results, so an extension sees every
+/// recall (and may add results of its own).
 ///
 /// ```
 /// use hookpoint_extensions::payloads::{MemoryKind, MemoryRecall, RecalledMemory};
@@ -29,6 +31,7 @@ pub struct RecalledMemory {
 /// recall.results.push(RecalledMemory { id: 1, kind: MemoryKind::Fragment, text: "I prefer metric units".into(), score: Some(0.8) });
 /// recall.results.retain(|m| m.score.unwrap_or(1.0) > 0.5);
 /// assert_eq!(recall.results.len(), 1);
+/// assert!(!recall.timed_out);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryRecall {
@@ -36,6 +39,10 @@ pub struct MemoryRecall {
     pub query: String,
     /// What was found, best first. Set.
     pub results: Vec<RecalledMemory>,
+    /// The search did not finish within the plugin's time limit (its results are lost, so
+    /// `results` starts empty). Read. Absent in JSON means `false`.
+    #[serde(default)]
+    pub timed_out: bool,
 }
 
 impl MemoryRecall {
@@ -44,6 +51,7 @@ impl MemoryRecall {
         MemoryRecall {
             query: query.into(),
             results: Vec::new(),
+            timed_out: false,
         }
     }
 }

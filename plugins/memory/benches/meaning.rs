@@ -4,6 +4,9 @@
 //! - `meaning/sqlite`, `meaning/in_memory`, and `meaning/postgres` (when `HOOKPOINT_TEST_POSTGRES`
 //!   names a server): [`MemoryStore::nearest`] on each store;
 //! - `words/sqlite` vs `words/postgres`: [`MemoryStore::search`] on the same memories;
+//! - `after_write/sqlite`, `after_write/postgres`: one memory re-embedded
+//!   ([`MemoryStore::set_vector`]), then the recall, which must see it (both stores read
+//!   again the changed vector only);
 //! - `embed/local_one_sentence` (feature `local`, with `HOOKPOINT_MEMORY_MODEL`): the local
 //!   model embedding one sentence.
 //!
@@ -87,6 +90,21 @@ fn meaning(c: &mut Criterion) {
         assert_eq!(s.count(None).unwrap(), 10_000);
         g.bench_function(*name, |b| {
             b.iter(|| {
+                black_box(
+                    s.nearest("bench", black_box(&query), None, 10, 0.3)
+                        .unwrap(),
+                )
+            })
+        });
+    }
+    g.finish();
+    let mut g = c.benchmark_group("after_write");
+    for (name, s) in stores.iter().filter(|(n, _)| *n != "in_memory") {
+        let id = s.list(None, 0, 1).unwrap()[0].id;
+        let mut rng = Rng(5);
+        g.bench_function(*name, |b| {
+            b.iter(|| {
+                assert!(s.set_vector(id, "bench", &rng.vector()).unwrap());
                 black_box(
                     s.nearest("bench", black_box(&query), None, 10, 0.3)
                         .unwrap(),

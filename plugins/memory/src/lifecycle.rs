@@ -1,4 +1,5 @@
-//! The store's life: opened at `monologue_start` (`_10_memory_init`), described to the model at
+//! The store's life: opened at `monologue_start` (`_10_memory_init`; one that cannot be opened
+//! is retried in the background: `retry`), described to the model at
 //! `system_prompt` (`_20_behaviour_prompt`), re-indexed at `embedding_model_changed`
 //! (`_10_memory_reload`), closed (and on request purged) by `uninstall`.
 
@@ -12,10 +13,11 @@ use crate::MEMORY;
 use crate::home::{Place, place_for};
 use crate::models;
 use crate::notes::{blocking, info, warn};
+use crate::retry;
 use crate::state::{OpenStore, purge};
 
 /// Opens the scope's store (once; again when the data folder changed). A store that cannot be
-/// opened is logged, and memory sits this monologue out.
+/// opened makes the plugin unhealthy with the reason, until a background retry opens it.
 #[extension(point = MONOLOGUE_START, order = 10)]
 async fn memory_init(cx: &Cx<'_>, _start: &mut MonologueStart) -> Result<(), Error> {
     let config = MEMORY.config()?;
@@ -48,7 +50,7 @@ async fn memory_init(cx: &Cx<'_>, _start: &mut MonologueStart) -> Result<(), Err
             info("memory", format!("{n} memories in {shown}"));
             models::on_open(cx.scope(), &config);
         }
-        Err(e) => warn("memory is off", format!("{e}")),
+        Err(e) => retry::store_failed(cx.scope(), e.to_string()),
     }
     Ok(())
 }

@@ -4,25 +4,34 @@
 //! connection lost during one is reconnected and the transaction retried once, else reported:
 //! never a half memory. Memories of one namespace (default: the scope's name) are one memory.
 //!
+//! Recall by meaning scans the namespace's vectors in this process, read once and kept while
+//! nothing changed: every transaction that changes vectors (a memory embedded, re-embedded,
+//! deleted, a model switch) bumps the namespace's row in `hookpoint_memory_changes` and logs
+//! what changed in `hookpoint_memory_vector_changes`; a recall reads that one row first, so a
+//! write by any process is seen by the next recall, which reads again only the changed vectors.
+//!
 //! The client runs on a thread of its own, so the store may be called from any thread,
 //! inside an async runtime or not.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::mpsc;
 
 use hookpoint_extensions::lock::lock;
 use hookpoint_extensions::payloads::MemoryKind;
+use postgres::config::Host;
 use postgres::{Client, NoTls};
 
-use crate::embedder::cosine;
 use crate::memory::{Memory, kind_from};
 use crate::query::search_words;
 use crate::scored::Scored;
 use crate::sqlite::now_ms;
 use crate::store::{MemoryStore, StoreError};
+use crate::vector_cache::VectorCache;
 
 /// The schema, one migration per version (version n is `MIGRATIONS[n - 1]`).
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
 CREATE TABLE hookpoint_memories(
     id BIGSERIAL PRIMARY KEY,
     namespace TEXT NOT NULL,
@@ -46,7 +55,25 @@ CREATE TABLE hookpoint_memory_vectors(
 CREATE TABLE hookpoint_memory_meta(
     namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
     PRIMARY KEY(namespace, key)
-);"];
+);",
+    "
+CREATE TABLE hookpoint_memory_changes(
+    namespace TEXT PRIMARY KEY,
+    counter BIGINT NOT NULL
+);
+CREATE TABLE hookpoint_memory_vector_changes(
+    namespace TEXT NOT NULL,
+    counter BIGINT NOT NULL,
+    memory_id BIGINT,
+    model TEXT
+);
+CREATE INDEX hookpoint_memory_vector_changes_at
+    ON hookpoint_memory_vector_changes(namespace, counter);",
+];
+
+/// How many changes `hookpoint_memory_vector_changes` keeps per namespace: a cache older than
+/// that reads every vector again.
+const KEPT_CHANGES: i64 = 10_000;
 
 /// The schema version this build creates and migrates to.
 pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
@@ -56,12 +83,21 @@ type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 struct Connection {
     url: String,
     client: Option<Client>,
+    /// The recall model's vectors as of the namespace's change counter.
+    cache: Option<VectorCache>,
 }
 
 impl Connection {
-    fn client(&mut self) -> Result<&mut Client, postgres::Error> {
+    fn client(&mut self) -> Result<&mut Client, StoreError> {
         if self.client.as_ref().is_none_or(Client::is_closed) {
-            self.client = Some(Client::connect(&self.url, NoTls)?);
+            let client = Client::connect(&self.url, NoTls).map_err(|e| {
+                StoreError::Server(format!(
+                    "cannot connect to the PostgreSQL server {}: {}",
+                    server_of(&self.url),
+                    with_causes(&e)
+                ))
+            })?;
+            self.client = Some(client);
         }
         Ok(self.client.as_mut().expect("connected above"))
     }
@@ -75,11 +111,7 @@ impl Connection {
         loop {
             attempt += 1;
             let result = (|| {
-                let mut tx = self
-                    .client()
-                    .map_err(server)?
-                    .transaction()
-                    .map_err(server)?;
+                let mut tx = self.client()?.transaction().map_err(server)?;
                 let value = f(&mut tx)?;
                 tx.commit().map_err(server)?;
                 Ok(value)
@@ -102,6 +134,43 @@ impl Connection {
 
 fn server(e: postgres::Error) -> StoreError {
     StoreError::Server(e.to_string())
+}
+
+/// `e` and what caused it, `: `-separated (the client's "error connecting to server" says
+/// why only in its source).
+fn with_causes(e: &postgres::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
+/// Where a connection string points, for messages: `host:port` or the socket path of each
+/// host, without the user or password.
+fn server_of(url: &str) -> String {
+    let Ok(config) = url.parse::<postgres::Config>() else {
+        return "(the connection string does not parse)".to_owned();
+    };
+    let ports = config.get_ports();
+    let port = |i: usize| ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| match host {
+            Host::Tcp(name) => format!("{name}:{}", port(i)),
+            Host::Unix(dir) => format!("{}/.s.PGSQL.{}", dir.display(), port(i)),
+        })
+        .collect();
+    if hosts.is_empty() {
+        format!("localhost:{}", port(0))
+    } else {
+        hosts.join(", ")
+    }
 }
 
 /// A memory store on a PostgreSQL server (config `"store": "postgres"` with
@@ -130,6 +199,7 @@ impl PostgresStore {
         let mut conn = Connection {
             url: url.to_owned(),
             client: None,
+            cache: None,
         };
         std::thread::Builder::new()
             .name("memory-postgres".into())
@@ -301,6 +371,176 @@ fn set_meta(tx: &mut postgres::Transaction<'_>, ns: &str, value: &str) -> Result
     Ok(())
 }
 
+/// Bumps the namespace's change counter and logs which vector changed (`memory` and `model`;
+/// `None`: every memory, every model), in the transaction that changes it, so another process's
+/// write is seen by this one's next recall, and the other way. The counter's row stays locked
+/// until the transaction ends, so changes commit in counter order.
+fn changed(
+    tx: &mut postgres::Transaction<'_>,
+    ns: &str,
+    memory: Option<i64>,
+    model: Option<&str>,
+) -> Result<(), StoreError> {
+    let counter: i64 = tx
+        .query_one(
+            "INSERT INTO hookpoint_memory_changes(namespace, counter) VALUES ($1, 1)
+             ON CONFLICT(namespace) DO UPDATE SET counter = hookpoint_memory_changes.counter + 1
+             RETURNING counter",
+            &[&ns],
+        )
+        .map_err(server)?
+        .get(0);
+    tx.execute(
+        "INSERT INTO hookpoint_memory_vector_changes(namespace, counter, memory_id, model)
+         VALUES ($1, $2, $3, $4)",
+        &[&ns, &counter, &memory, &model],
+    )
+    .map_err(server)?;
+    if counter % 1000 == 0 {
+        tx.execute(
+            "DELETE FROM hookpoint_memory_vector_changes WHERE namespace = $1 AND counter <= $2",
+            &[&ns, &(counter - KEPT_CHANGES)],
+        )
+        .map_err(server)?;
+    }
+    Ok(())
+}
+
+/// Brings `cache` from its counter to `counter` by re-reading only the memories whose vectors
+/// changed in between; every vector when a change was for all of them or is pruned already.
+fn refresh(
+    tx: &mut postgres::Transaction<'_>,
+    ns: &str,
+    mut cache: VectorCache,
+    counter: i64,
+) -> Result<VectorCache, StoreError> {
+    let model = cache.model_name().to_owned();
+    let from = cache.version();
+    let rows = tx
+        .query(
+            "SELECT counter, memory_id, model FROM hookpoint_memory_vector_changes
+             WHERE namespace = $1 AND counter > $2 AND counter <= $3",
+            &[&ns, &from, &counter],
+        )
+        .map_err(server)?;
+    let mut counters: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+    counters.sort_unstable();
+    counters.dedup();
+    let all = rows.iter().any(|r| r.get::<_, Option<i64>>(1).is_none());
+    if all || i64::try_from(counters.len()).ok() != Some(counter - from) {
+        return read_vectors(tx, ns, &model, counter);
+    }
+    let mut ids: Vec<i64> = rows
+        .iter()
+        .filter(|r| r.get::<_, Option<String>>(2).is_none_or(|m| m == model))
+        .filter_map(|r| r.get(1))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for id in &ids {
+        cache.remove(*id);
+    }
+    let rows = tx
+        .query(
+            "SELECT m.id, m.kind, v.vector FROM hookpoint_memories m
+             JOIN hookpoint_memory_vectors v ON v.memory_id = m.id
+             WHERE m.namespace = $1 AND v.model = $2 AND m.id = ANY($3)",
+            &[&ns, &model, &ids],
+        )
+        .map_err(server)?;
+    for r in &rows {
+        let kind: String = r.get(1);
+        let vector: Vec<f32> = r.get(2);
+        cache.push_vector(r.get(0), kind_from(&kind).unwrap_or_default(), &vector);
+    }
+    cache.set_version(counter);
+    Ok(cache)
+}
+
+/// The namespace's change counter (0 before its first change).
+fn change_count(tx: &mut postgres::Transaction<'_>, ns: &str) -> Result<i64, StoreError> {
+    Ok(tx
+        .query_opt(
+            "SELECT counter FROM hookpoint_memory_changes WHERE namespace = $1",
+            &[&ns],
+        )
+        .map_err(server)?
+        .map_or(0, |r| r.get(0)))
+}
+
+/// What a recall by meaning asks for.
+struct Nearest {
+    model: String,
+    query: Vec<f32>,
+    kind: Option<MemoryKind>,
+    n: usize,
+    threshold: f32,
+}
+
+/// Every vector of `model` in the namespace, as of change `counter`.
+fn read_vectors(
+    tx: &mut postgres::Transaction<'_>,
+    ns: &str,
+    model: &str,
+    counter: i64,
+) -> Result<VectorCache, StoreError> {
+    let rows = tx
+        .query(
+            "SELECT m.id, m.kind, v.vector FROM hookpoint_memories m
+             JOIN hookpoint_memory_vectors v ON v.memory_id = m.id
+             WHERE m.namespace = $1 AND v.model = $2 ORDER BY m.id",
+            &[&ns, &model],
+        )
+        .map_err(server)?;
+    let mut cache = VectorCache::new(model, counter);
+    for r in &rows {
+        let kind: String = r.get(1);
+        let vector: Vec<f32> = r.get(2);
+        cache.push_vector(r.get(0), kind_from(&kind).unwrap_or_default(), &vector);
+    }
+    Ok(cache)
+}
+
+/// Recall by meaning on the cached vectors, read again only when the change counter moved;
+/// then the best memories themselves.
+fn nearest_in(
+    tx: &mut postgres::Transaction<'_>,
+    ns: &str,
+    cache: &mut Option<VectorCache>,
+    want: &Nearest,
+) -> Result<Vec<Scored>, StoreError> {
+    let counter = change_count(tx, ns)?;
+    let cached = match cache.take() {
+        Some(c) if c.is_for(&want.model, counter) => c,
+        Some(c) if c.is_of(&want.model) => refresh(tx, ns, c, counter)?,
+        _ => read_vectors(tx, ns, &want.model, counter)?,
+    };
+    let best = cached.best(&want.query, want.kind, want.n, want.threshold);
+    *cache = Some(cached);
+    if best.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<i64> = best.iter().map(|(id, _)| *id).collect();
+    let rows = tx
+        .query(
+            &format!(
+                "SELECT {COLUMNS} FROM hookpoint_memories WHERE namespace = $1 AND id = ANY($2)"
+            ),
+            &[&ns, &ids],
+        )
+        .map_err(server)?;
+    let mut by_id: HashMap<i64, Memory> = rows.iter().map(|r| (r.get(0), memory(r))).collect();
+    Ok(best
+        .into_iter()
+        .filter_map(|(id, score)| {
+            Some(Scored {
+                memory: by_id.remove(&id)?,
+                score,
+            })
+        })
+        .collect())
+}
+
 impl MemoryStore for PostgresStore {
     fn add(
         &self,
@@ -340,6 +580,7 @@ impl MemoryStore for PostgresStore {
             check(tx, ns, &model, vector.len())?;
             let id = upsert(tx, ns, (kind, &text, &tool, &agent))?;
             put_vector(tx, id, &model, &vector)?;
+            changed(tx, ns, Some(id), Some(&model))?;
             Ok(Some(id))
         })
     }
@@ -379,33 +620,19 @@ impl MemoryStore for PostgresStore {
         n: usize,
         threshold: f32,
     ) -> Result<Vec<Scored>, StoreError> {
-        let (model, query) = (model.to_owned(), query.to_vec());
-        let kind = kind.map(|k| k.as_str().to_owned());
-        self.tx(move |tx, ns| {
-            let rows = tx
-                .query(
-                    &format!(
-                        "SELECT {COLUMNS}, v.vector FROM hookpoint_memories m
-                         JOIN hookpoint_memory_vectors v ON v.memory_id = m.id
-                         WHERE m.namespace = $1 AND v.model = $2 AND ($3::TEXT IS NULL OR m.kind = $3)"
-                    ),
-                    &[&ns, &model, &kind],
-                )
-                .map_err(server)?;
-            let mut found: Vec<Scored> = rows
-                .iter()
-                .filter_map(|r| {
-                    let v: Vec<f32> = r.get(7);
-                    let score = cosine(&v, &query);
-                    (v.len() == query.len() && score >= threshold).then(|| Scored {
-                        memory: memory(r),
-                        score,
-                    })
-                })
-                .collect();
-            found.sort_by(|a, b| b.score.total_cmp(&a.score));
-            found.truncate(n);
-            Ok(found)
+        let want = Nearest {
+            model: model.to_owned(),
+            query: query.to_vec(),
+            kind,
+            n,
+            threshold,
+        };
+        let ns = self.namespace.clone();
+        self.on(move |c| {
+            let mut cache = c.cache.take();
+            let found = c.run(&mut |tx| nearest_in(tx, &ns, &mut cache, &want));
+            c.cache = cache;
+            found
         })
     }
 
@@ -453,6 +680,9 @@ impl MemoryStore for PostgresStore {
                     &[&ns, &id],
                 )
                 .map_err(server)?;
+            if n == 1 {
+                changed(tx, ns, Some(id), None)?;
+            }
             Ok(n == 1)
         })
     }
@@ -470,6 +700,7 @@ impl MemoryStore for PostgresStore {
                 .is_some();
             if there {
                 put_vector(tx, id, &model, &vector)?;
+                changed(tx, ns, Some(id), Some(&model))?;
             }
             Ok(there)
         })
@@ -506,7 +737,7 @@ impl MemoryStore for PostgresStore {
                 &[&ns, &model],
             )
             .map_err(server)?;
-            Ok(())
+            changed(tx, ns, None, None)
         })
     }
 

@@ -34,6 +34,8 @@ const SHOWN_CHARS: usize = 400;
 /// The recall in flight for this task.
 pub(crate) struct Pending {
     handle: JoinHandle<Result<Recalled, String>>,
+    /// The user's message: the query `memory.recall` gets when the search timed out.
+    message: String,
     deadline: tokio::time::Instant,
     store: Arc<dyn MemoryStore>,
 }
@@ -82,6 +84,7 @@ fn recall_memories(cx: &Cx<'_>, ld: &mut LoopData) -> Result<(), Error> {
     ));
     let pending = Pending {
         handle,
+        message: ld.user_message.clone(),
         deadline: tokio::time::Instant::now() + timeout,
         store,
     };
@@ -124,14 +127,19 @@ async fn search(
 }
 
 /// Fires `memory.recall` with what was found (extensions rerank or filter it), then shows up
-/// to `recall_limit` memories and solutions each.
-async fn recalled(ld: &mut LoopData, found: Recalled) -> Result<(), Error> {
+/// to `recall_limit` memories and solutions each. A recall that `timed_out` fires with no
+/// results; when extensions add none, what an earlier recall showed stays.
+async fn recalled(ld: &mut LoopData, found: Recalled, timed_out: bool) -> Result<(), Error> {
     let limit = MEMORY.config()?.recall_limit;
     let mut recall = MemoryRecall::new(found.query);
     recall.results = found.found;
+    recall.timed_out = timed_out;
     match current_agent() {
         Some(agent) => agent.fire_memory_recall(&mut recall).await?,
         None => MEMORY_RECALL.call(&mut recall).await.map(drop)?,
+    }
+    if timed_out && recall.results.is_empty() {
+        return Ok(());
     }
     let (mut solutions, mut memories): (Vec<_>, Vec<_>) = recall
         .results
@@ -144,8 +152,9 @@ async fn recalled(ld: &mut LoopData, found: Recalled) -> Result<(), Error> {
     Ok(())
 }
 
-/// Awaits the recall until its deadline, passes what it found through `memory.recall`, and puts
-/// what is left into the persistent extras (`memories`, `solutions`).
+/// Awaits the recall until its deadline, passes what it found (nothing, when it timed out)
+/// through `memory.recall`, and puts what is left into the persistent extras (`memories`,
+/// `solutions`).
 #[extension(point = MESSAGE_LOOP_PROMPTS_AFTER, order = 91)]
 async fn recall_wait(ld: &mut LoopData) -> Result<(), Error> {
     let Some(task) = current_agent().and_then(|a| a.task()) else {
@@ -155,7 +164,7 @@ async fn recall_wait(ld: &mut LoopData) -> Result<(), Error> {
         return Ok(());
     };
     match tokio::time::timeout_at(p.deadline, &mut p.handle).await {
-        Ok(Ok(Ok(found))) => recalled(ld, found).await?,
+        Ok(Ok(Ok(found))) => recalled(ld, found, false).await?,
         Ok(Ok(Err(why))) => warn(
             "memory recall failed",
             format!("{why}; going on without it"),
@@ -175,6 +184,11 @@ async fn recall_wait(ld: &mut LoopData) -> Result<(), Error> {
                     config.recall_timeout_ms
                 ),
             );
+            let nothing = Recalled {
+                query: p.message,
+                found: Vec::new(),
+            };
+            recalled(ld, nothing, true).await?;
         }
     }
     Ok(())

@@ -49,6 +49,24 @@ CREATE TABLE IF NOT EXISTS vectors(
 CREATE TRIGGER IF NOT EXISTS memories_vd AFTER DELETE ON memories BEGIN
     DELETE FROM vectors WHERE memory_id = old.id;
 END;
+CREATE TABLE IF NOT EXISTS vector_changes(
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    memory_id INTEGER NOT NULL,
+    model TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS vectors_ci AFTER INSERT ON vectors BEGIN
+    INSERT INTO vector_changes(memory_id, model) VALUES (new.memory_id, new.model);
+END;
+CREATE TRIGGER IF NOT EXISTS vectors_cu AFTER UPDATE ON vectors BEGIN
+    INSERT INTO vector_changes(memory_id, model) VALUES (new.memory_id, new.model);
+END;
+CREATE TRIGGER IF NOT EXISTS vectors_cd AFTER DELETE ON vectors BEGIN
+    INSERT INTO vector_changes(memory_id, model) VALUES (old.memory_id, old.model);
+END;
+CREATE TRIGGER IF NOT EXISTS vector_changes_prune AFTER INSERT ON vector_changes
+WHEN new.seq % 1000 = 0 BEGIN
+    DELETE FROM vector_changes WHERE seq <= new.seq - 10000;
+END;
 ";
 
 /// The most matches a search ranks: the most recent ones (see [`SqliteStore::search`]).

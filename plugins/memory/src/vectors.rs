@@ -1,6 +1,8 @@
 //! Vectors in the SQLite store: one per memory and embedding model, a little-endian `f32` blob
 //! beside its dimension; recall by meaning scans the recall model's vectors, read once and
-//! kept in memory while the database is unchanged (`PRAGMA data_version`).
+//! kept in memory while the database is unchanged (`PRAGMA data_version`). When it changed,
+//! only the vectors changed since (triggers log each insert, update and delete in
+//! `vector_changes`, pruned to the last 10,000) are read again.
 
 use hookpoint_extensions::payloads::MemoryKind;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -197,39 +199,87 @@ impl SqliteStore {
         threshold: f32,
     ) -> Result<Vec<(i64, f32)>, StoreError> {
         let mut cache = lock(&self.vectors);
-        let version: i64 = self
-            .reader()
-            .query_row("PRAGMA data_version", [], |r| r.get(0))?;
-        if !cache.as_ref().is_some_and(|c| c.is_for(model, version)) {
-            *cache = Some(self.read_vectors(model, version)?);
-        }
-        Ok(cache
-            .as_ref()
-            .map(|c| c.best(query, kind, limit, threshold))
-            .unwrap_or_default())
-    }
-
-    fn read_vectors(&self, model: &str, version: i64) -> Result<VectorCache, StoreError> {
         let conn = self.reader();
-        let mut stmt = conn.prepare_cached(
-            "SELECT v.memory_id, m.kind, v.dim, v.vector FROM vectors v
-             JOIN memories m ON m.id = v.memory_id WHERE v.model = ?1",
-        )?;
-        let mut c = VectorCache::new(model, version);
-        let mut rows = stmt.query([model])?;
-        while let Some(r) = rows.next()? {
-            let dim = usize::try_from(r.get::<_, i64>(2)?).unwrap_or(0);
-            let blob: &[u8] = r.get_ref(3)?.as_blob().map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    3,
-                    rusqlite::types::Type::Blob,
-                    Box::new(e),
-                )
-            })?;
-            let kind: String = r.get(1)?;
-            let kind = crate::memory::kind_from(&kind).unwrap_or_default();
-            c.push(r.get(0)?, kind, dim, blob);
-        }
-        Ok(c)
+        let version: i64 = conn.query_row("PRAGMA data_version", [], |r| r.get(0))?;
+        let fresh = match cache.take() {
+            Some(c) if c.is_for(model, version) => c,
+            Some(c) if c.is_of(model) => refresh(&conn, c, version)?,
+            _ => read_vectors(&conn, model, version)?,
+        };
+        let best = fresh.best(query, kind, limit, threshold);
+        *cache = Some(fresh);
+        Ok(best)
     }
+}
+
+/// The last change recorded in `vector_changes` (0 before the first).
+fn last_change(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "SELECT coalesce(max(seq), 0) FROM vector_changes",
+        [],
+        |r| r.get(0),
+    )
+}
+
+/// Brings `cache` up to the database's `version` by re-reading only the vectors changed since
+/// its last change; all of them when those changes are pruned already.
+fn refresh(
+    conn: &Connection,
+    mut cache: VectorCache,
+    version: i64,
+) -> Result<VectorCache, StoreError> {
+    let model = cache.model_name().to_owned();
+    let oldest: Option<i64> =
+        conn.query_row("SELECT min(seq) FROM vector_changes", [], |r| r.get(0))?;
+    if oldest.is_some_and(|o| o > cache.seq + 1) {
+        return read_vectors(conn, &model, version);
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT DISTINCT memory_id FROM vector_changes WHERE seq > ?1 AND seq <= ?2 AND model = ?3",
+    )?;
+    let seq = last_change(conn)?;
+    let changed: Vec<i64> = stmt
+        .query_map(params![cache.seq, seq, model], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut one = conn.prepare_cached(
+        "SELECT v.memory_id, m.kind, v.dim, v.vector FROM vectors v
+         JOIN memories m ON m.id = v.memory_id WHERE v.model = ?1 AND v.memory_id = ?2",
+    )?;
+    for id in changed {
+        cache.remove(id);
+        let mut rows = one.query(params![model, id])?;
+        while let Some(r) = rows.next()? {
+            push_row(&mut cache, r)?;
+        }
+    }
+    cache.seq = seq;
+    cache.set_version(version);
+    Ok(cache)
+}
+
+/// Every vector of `model`, as of the database's `version`.
+fn read_vectors(conn: &Connection, model: &str, version: i64) -> Result<VectorCache, StoreError> {
+    let mut c = VectorCache::new(model, version);
+    c.seq = last_change(conn)?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT v.memory_id, m.kind, v.dim, v.vector FROM vectors v
+         JOIN memories m ON m.id = v.memory_id WHERE v.model = ?1",
+    )?;
+    let mut rows = stmt.query([model])?;
+    while let Some(r) = rows.next()? {
+        push_row(&mut c, r)?;
+    }
+    Ok(c)
+}
+
+/// Adds one `(memory_id, kind, dim, vector)` row to `cache`.
+fn push_row(cache: &mut VectorCache, r: &rusqlite::Row<'_>) -> rusqlite::Result<()> {
+    let dim = usize::try_from(r.get::<_, i64>(2)?).unwrap_or(0);
+    let blob: &[u8] = r.get_ref(3)?.as_blob().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Blob, Box::new(e))
+    })?;
+    let kind: String = r.get(1)?;
+    let kind = crate::memory::kind_from(&kind).unwrap_or_default();
+    cache.push(r.get(0)?, kind, dim, blob);
+    Ok(())
 }

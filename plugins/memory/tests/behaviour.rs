@@ -54,6 +54,29 @@ impl Model for Silent {
     }
 }
 
+/// What `memory.recall` saw in the `slow-recall` scope: (query, results, timed out).
+static SLOW_RECALLS: std::sync::Mutex<Vec<(String, usize, bool)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// In the `slow-recall` scope: records each recall and adds a memory of its own to a timed-out
+/// one (what an extension may do when the search was too slow).
+#[extension(point = MEMORY_RECALL, order = 10)]
+fn watch_slow_recalls(cx: &hookpoint::Cx<'_>, recall: &mut MemoryRecall) {
+    if cx.scope().name() != "slow-recall" {
+        return;
+    }
+    let seen = (recall.query.clone(), recall.results.len(), recall.timed_out);
+    SLOW_RECALLS.lock().unwrap().push(seen);
+    if recall.timed_out {
+        recall.results.push(RecalledMemory {
+            id: 0,
+            kind: MemoryKind::Fragment,
+            text: "(memory was too slow this time)".into(),
+            score: None,
+        });
+    }
+}
+
 fn seeded(name: &str, dir: &std::path::Path, config: serde_json::Value) -> hookpoint::Scope {
     let scope = common::scope(name, dir, config);
     store(&scope)
@@ -86,7 +109,17 @@ fn a_recall_that_times_out_is_logged_and_the_monologue_answers() {
         "{warnings:?}"
     );
     let system = &model.requests()[0].messages[0].content;
-    assert!(!system.contains("## memories"), "{system}");
+    assert!(!system.contains("My name is Ada"), "{system}");
+    assert!(
+        system.contains("## memories\n- (memory was too slow this time)"),
+        "what an extension added to the timed-out recall is shown: {system}"
+    );
+    let seen = SLOW_RECALLS.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        [("What is my name?".to_owned(), 0, true)],
+        "memory.recall fired once, timed out, with no results"
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The PostgreSQL store against a real server: the behaviour suite, two agent processes sharing
 //! one memory (what one memorises the other recalls; concurrent writers lose nothing), the
 //! versioned schema, a lost connection retried; and a server that is down at start (memory is
-//! off with the reason, the agent answers).
+//! unhealthy with the reason, the agent answers) and starts later (memory comes back).
 //!
 //! The server: `HOOKPOINT_TEST_POSTGRES` (a connection string; `.ci/postgres start DIR` starts a
 //! throwaway one and prints it). Without it the server tests are skipped with a message, unless
@@ -9,10 +9,13 @@
 
 mod common;
 
+use std::io::{Read, Write};
 use std::sync::Arc;
 
+use hookpoint::PluginState;
 use hookpoint_extensions::{log::LogKind, model::ScriptedModel, payloads::MemoryKind};
 use hookpoint_plugin_memory::{MemoryStore, PostgresStore, SCHEMA_VERSION, store};
+use postgres::config::Host;
 use serde_json::json;
 
 fn server() -> Option<String> {
@@ -94,6 +97,46 @@ fn a_lost_connection_is_reconnected_and_the_write_retried() {
     assert_eq!(store.count(None).unwrap(), 2);
 }
 
+#[test]
+fn a_write_by_another_connection_is_seen_by_the_next_recall() {
+    let Some(url) = server() else { return };
+    let ns = fresh("cache");
+    let first = PostgresStore::open(&url, &ns).unwrap();
+    let second = PostgresStore::open(&url, &ns).unwrap();
+    common::suite::two_handles(&first, &second);
+}
+
+#[test]
+fn after_a_write_postgres_reads_again_only_the_vectors_changed() {
+    let Some(url) = server() else { return };
+    let ns = fresh("incremental");
+    let db = PostgresStore::open(&url, &ns).unwrap();
+    let fragment = MemoryKind::Fragment;
+    let (x, y) = ([1.0, 0.0], [0.0, 1.0]);
+    db.add_embedded(fragment, "along x", "", "a", "m", &x)
+        .unwrap();
+    let texts = |query: &[f32]| -> Vec<String> {
+        db.nearest("m", query, None, 5, 0.9)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.memory.text)
+            .collect()
+    };
+    assert_eq!(texts(&x), ["along x"]);
+    // Behind the change log's back: a recall that reads every vector again would see this.
+    let mut raw = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    raw.execute(
+        "UPDATE hookpoint_memory_vectors v SET vector = $2 FROM hookpoint_memories m
+         WHERE m.id = v.memory_id AND m.namespace = $1",
+        &[&ns, &y.to_vec()],
+    )
+    .unwrap();
+    db.add_embedded(fragment, "along y", "", "a", "m", &y)
+        .unwrap();
+    assert_eq!(texts(&y), ["along y"], "the logged change is read");
+    assert_eq!(texts(&x), ["along x"], "the unlogged one is not");
+}
+
 /// The other process: memorizes through an agent, or writes `HOOKPOINT_PG_WRITES` memories.
 #[test]
 #[ignore = "run by two_processes_share_one_memory as a child process"]
@@ -170,13 +213,33 @@ fn two_processes_share_one_memory() {
     );
 }
 
+/// The memory plugin's state in `scope`.
+fn memory_state(scope: &hookpoint::Scope) -> PluginState {
+    scope
+        .plugins()
+        .into_iter()
+        .find(|p| p.name == "memory")
+        .expect("the memory plugin is linked")
+        .state
+}
+
+/// A port on 127.0.0.1 where nothing listens (yet).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 #[test]
-fn a_server_down_at_start_turns_memory_off_with_the_reason_and_the_agent_answers() {
+fn a_server_down_at_start_makes_memory_unhealthy_with_the_reason_and_the_agent_answers() {
     let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
     let scope = common::scope(
         "pg-down",
         dir.path(),
-        json!({"store": "postgres", "postgres": {"url": "host=127.0.0.1 port=1 user=nobody connect_timeout=2"}}),
+        json!({"store": "postgres", "postgres": {"url": format!("host=127.0.0.1 port={port} user=nobody connect_timeout=2")}}),
     );
     let model = Arc::new(ScriptedModel::new("m"));
     let mut agent = common::agent(&scope, model.clone());
@@ -185,12 +248,98 @@ fn a_server_down_at_start_turns_memory_off_with_the_reason_and_the_agent_answers
         !system.contains("# Memory"),
         "no memory without its store: {system}"
     );
+    let server = format!("127.0.0.1:{port}");
+    match memory_state(&scope) {
+        PluginState::Unhealthy { why } => assert!(
+            why.contains("cannot connect to the PostgreSQL server") && why.contains(&server),
+            "{why}"
+        ),
+        other => panic!("memory should be unhealthy, is {other:?}"),
+    }
     let warnings = common::log(&agent, LogKind::Warning);
     assert!(
         warnings
             .iter()
-            .any(|w| w.starts_with("memory is off") && w.contains("server")),
+            .any(|w| w.starts_with("memory is off") && w.contains(&server)),
         "{warnings:?}"
     );
+    let system = common::say(&mut agent, &model, "What do I like?");
+    assert!(!system.contains("# Memory"), "{system}");
     assert!(store(&scope).is_err());
+}
+
+/// Forwards connections on 127.0.0.1:`port` to the server `url` names: the server "starts"
+/// when this does.
+fn forward(port: u16, url: &str) {
+    let config: postgres::Config = url.parse().unwrap();
+    let target = match (&config.get_hosts()[0], config.get_ports().first().copied()) {
+        (Host::Unix(dir), port) => Err(dir.join(format!(".s.PGSQL.{}", port.unwrap_or(5432)))),
+        (Host::Tcp(name), port) => Ok(format!("{name}:{}", port.unwrap_or(5432))),
+    };
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let client = client.unwrap();
+            let (mut up_read, mut up_write): (Box<dyn Read + Send>, Box<dyn Write + Send>) =
+                match &target {
+                    Err(socket) => {
+                        let s = std::os::unix::net::UnixStream::connect(socket).unwrap();
+                        (Box::new(s.try_clone().unwrap()), Box::new(s))
+                    }
+                    Ok(addr) => {
+                        let s = std::net::TcpStream::connect(addr).unwrap();
+                        (Box::new(s.try_clone().unwrap()), Box::new(s))
+                    }
+                };
+            let (mut down_read, mut down_write) = (client.try_clone().unwrap(), client);
+            std::thread::spawn(move || std::io::copy(&mut down_read, &mut up_write));
+            std::thread::spawn(move || std::io::copy(&mut up_read, &mut down_write));
+        }
+    });
+}
+
+#[test]
+fn memory_comes_back_without_a_restart_when_the_server_starts() {
+    let Some(url) = server() else { return };
+    let port = free_port();
+    let user = url
+        .parse::<postgres::Config>()
+        .unwrap()
+        .get_user()
+        .unwrap_or("postgres")
+        .to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let scope = common::scope(
+        "pg-later",
+        dir.path(),
+        json!({"store": "postgres", "postgres": {
+            "url": format!("host=127.0.0.1 port={port} user={user} dbname=memory connect_timeout=2"),
+            "namespace": fresh("later"),
+        }}),
+    );
+    let model = Arc::new(ScriptedModel::new("m"));
+    let mut agent = common::agent(&scope, model.clone());
+    common::say(&mut agent, &model, "Remember that I like green tea.");
+    assert!(
+        matches!(memory_state(&scope), PluginState::Unhealthy { .. }),
+        "{:?}",
+        memory_state(&scope)
+    );
+    forward(port, &url);
+    let started = std::time::Instant::now();
+    while memory_state(&scope) != PluginState::Active {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "memory did not come back: {:?}",
+            memory_state(&scope)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    common::say(&mut agent, &model, "Remember that I like green tea.");
+    let system = common::say(&mut agent, &model, "Which tea do I like?");
+    assert!(system.contains("# Memory"), "{system}");
+    assert!(
+        system.contains("- Remember that I like green tea"),
+        "{system}"
+    );
 }

@@ -1,11 +1,12 @@
-//! One behaviour suite against each store, and the store chosen per scope by the config: two
-//! agents in one process on two stores.
+//! One behaviour suite against each store, two SQLite handles on one file seeing each other's
+//! vectors, and the store chosen per scope by the config: two agents in one process on two
+//! stores.
 
 mod common;
 
 use std::sync::Arc;
 
-use hookpoint_extensions::model::ScriptedModel;
+use hookpoint_extensions::{model::ScriptedModel, payloads::MemoryKind};
 use hookpoint_plugin_memory::{InMemoryStore, SqliteStore, database_path, store};
 use serde_json::json;
 
@@ -20,6 +21,48 @@ fn the_sqlite_store_behaves() {
     common::suite::run(Arc::new(
         SqliteStore::open(dir.path().join("m.sqlite")).unwrap(),
     ));
+}
+
+#[test]
+fn a_write_by_another_sqlite_connection_is_seen_by_the_next_recall() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = SqliteStore::open(dir.path().join("m.sqlite")).unwrap();
+    let second = SqliteStore::open(dir.path().join("m.sqlite")).unwrap();
+    common::suite::two_handles(&first, &second);
+}
+
+#[test]
+fn after_a_write_sqlite_reads_again_only_the_vectors_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.sqlite");
+    let db = SqliteStore::open(&file).unwrap();
+    let fragment = MemoryKind::Fragment;
+    let (x, y) = ([1.0, 0.0], [0.0, 1.0]);
+    db.add_embedded(fragment, "along x", "", "a", "m", &x)
+        .unwrap();
+    let texts = |query: &[f32]| -> Vec<String> {
+        db.nearest("m", query, None, 5, 0.9)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.memory.text)
+            .collect()
+    };
+    assert_eq!(texts(&x), ["along x"]);
+    // Behind the change log's back: a reader that reads every vector again would see this.
+    let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch("DROP TRIGGER vectors_cu").unwrap();
+    let blob: Vec<u8> = y.iter().flat_map(|v: &f32| v.to_le_bytes()).collect();
+    raw.execute("UPDATE vectors SET vector = ?1", [blob])
+        .unwrap();
+    db.add_embedded(fragment, "along y", "", "a", "m", &y)
+        .unwrap();
+    assert_eq!(texts(&y), ["along y"], "the logged change is read");
+    assert_eq!(
+        texts(&x),
+        ["along x"],
+        "the unlogged one is not: {:?}",
+        texts(&y)
+    );
 }
 
 #[test]

@@ -218,3 +218,40 @@ fn concurrent_writers_lose_nothing(store: &Arc<dyn MemoryStore>) {
     }
     assert_eq!(store.count(None).unwrap(), before + 100);
 }
+
+/// Two handles on one memory (two processes): what `second` writes, deletes, re-embeds or
+/// switches is seen by the next recall by meaning of `first`, which keeps its vectors cached.
+pub fn two_handles(first: &dyn MemoryStore, second: &dyn MemoryStore) {
+    let (x, y) = ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0]);
+    let recall = |model: &str, query: &[f32]| -> Vec<String> {
+        first
+            .nearest(model, query, None, 5, 0.9)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.memory.text)
+            .collect()
+    };
+    let fragment = MemoryKind::Fragment;
+    let along_x = first
+        .add_embedded(fragment, "along x", "", "a", "m", &x)
+        .unwrap()
+        .unwrap();
+    assert_eq!(recall("m", &x), ["along x"]);
+    assert!(recall("m", &y).is_empty());
+    let along_y = second
+        .add_embedded(fragment, "along y", "", "b", "m", &y)
+        .unwrap()
+        .unwrap();
+    assert_eq!(recall("m", &y), ["along y"], "the other's new memory");
+    assert!(second.delete(along_x).unwrap());
+    assert!(recall("m", &x).is_empty(), "the other's delete");
+    assert!(second.set_vector(along_y, "m", &x).unwrap());
+    assert_eq!(recall("m", &x), ["along y"], "the other's new vector");
+    assert!(recall("m", &y).is_empty(), "the old vector is gone");
+    second
+        .add_embedded(fragment, "along y, other model", "", "b", "other", &y)
+        .unwrap();
+    second.switch_model("other").unwrap();
+    assert!(recall("m", &x).is_empty(), "the other's switch of model");
+    assert_eq!(recall("other", &y), ["along y, other model"]);
+}
