@@ -125,6 +125,7 @@
 //! | [`context`], [`decision`], [`glob`] | [`TaskContext`](context::TaskContext), tool-call decisions, tool-name patterns |
 //! | [`approval`] | calls that wait for an answer across a restart: [`PendingCall`](approval::PendingCall), [`Approval`](approval::Approval), [`Agent::resume`](agent::Agent::resume) |
 //! | [`builtin`] | the built-in extensions (each an ordinary extension; listed in the README) |
+//! | [`data_dir`] | where plugins keep their files by default ([`data_dir::plugin_data_dir`]) |
 //! | [`layout`] | Agent Zero's folder layout (project, profiles, user, plugins) as a preset of a scope's layers ([`layout::AgentZeroLayout`]) |
 //! | [`trace`] | what an agent's points did, for tools like the demo's trace |
 //! | [`ui`] | [`banners`](ui::banners) and [`webui`](ui::webui): the interface's points that belong to no agent |
@@ -139,6 +140,7 @@ pub mod builtin;
 pub mod cache;
 pub mod config;
 pub mod context;
+pub mod data_dir;
 pub mod decision;
 pub mod glob;
 pub mod history;

@@ -2,7 +2,7 @@
 //! is, in this order: the config's `data_dir`, the folder the application chose with
 //! [`set_data_dir`], or [`default_data_dir`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use hookpoint::Scope;
@@ -36,15 +36,7 @@ pub fn set_data_dir(scope: &Scope, dir: impl Into<PathBuf>) {
 /// `$HOME/.local/share/hookpoint/memory`; `None` when neither variable is set (memory is then
 /// off until a folder is chosen).
 pub fn default_data_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| Path::new(&h).join(".local/share"))
-        })?;
-    Some(base.join("hookpoint").join("memory"))
+    hookpoint_extensions::data_dir::plugin_data_dir("memory")
 }
 
 /// A scope name as a folder name, one folder per name: a name of ASCII letters, digits, `-`,

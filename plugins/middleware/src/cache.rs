@@ -248,22 +248,9 @@ fn folder(config: &CacheConfig) -> Result<PathBuf, String> {
         }
         return Ok(dir.clone());
     }
-    default_dir().ok_or_else(|| {
+    hookpoint_extensions::data_dir::plugin_data_dir("middleware").ok_or_else(|| {
         "neither `cache.dir` nor $XDG_DATA_HOME or $HOME is set: nowhere to keep the cache".into()
     })
-}
-
-/// `$XDG_DATA_HOME/hookpoint/middleware`, else `$HOME/.local/share/hookpoint/middleware`.
-fn default_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| Path::new(&h).join(".local/share"))
-        })?;
-    Some(base.join("hookpoint").join("middleware"))
 }
 
 /// Opens (creating) the cache file and its table.

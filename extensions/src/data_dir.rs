@@ -1,0 +1,25 @@
+//! Where plugins keep their files by default: one folder per plugin under the user's data
+//! folder (the XDG base directory convention).
+
+use std::path::{Path, PathBuf};
+
+/// `$XDG_DATA_HOME/hookpoint/<plugin>`, else `$HOME/.local/share/hookpoint/<plugin>`; `None`
+/// when neither variable is set (or both are empty).
+///
+/// ```
+/// # // SAFETY: the doctest is its own process and reads the variables on this thread only.
+/// # unsafe { std::env::set_var("XDG_DATA_HOME", "/data") };
+/// let dir = hookpoint_extensions::data_dir::plugin_data_dir("memory");
+/// assert_eq!(dir, Some(std::path::PathBuf::from("/data/hookpoint/memory")));
+/// ```
+pub fn plugin_data_dir(plugin: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| Path::new(&h).join(".local/share"))
+        })?;
+    Some(base.join("hookpoint").join(plugin))
+}
