@@ -77,11 +77,14 @@ fn transport(e: &(dyn Error + Send + Sync + 'static)) -> String {
                     excerpt(body)
                 )
             }
-            None => format!("not an MCP endpoint: its answer is not JSON-RPC{}", excerpt(text)),
+            None => format!(
+                "not an MCP endpoint: its answer is not JSON-RPC{}",
+                excerpt(text)
+            ),
         },
-        HttpError::UnexpectedContentType(Some(kind)) => format!(
-            "not an MCP endpoint: it answered with `{kind}`, not JSON or an event stream"
-        ),
+        HttpError::UnexpectedContentType(Some(kind)) => {
+            format!("not an MCP endpoint: it answered with `{kind}`, not JSON or an event stream")
+        }
         HttpError::UnexpectedContentType(None) => {
             "not an MCP endpoint: it answered without a content type".into()
         }
@@ -92,9 +95,7 @@ fn transport(e: &(dyn Error + Send + Sync + 'static)) -> String {
         HttpError::AuthRequired(_) => {
             "it requires authorization (HTTP 401): set `headers` in its entry".into()
         }
-        HttpError::InsufficientScope(_) => {
-            "its token lacks the required scope (HTTP 403)".into()
-        }
+        HttpError::InsufficientScope(_) => "its token lacks the required scope (HTTP 403)".into(),
         HttpError::SessionExpired => "its session expired (HTTP 404)".into(),
         HttpError::UnexpectedEndOfStream | HttpError::TransportChannelClosed => {
             "the connection closed".into()

@@ -14,8 +14,8 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::io::AsyncReadExt;
 
-use crate::cause;
 use crate::bounded::{BoundedLines, ProblemSlot, StreamProblem};
+use crate::cause;
 use crate::error::McpError;
 use crate::group::ProcessGroup;
 use crate::server::{ServerSpec, Transport};

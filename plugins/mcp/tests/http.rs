@@ -19,10 +19,9 @@ hookpoint::link!(hookpoint_plugin_mcp);
 
 /// Serves `app` on a free port of 127.0.0.1 on the harness' runtime; its `/mcp` URL.
 fn serve(h: &Harness, app: axum::Router) -> String {
-    let listener = h
-        .rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
+    let listener =
+        h.rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
     let port = listener.local_addr().unwrap().port();
     h.rt.spawn(async move { axum::serve(listener, app).await });
     format!("http://127.0.0.1:{port}/mcp")
@@ -150,7 +149,11 @@ fn answer(request: &Value, size: usize) -> Response {
         _ => json!({}),
     };
     let body = json!({"jsonrpc": "2.0", "id": id, "result": result});
-    ([(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 #[test]
