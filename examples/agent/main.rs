@@ -471,7 +471,10 @@ fn hookpoint_cli(args: &[std::ffi::OsString]) -> Result<i32, Box<dyn std::error:
             .is_some_and(|p| p.to_string_lossy().starts_with("tool."))
         && !args.iter().any(|a| a == "json");
     if explains_tools {
-        println!("MCP servers of the developer profile ({}):", servers.len());
+        println!(
+            "MCP servers of the developer profile ({}, from its settings.json; `explain` starts none):",
+            servers.len()
+        );
         for s in &servers {
             println!("  {s}");
         }

@@ -2,6 +2,9 @@
 //! stdio, in one run (target: the chain within 1.2× of rmcp alone):
 //!
 //! - `call/rmcp_direct`: the call made directly with rmcp on a connection opened beforehand.
+//! - `call/rmcp_direct_spaced`: the same direct call after 100 µs of busy work, as the chain
+//!   spaces its calls with the loop's own work: a server called after a pause answers slower,
+//!   which is most of what separates the chain from `rmcp_direct`.
 //! - `call/agent_chain`: one user message to a fresh agent whose model calls the tool and then
 //!   answers, through the agent's whole loop: `tool.register` (the plugin brings its servers in
 //!   line with the settings), the system prompt, `tool.before_call`, masking and unmasking,
@@ -63,6 +66,18 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("rmcp_direct", |b| {
         b.iter(|| {
+            let mut params = CallToolRequestParams::new("get_current_time");
+            params.arguments = json!({"timezone": "UTC"}).as_object().cloned();
+            rt.block_on(client.peer().call_tool(params)).unwrap()
+        })
+    });
+
+    group.bench_function("rmcp_direct_spaced", |b| {
+        b.iter(|| {
+            let t = std::time::Instant::now();
+            while t.elapsed() < std::time::Duration::from_micros(100) {
+                std::hint::spin_loop();
+            }
             let mut params = CallToolRequestParams::new("get_current_time");
             params.arguments = json!({"timezone": "UTC"}).as_object().cloned();
             rt.block_on(client.peer().call_tool(params)).unwrap()

@@ -80,13 +80,12 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
         if lock(&this.problem).is_some() {
             return Poll::Ready(Ok(())); // the end of the stream
         }
-        let mut part = ReadBuf::new(buf.initialize_unfilled());
-        match Pin::new(&mut this.inner).poll_read(cx, &mut part) {
+        // Read straight into `buf` (no zeroing, no copy), then keep what may pass.
+        let before = buf.filled().len();
+        match Pin::new(&mut this.inner).poll_read(cx, buf) {
             Poll::Ready(Ok(())) => {
-                let n = part.filled().len();
-                let filled = part.filled().to_vec();
-                let pass = this.scan(&filled[..n]);
-                buf.advance(pass);
+                let pass = this.scan(&buf.filled()[before..]);
+                buf.set_filled(before + pass);
                 Poll::Ready(Ok(()))
             }
             other => other,

@@ -15,6 +15,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use tokio::io::AsyncReadExt;
 
 use crate::bounded::{BoundedLines, ProblemSlot, StreamProblem};
+use crate::cause;
 use crate::error::McpError;
 use crate::group::ProcessGroup;
 use crate::server::{ServerSpec, Transport};
@@ -75,7 +76,7 @@ impl Connection {
                     let group = ProcessGroup::of(&child);
                     let service = rmcp::serve_client(client, transport).await;
                     let service = service
-                        .map_err(|e| start_error(&server, &e.to_string(), &problem, &stderr));
+                        .map_err(|e| start_error(&server, &cause::start(&e), &problem, &stderr));
                     if service.is_err() {
                         // `group` (dropped first, on the way out) kills the rest of the tree.
                         let _ = child.start_kill();
@@ -88,7 +89,7 @@ impl Connection {
                     let service = rmcp::serve_client(client, transport).await.map_err(|e| {
                         McpError::Start {
                             server: server.clone(),
-                            why: format!("{url}: {e}"),
+                            why: format!("{url}: {}", cause::start(&e)),
                         }
                     })?;
                     Ok((service, None, None))
@@ -167,7 +168,8 @@ impl Connection {
     }
 
     fn failure(&self, tool: &str, e: ServiceError) -> McpError {
-        match lock(&self.problem).clone() {
+        let problem = lock(&self.problem).clone();
+        match problem {
             Some(p) => problem_error(&self.server, p),
             None => match e {
                 ServiceError::McpError(data) => McpError::Refused {
@@ -175,10 +177,21 @@ impl Connection {
                     tool: tool.to_owned(),
                     why: data.message.to_string(),
                 },
-                _ => McpError::Exited {
-                    server: self.server.clone(),
-                    tool: tool.to_owned(),
-                    detail: tail(&self.stderr),
+                e => match cause::too_large(&e) {
+                    Some(max) => {
+                        // Like a stdio server's over-long line: this session is done.
+                        *lock(&self.problem) = Some(StreamProblem::TooLarge(max));
+                        self.service.cancellation_token().cancel();
+                        McpError::TooLarge {
+                            server: self.server.clone(),
+                            max,
+                        }
+                    }
+                    None => McpError::Exited {
+                        server: self.server.clone(),
+                        tool: tool.to_owned(),
+                        detail: format!("{}{}", cause::call(&e), tail(&self.stderr)),
+                    },
                 },
             },
         }

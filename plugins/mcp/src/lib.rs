@@ -71,6 +71,7 @@
 #![warn(missing_docs)]
 
 mod bounded;
+mod cause;
 mod config;
 mod connection;
 mod error;

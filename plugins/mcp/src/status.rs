@@ -33,7 +33,15 @@ pub enum ServerState {
     },
 }
 
-/// One server of a scope, as `status` and the demo's `mcp` listing show it.
+/// One server of a scope, as `status` and the demo's `mcp` listing show it. Its `Display` is
+/// the one-line form `hookpoint explain` prints:
+///
+/// ```
+/// let scope = hookpoint::ScopeBuilder::new("mcp-status-doc").watch(false).build().unwrap();
+/// let servers = serde_json::json!({"time": {"command": "mcp-server-time"}});
+/// let status = hookpoint_plugin_mcp::configure(&scope, servers.as_object().unwrap());
+/// assert_eq!(status[0].to_string(), "time [stdio: mcp-server-time] not started (it starts, and its tools are listed, at the agent's first round)");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ServerStatus {
     /// Its name (the tools' prefix).
@@ -55,7 +63,10 @@ pub struct ServerStatus {
 impl std::fmt::Display for ServerStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = match &self.state {
-            ServerState::NotStarted => "not started".to_owned(),
+            ServerState::NotStarted => {
+                "not started (it starts, and its tools are listed, at the agent's first round)"
+                    .to_owned()
+            }
             ServerState::Running { pid: Some(pid) } => format!("running (pid {pid})"),
             ServerState::Running { pid: None } => "running".to_owned(),
             ServerState::Failed {
