@@ -14,7 +14,10 @@ fuzz_target!(|bytes: &[u8]| {
             let printed: Value = serde_json::from_slice(bytes).expect("a replacement is JSON");
             let object = printed.as_object().expect("a replacement is an object");
             assert_eq!(answer.payload.as_ref(), object.get("payload"));
-            assert_eq!(answer.stop, object.get("continue") == Some(&Value::Bool(false)));
+            assert_eq!(
+                answer.stop,
+                object.get("continue") == Some(&Value::Bool(false))
+            );
         }
         Err(message) => assert!(message.contains("fuzz-hook"), "unnamed: {message}"),
     }

@@ -44,5 +44,8 @@ fuzz_target!(|input: &[u8]| {
     for (name, _) in &pairs {
         shown = shown.replace(&placeholder(name), "\0");
     }
-    assert!(!secrets.reveals_secret(&shown), "a secret left in {shown:?}");
+    assert!(
+        !secrets.reveals_secret(&shown),
+        "a secret left in {shown:?}"
+    );
 });

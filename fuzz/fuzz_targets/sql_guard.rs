@@ -42,7 +42,11 @@ fuzz_target!(|sql: &[u8]| {
     assert!(
         after == *original,
         "the database changed after {sql:?} ({})",
-        if result.is_ok() { "let through" } else { "refused" }
+        if result.is_ok() {
+            "let through"
+        } else {
+            "refused"
+        }
     );
     for extra in ["-wal", "-journal", "-shm"] {
         let _ = std::fs::remove_file(dir.path().join(format!("fuzzed.db{extra}")));

@@ -7,6 +7,9 @@
 //! assert!(parsed.is_ok());
 //! ```
 
+// The parsers' own error type, returned as they return it (as in `fs`).
+#![allow(clippy::result_large_err)]
+
 use std::path::Path;
 
 use serde_json::Value;
