@@ -89,3 +89,49 @@ pub fn hook_output(bytes: &[u8]) -> Result<HookAnswer, String> {
         })
         .map_err(|e| e.to_string())
 }
+
+/// A plugin config type with the shapes configs have: a number, an optional nested object, a
+/// list of strings; unknown keys are refused.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct FuzzConfig {
+    level: u8,
+    nested: Option<Box<FuzzConfig>>,
+    names: Vec<String>,
+}
+
+static FUZZ_PLUGIN: crate::registry::PluginEntry = crate::registry::PluginEntry {
+    name: "fuzzed",
+    description: "a config type for the fuzz targets",
+    crate_name: "hookpoint",
+    default_config: || serde_json::to_value(FuzzConfig::default()),
+    check_config: crate::__private::check_config::<FuzzConfig>,
+    install: None,
+    uninstall: None,
+    check: None,
+    file: file!(),
+    line: line!(),
+};
+
+/// Checks a plugin's `config.json` bytes as the loader does, for a crate plugin whose config
+/// type has a `level` (u8), a `nested` config and `names` (strings), over its defaults. `Ok` is
+/// the file's object.
+///
+/// # Errors
+/// As the loader reports a config that is not JSON, not an object, or does not fit the type.
+///
+/// ```
+/// assert!(hookpoint::__fuzz::plugin_config(br#"{"level": 3}"#).is_ok());
+/// let err = hookpoint::__fuzz::plugin_config(b"{\"names\": [1]}").unwrap_err();
+/// assert_eq!(err.line, Some(1), "{err}");
+/// ```
+pub fn plugin_config(bytes: &[u8]) -> Result<Value, Diagnostic> {
+    let below = serde_json::to_value(FuzzConfig::default()).expect("the defaults serialise");
+    crate::fs::load::configs::check_config_file(
+        "fuzzed",
+        Some(&FUZZ_PLUGIN),
+        &below,
+        Path::new("config.json"),
+        bytes,
+    )
+}
