@@ -134,6 +134,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[doc(hidden)]
+pub mod __fuzz;
 pub mod agent;
 pub mod approval;
 pub mod builtin;

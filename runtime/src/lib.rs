@@ -122,6 +122,9 @@ extern crate self as hookpoint;
 
 #[doc(hidden)]
 pub mod __bench;
+#[doc(hidden)]
+#[cfg(hookpoint_overrides)]
+pub mod __fuzz;
 mod call;
 #[cfg(hookpoint_cli)]
 pub mod cli;

@@ -6,7 +6,7 @@
 //!   streaming (server-sent events), e.g. a local llama.cpp, vLLM or Ollama server.
 
 #[cfg(feature = "http")]
-mod openai;
+pub(crate) mod openai;
 mod scripted;
 
 use std::time::Duration;

@@ -328,3 +328,34 @@ impl std::fmt::Debug for OpenAiModel {
             .finish()
     }
 }
+
+/// The events an SSE body split into `chunks` (as the network delivered it) reads as, the way
+/// [`step`] reads them: each `data:` payload's events in order, up to `[DONE]`, the first error
+/// (as text) ending the list. For the fuzz targets (`crate::__fuzz`).
+pub(crate) fn sse_events(chunks: Vec<Vec<u8>>) -> Vec<Result<ModelEvent, String>> {
+    use futures_util::FutureExt;
+    let body = futures_util::stream::iter(chunks.into_iter().map(Ok::<_, std::io::Error>));
+    let mut sse = Box::pin(body.eventsource());
+    let mut out = Vec::new();
+    let mut n = 0;
+    // An in-memory stream is always ready: every `next` completes at once.
+    while let Some(Some(event)) = sse.next().now_or_never() {
+        n += 1;
+        let event = match event {
+            Ok(event) => event,
+            Err(e) => {
+                out.push(Err(format!("the stream broke after {} events: {e}", n - 1)));
+                break;
+            }
+        };
+        match chunk_events(&event.data, n) {
+            Ok(Chunk::Events(events, _)) => out.extend(events.into_iter().map(Ok)),
+            Ok(Chunk::Done) => break,
+            Err(e) => {
+                out.push(Err(e.to_string()));
+                break;
+            }
+        }
+    }
+    out
+}

@@ -82,16 +82,25 @@ impl<T> ThreadCopy<T> {
     /// `nested`: a dispatch is running on this thread (it may hold the previous pointer), so the
     /// previous value is retired instead of dropped; with `nested == false` the previous value
     /// and every retired one are released.
+    ///
+    /// Releasing a value can run user code (a registered closure's captures) that dispatches on
+    /// this thread and so refreshes this copy again, or publishes: values are released with no
+    /// borrow held, and the pointer returned is the one held after they are gone.
     pub(crate) fn refresh(&self, slot: &Swap<T>, nested: bool) -> *const T {
         let fresh = slot.load_full();
-        let ptr = Arc::as_ptr(&fresh);
         let old = self.held.borrow_mut().replace(fresh);
         if nested {
             self.retired.borrow_mut().extend(old);
         } else {
+            let retired = std::mem::take(&mut *self.retired.borrow_mut());
             drop(old);
-            self.retired.borrow_mut().clear();
+            drop(retired);
         }
-        ptr
+        // A refresh run by a release above may have replaced (and freed) `fresh`.
+        let held = self.held.borrow();
+        Arc::as_ptr(
+            held.as_ref()
+                .expect("a refresh holds a value; nothing takes it out"),
+        )
     }
 }

@@ -57,7 +57,7 @@ pub(crate) fn read(path: &Path) -> Result<Toggles, Diagnostic> {
 /// The largest toggles file read, in bytes.
 const MAX_TOGGLES: u64 = 1 << 20;
 
-fn parse(path: &Path, bytes: &[u8]) -> Result<Toggles, Diagnostic> {
+pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<Toggles, Diagnostic> {
     let body = without_bom(bytes);
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Toggles::default());

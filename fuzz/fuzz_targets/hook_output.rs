@@ -1,0 +1,24 @@
+//! A command hook's stdout: never a panic; a payload it replaces is exactly the `payload` value
+//! of the JSON object it printed, otherwise the payload is untouched; a refusal names the hook.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+
+fuzz_target!(|bytes: &[u8]| {
+    match hookpoint::__fuzz::hook_output(bytes) {
+        Ok(answer) => {
+            if answer.payload.is_none() && !answer.stop {
+                return;
+            }
+            let printed: Value = serde_json::from_slice(bytes).expect("a replacement is JSON");
+            let object = printed.as_object().expect("a replacement is an object");
+            assert_eq!(answer.payload.as_ref(), object.get("payload"));
+            assert_eq!(
+                answer.stop,
+                object.get("continue") == Some(&Value::Bool(false))
+            );
+        }
+        Err(message) => assert!(message.contains("fuzz-hook"), "unnamed: {message}"),
+    }
+});

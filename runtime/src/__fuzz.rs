@@ -1,0 +1,137 @@
+//! Entry points for the fuzz targets in `fuzz/`: the parsers of input hookpoint does not
+//! control, reachable without a layer folder on disk. **Not public API**: hidden, unstable, and
+//! changed with the parsers it reaches.
+//!
+//! ```
+//! let parsed = hookpoint::__fuzz::manifest(br#"{"order": 3}"#);
+//! assert!(parsed.is_ok());
+//! ```
+
+// The parsers' own error type, returned as they return it (as in `fs`).
+#![allow(clippy::result_large_err)]
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::diagnostic::Diagnostic;
+
+/// Parses an override manifest (`<stem>.json`) as the loader does; `Ok` is the parsed value's
+/// `Debug` text.
+///
+/// # Errors
+/// The problem the loader would report, with a position when it is in the text.
+///
+/// ```
+/// let err = hookpoint::__fuzz::manifest(b"{\"order\": true}").unwrap_err();
+/// assert_eq!(err.line, Some(1), "at the value: {err}");
+/// ```
+pub fn manifest(bytes: &[u8]) -> Result<String, Diagnostic> {
+    crate::fs::manifest::parse_manifest(Path::new("fuzz.json"), bytes).map(|m| format!("{m:?}"))
+}
+
+/// Parses a plugin toggles file; `Ok` is the parsed value serialised again as JSON, which must
+/// parse to the same text.
+///
+/// # Errors
+/// As the loader reports an unusable toggles file.
+///
+/// ```
+/// let again = hookpoint::__fuzz::toggles(br#"{"plugins": {"a": true}}"#).unwrap();
+/// assert_eq!(hookpoint::__fuzz::toggles(again.as_bytes()).unwrap(), again);
+/// ```
+pub fn toggles(bytes: &[u8]) -> Result<String, Diagnostic> {
+    crate::fs::plugins::toggles::parse(Path::new("plugins.json"), bytes).map(|t| {
+        serde_json::to_string(&t).expect("a toggles value serialises (string keys, booleans)")
+    })
+}
+
+/// Parses `plugin.json` bytes of a folder named `fuzzed`; `Ok` is the parsed value's `Debug`.
+///
+/// # Errors
+/// As folder-plugin discovery reports an unusable `plugin.json`.
+///
+/// ```
+/// assert!(hookpoint::__fuzz::plugin_manifest(br#"{"name": "fuzzed"}"#).is_ok());
+/// assert!(hookpoint::__fuzz::plugin_manifest(br#"{"name": "other"}"#).is_err());
+/// ```
+#[cfg(hookpoint_folder_plugins)]
+pub fn plugin_manifest(bytes: &[u8]) -> Result<String, Diagnostic> {
+    crate::fs::plugins::manifest::parse(Path::new("fuzzed/plugin.json"), "fuzzed", bytes)
+        .map(|m| format!("{m:?}"))
+}
+
+/// What a command hook's stdout asks for: the replacing payload (`None`: untouched) and whether
+/// it stops the chain.
+#[derive(Debug, PartialEq)]
+pub struct HookAnswer {
+    /// `{"payload": v}`.
+    pub payload: Option<Value>,
+    /// `{"continue": false}`.
+    pub stop: bool,
+}
+
+/// Parses a command hook's stdout (exit status 0) as dispatch does.
+///
+/// # Errors
+/// The bad-output message naming the hook, as dispatch reports it.
+///
+/// ```
+/// let answer = hookpoint::__fuzz::hook_output(br#"{"payload": 3}"#).unwrap();
+/// assert_eq!(answer.payload, Some(serde_json::json!(3)));
+/// ```
+#[cfg(hookpoint_command_hooks)]
+pub fn hook_output(bytes: &[u8]) -> Result<HookAnswer, String> {
+    crate::command::output::parse_output(std::path::PathBuf::from("fuzz-hook"), bytes)
+        .map(|out| HookAnswer {
+            payload: out.payload,
+            stop: out.stop,
+        })
+        .map_err(|e| e.to_string())
+}
+
+/// A plugin config type with the shapes configs have: a number, an optional nested object, a
+/// list of strings; unknown keys are refused.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct FuzzConfig {
+    level: u8,
+    nested: Option<Box<FuzzConfig>>,
+    names: Vec<String>,
+}
+
+static FUZZ_PLUGIN: crate::registry::PluginEntry = crate::registry::PluginEntry {
+    name: "fuzzed",
+    description: "a config type for the fuzz targets",
+    crate_name: "hookpoint",
+    default_config: || serde_json::to_value(FuzzConfig::default()),
+    check_config: crate::__private::check_config::<FuzzConfig>,
+    install: None,
+    uninstall: None,
+    check: None,
+    file: file!(),
+    line: line!(),
+};
+
+/// Checks a plugin's `config.json` bytes as the loader does, for a crate plugin whose config
+/// type has a `level` (u8), a `nested` config and `names` (strings), over its defaults. `Ok` is
+/// the file's object.
+///
+/// # Errors
+/// As the loader reports a config that is not JSON, not an object, or does not fit the type.
+///
+/// ```
+/// assert!(hookpoint::__fuzz::plugin_config(br#"{"level": 3}"#).is_ok());
+/// let err = hookpoint::__fuzz::plugin_config(b"{\"names\": [1]}").unwrap_err();
+/// assert_eq!(err.line, Some(1), "{err}");
+/// ```
+pub fn plugin_config(bytes: &[u8]) -> Result<Value, Diagnostic> {
+    let below = serde_json::to_value(FuzzConfig::default()).expect("the defaults serialise");
+    crate::fs::load::configs::check_config_file(
+        "fuzzed",
+        Some(&FUZZ_PLUGIN),
+        &below,
+        Path::new("config.json"),
+        bytes,
+    )
+}
