@@ -65,7 +65,7 @@ fn call_of<'a, P: 'static>(id: u32, point: &'a str, payload: &mut P) -> Call<'a>
 pub fn call_sync<P: 'static>(point: &str, payload: &mut P) -> Result<Outcome, Error> {
     scope::ensure_default_published();
     let Some(id) = site::lookup(point) else {
-        crate::suggest::unknown_point(point, &site::interned_names());
+        site::warn_if_unknown(point);
         return Ok(Outcome::RAN_ALL);
     };
     Scope::dispatch_current(call_of(id, point, payload), None)
@@ -96,7 +96,7 @@ pub fn call_sync<P: 'static>(point: &str, payload: &mut P) -> Result<Outcome, Er
 pub async fn call_async<P: Send + 'static>(point: &str, payload: &mut P) -> Result<Outcome, Error> {
     scope::ensure_default_published();
     let Some(id) = site::lookup(point) else {
-        crate::suggest::unknown_point(point, &site::interned_names());
+        site::warn_if_unknown(point);
         return Ok(Outcome::RAN_ALL);
     };
     let scope = Scope::current();

@@ -50,6 +50,19 @@ pub(crate) fn lookup(name: &str) -> Option<u32> {
     locks::read(&INTERNER).ids.get(name).copied()
 }
 
+/// For a dispatch of `name` that nothing interned: warns once, with the nearest known point,
+/// unless `name` is declared (`point!`, `#[extensible]`; a declared point with no extension is
+/// known, and runs nothing). Known points are the declared and the interned ones.
+pub(crate) fn warn_if_unknown(name: &str) {
+    let declared = || crate::registry::HOOKPOINT_PTS_V0.iter().map(|p| p.name);
+    if declared().any(|d| d == name) {
+        return;
+    }
+    let mut known = interned_names();
+    known.extend(declared());
+    crate::suggest::unknown_point(name, &known);
+}
+
 /// Every interned name, in id order (for "did you mean" hints; not a hot path).
 pub(crate) fn interned_names() -> Vec<&'static str> {
     locks::read(&INTERNER).names.clone()
@@ -139,12 +152,10 @@ impl PointSite {
         let id = match lookup(self.name) {
             Some(id) => id,
             None => {
-                let known = interned_names();
-                let id = intern(self.name);
                 if ACTIVE_GENERATION.load(Ordering::Acquire) != 0 {
-                    crate::suggest::unknown_point(self.name, &known);
+                    warn_if_unknown(self.name);
                 }
-                id
+                intern(self.name)
             }
         };
         self.id.store(id, Ordering::Relaxed);

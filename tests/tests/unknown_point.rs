@@ -5,6 +5,12 @@ use std::sync::{Arc, Mutex};
 
 use hookpoint::extension;
 
+hookpoint::point! {
+    /// Declared, with no extension anywhere.
+    pub static QUIET_ONE: SyncPoint<u32> = "unknown_hint.quiet_one";
+    pub static QUIET_TWO: SyncPoint<u32> = "unknown_hint.quiet_two";
+}
+
 #[extension(point = "unknown_hint.greeting")]
 fn greet(text: &mut String) {
     text.push_str("hello");
@@ -107,4 +113,26 @@ fn a_call_site_of_a_known_point_does_not_warn() {
         assert_eq!(text, "hello");
     });
     assert!(log.is_empty(), "{log}");
+}
+
+#[test]
+fn a_declared_point_with_no_extension_is_known() {
+    let log = warnings_of(|| {
+        QUIET_TWO.call(&mut 0).unwrap();
+        QUIET_ONE.call(&mut 0).unwrap();
+        hookpoint::call_sync("unknown_hint.quiet_one", &mut 0u32).unwrap();
+        hookpoint::call!("unknown_hint.quiet_two", &mut 0u32).unwrap();
+    });
+    assert!(log.is_empty(), "{log}");
+}
+
+#[test]
+fn a_misspelt_declared_point_with_no_extension_is_suggested() {
+    let log = warnings_of(|| {
+        hookpoint::call_sync("unknown_hint.quiet_onee", &mut 0u32).unwrap();
+    });
+    assert!(
+        log.contains("did you mean `unknown_hint.quiet_one`"),
+        "{log}"
+    );
 }
