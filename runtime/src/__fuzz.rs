@@ -135,3 +135,104 @@ pub fn plugin_config(bytes: &[u8]) -> Result<Value, Diagnostic> {
         bytes,
     )
 }
+
+/// A payload type with the shapes payloads have (text, a number, a list, a nested value), for
+/// the wasm output targets.
+#[cfg(hookpoint_wasm)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FuzzPayload {
+    /// Some text.
+    pub text: String,
+    /// A number.
+    pub n: i64,
+    /// A list.
+    pub tags: Vec<String>,
+    /// A nested payload.
+    pub nested: Option<Box<FuzzPayload>>,
+}
+
+/// Applies a wasm guest's output `bytes` to `payload` as dispatch does on a point whose
+/// extensions return nothing; `Ok` is whether it stops the chain.
+///
+/// # Errors
+/// The failure dispatch reports (the guest's `error`, output that breaks the protocol, a
+/// `payload` that does not fit), as text naming the module `fuzz.wasm`.
+///
+/// ```
+/// use hookpoint::__fuzz::{FuzzPayload, wasm_output};
+/// let mut p = FuzzPayload::default();
+/// assert_eq!(wasm_output(br#"{"payload": {"text": "t", "n": 2, "tags": []}}"#, &mut p), Ok(false));
+/// assert_eq!((p.text.as_str(), p.n), ("t", 2));
+/// assert!(wasm_output(br#"{"payload": {"n": "two"}}"#, &mut p).is_err());
+/// assert_eq!(p.n, 2, "a payload that does not fit leaves the old one");
+/// ```
+#[cfg(hookpoint_wasm)]
+pub fn wasm_output(bytes: &[u8], payload: &mut FuzzPayload) -> Result<bool, String> {
+    let codec = crate::registry::JsonCodec::of::<FuzzPayload>();
+    let target = wasm_target(&codec, payload);
+    // SAFETY: `payload` is a live `FuzzPayload`, exclusively borrowed, and the codec is made for
+    // `FuzzPayload`.
+    unsafe { crate::dispatch::wasm_answer::apply(&target, bytes) }
+        .map(|flow| flow == crate::registry::Flow::Stop)
+        .map_err(|e| format!("{e:#}"))
+}
+
+/// Applies a wasm guest's output `bytes` as the "before" step of a wrap point with request and
+/// response type [`FuzzPayload`]; `Ok` is whether it answered (then `response` holds the answer).
+///
+/// # Errors
+/// As [`wasm_output`], and a `response` that does not fit, or a stop with no response.
+///
+/// ```
+/// use hookpoint::__fuzz::{FuzzPayload, wasm_wrap_output};
+/// let (mut req, mut resp) = (FuzzPayload::default(), None);
+/// let answered = wasm_wrap_output(br#"{"response": {"text": "cached", "n": 0, "tags": []}}"#, &mut req, &mut resp);
+/// assert_eq!(answered, Ok(true));
+/// assert_eq!(resp.unwrap().text, "cached");
+/// ```
+#[cfg(hookpoint_wasm)]
+pub fn wasm_wrap_output(
+    bytes: &[u8],
+    request: &mut FuzzPayload,
+    response: &mut Option<FuzzPayload>,
+) -> Result<bool, String> {
+    let codec = crate::registry::JsonCodec::of::<FuzzPayload>();
+    let response_codec = crate::registry::JsonCodec::of::<Option<FuzzPayload>>();
+    let target = wasm_target(&codec, request);
+    let slot = std::ptr::from_mut(response).cast::<()>();
+    // SAFETY: `request` and `response` are live and exclusively borrowed; the codecs are made
+    // for `FuzzPayload` and `Option<FuzzPayload>`.
+    unsafe { crate::dispatch::wasm_answer::apply_wrap(&target, Some(&response_codec), slot, bytes) }
+        .map_err(|e| format!("{e:#}"))
+}
+
+#[cfg(hookpoint_wasm)]
+fn wasm_target<'a>(
+    codec: &'a crate::registry::JsonCodec,
+    payload: &'a mut FuzzPayload,
+) -> crate::dispatch::wasm_answer::Target<'a> {
+    crate::dispatch::wasm_answer::Target {
+        module: Path::new("fuzz.wasm"),
+        point: "fuzzed",
+        name: "fuzzed",
+        codec,
+        payload: std::ptr::from_mut(payload).cast::<()>(),
+    }
+}
+
+/// Checks module bytes as a load checks a `.wat` (`text`) or `.wasm` file's content: assembled,
+/// compiled, fitted to the guest interface and started once with nothing granted.
+///
+/// # Errors
+/// The problem a load would report; text that does not assemble at its line and column.
+///
+/// ```
+/// let err = hookpoint::__fuzz::wasm_module(b"(module (func", true).unwrap_err();
+/// assert_eq!(err.line, Some(1), "{err}");
+/// assert!(hookpoint::__fuzz::wasm_module(b"\0asm", false).is_err());
+/// ```
+#[cfg(hookpoint_wasm)]
+pub fn wasm_module(bytes: &[u8], text: bool) -> Result<(), Diagnostic> {
+    let path = if text { "fuzz.wat" } else { "fuzz.wasm" };
+    crate::fs::load::check_module_bytes(Path::new(path), bytes)
+}

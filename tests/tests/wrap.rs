@@ -444,6 +444,46 @@ fn a_command_hook_replacing_a_wrap_extension_rewrites_or_answers_the_request() {
 }
 
 #[test]
+fn a_command_hook_whose_answer_fails_changes_nothing() {
+    // A rewrite with a stop and no response, or a response with a request that does not fit:
+    // errors; logged, the rest runs as if the hook were absent, on the request as it was. (The
+    // first answer, which is good, shows the hook runs.)
+    for (answer, seen) in [
+        (r#"{"payload": {"question": "rewritten"}}"#, "rewritten"),
+        (
+            r#"{"payload": {"question": "rewritten"}, "continue": false}"#,
+            "asked",
+        ),
+        (
+            r#"{"payload": {"question": 5}, "response": {"text": "answered"}}"#,
+            "asked",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let script = format!("#!/bin/sh\ncat >/dev/null\necho '{answer}'\n");
+        hookpoint_tests::write(&dir.path().join("bin/half.sh"), script, 0o755);
+        manifest(
+            dir.path(),
+            "wrap_hooked",
+            "_10_half.json",
+            r#"{"command": ["./bin/half.sh"], "on_error": "log"}"#,
+        );
+        let scope = project_scope("wrap-hook-half", dir.path());
+        let mut ask = Ask {
+            question: "asked".into(),
+        };
+        let inner = |a: &mut Ask| {
+            Ok(Answer {
+                text: format!("inner saw {}", a.question),
+            })
+        };
+        let r = scope.enter(|| HOOKED.call(&mut ask, inner)).unwrap();
+        assert_eq!(r.text, format!("inner saw {seen}"), "{answer}");
+        assert_eq!(ask.question, seen, "{answer}");
+    }
+}
+
+#[test]
 fn introspection_says_a_wrap_extension_runs_as_wrap() {
     let points = hookpoint::introspect();
     let nest = points.iter().find(|p| p.name == "wrap_nest").unwrap();

@@ -69,38 +69,52 @@ fn apply_wrap(
     response: *mut (),
 ) -> Result<bool, Error> {
     let answer = out.response.clone();
-    let stop = out.stop;
-    apply(
+    // A failed answer changes nothing: its shape is checked before anything is written, and a
+    // response written before a payload that does not fit is taken back.
+    let codec = match (&answer, codec) {
+        (Some(_), None) => {
+            return Err(Error::kind_msg(
+                ErrorKind::Command,
+                "bad output: `response` needs the wrap point declared `#[serde]` in `point!`",
+            ));
+        }
+        (None, _) if out.stop => {
+            return Err(Error::kind_msg(
+                ErrorKind::Command,
+                "bad output: `\"continue\": false` on a wrap point needs a `response` to answer with",
+            ));
+        }
+        (None, _) => None,
+        (Some(_), codec) => codec,
+    };
+    if let (Some(v), Some(codec)) = (answer, codec) {
+        // SAFETY: the codec is the point's, made for `Option<Response>`, and `response` is
+        // the level's `Option<Response>` slot, exclusively borrowed for this step.
+        unsafe { (codec.replace_from_json)(response, v) }.map_err(|e| {
+            Error::kind_msg(
+                ErrorKind::Command,
+                "bad output: `response` does not deserialize into the point's response type",
+            )
+            .with_source(e)
+        })?;
+    }
+    let applied = apply(
         HookOutput {
             response: None,
             ..out
         },
         call,
         name,
-    )?;
-    match (answer, codec) {
-        (Some(v), Some(codec)) => {
-            // SAFETY: the codec is the point's, made for `Option<Response>`, and `response` is
-            // the level's `Option<Response>` slot, exclusively borrowed for this step.
-            unsafe { (codec.replace_from_json)(response, v) }.map_err(|e| {
-                Error::kind_msg(
-                    ErrorKind::Command,
-                    "bad output: `response` does not deserialize into the point's response type",
-                )
-                .with_source(e)
-            })?;
-            Ok(true)
+    );
+    if let Err(e) = applied {
+        if let Some(codec) = codec {
+            // SAFETY: as above; `null` is `None` for an `Option<Response>`, which always
+            // deserializes, so the slot is empty again.
+            let _ = unsafe { (codec.replace_from_json)(response, serde_json::Value::Null) };
         }
-        (Some(_), None) => Err(Error::kind_msg(
-            ErrorKind::Command,
-            "bad output: `response` needs the wrap point declared `#[serde]` in `point!`",
-        )),
-        (None, _) if stop => Err(Error::kind_msg(
-            ErrorKind::Command,
-            "bad output: `\"continue\": false` on a wrap point needs a `response` to answer with",
-        )),
-        (None, _) => Ok(false),
+        return Err(e);
     }
+    Ok(codec.is_some())
 }
 
 /// Runs a command hook as the "before" step of a sync wrap point; `Ok(true)` when it answered.

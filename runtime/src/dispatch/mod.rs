@@ -19,6 +19,8 @@ mod outcome;
 mod sync;
 #[cfg(hookpoint_wasm)]
 mod wasm;
+#[cfg(hookpoint_wasm)]
+pub(crate) mod wasm_answer;
 mod wrap;
 
 use std::any::TypeId;

@@ -5,47 +5,23 @@
 //! the old one only when that succeeds.
 
 use super::Call;
+use super::wasm_answer::{self, failed};
 use crate::error::{Error, ErrorKind};
 use crate::registry::{Flow, JsonCodec};
-use crate::wasm::output::{self, Answer};
-use crate::wasm::{WasmError, WasmHook};
+use crate::wasm::WasmHook;
 
 /// Runs a wasm extension on the dispatching thread (sync and async dispatch alike: a call is
 /// bounded by its time budget).
 pub(super) fn run(hook: &WasmHook, name: &str, call: Call<'_>) -> Result<Flow, Error> {
     let (codec, out) = guest_output(hook, call)?;
-    match output::parse(&out) {
-        Ok(Answer::Output {
-            response: Some(_), ..
-        }) => Err(Error::kind_msg(
-            ErrorKind::Wasm,
-            "bad output: `response` answers a wrap point only; this point's extensions return nothing",
-        )),
-        Ok(Answer::Output {
-            payload,
-            stop,
-            stop_reason,
-            response: None,
-        }) => {
-            if let Some(text) = payload {
-                replace(codec, call, text.get())?;
-            }
-            if !stop {
-                return Ok(Flow::Continue);
-            }
-            let reason = stop_reason.as_deref().unwrap_or("");
-            crate::observe::tracing_out::stopped_by(call.point, name, "wasm extension", reason);
-            Ok(Flow::Stop)
-        }
-        Ok(Answer::Failed(message)) => Err(guest_failed(hook, message)),
-        Err(reason) => Err(bad_output(hook, reason)),
-    }
+    let target = target(hook, name, codec, call);
+    // SAFETY: `precheck` checked the payload key against the dispatcher's codec, and the
+    // payload is exclusively borrowed by this dispatch.
+    unsafe { wasm_answer::apply(&target, &out) }
 }
 
-/// Runs a wasm extension as the "before" step of a wrap point: `{"payload": ...}` rewrites the
-/// request and the nest goes on (`Ok(false)`); `{"response": ...}` answers it through the
-/// point's response codec (`Ok(true)`: the rest of the nest does not run). `"continue": false`
-/// without a response has nothing to answer with and is an error.
+/// Runs a wasm extension as the "before" step of a wrap point (see
+/// [`apply_wrap`](wasm_answer::apply_wrap)).
 ///
 /// # Safety
 /// `response` is the nest level's `Option<Response>` slot, exclusively borrowed for this step,
@@ -57,40 +33,23 @@ pub(super) unsafe fn run_wrap(
     response: *mut (),
 ) -> Result<bool, Error> {
     let (codec, out) = guest_output(hook, call)?;
-    let (payload, stop, answer) = match output::parse(&out) {
-        Ok(Answer::Output {
-            payload,
-            stop,
-            response,
-            ..
-        }) => (payload, stop, response),
-        Ok(Answer::Failed(message)) => return Err(guest_failed(hook, message)),
-        Err(reason) => return Err(bad_output(hook, reason)),
-    };
-    if let Some(text) = payload {
-        replace(codec, call, text.get())?;
-    }
-    match (answer, response_codec) {
-        (Some(text), Some(response_codec)) => {
-            // SAFETY: the caller's contract: the codec is made for the slot's type.
-            unsafe { (response_codec.replace_from_str)(response, text.get()) }.map_err(|e| {
-                Error::kind_msg(
-                    ErrorKind::Wasm,
-                    "bad output: `response` does not deserialize into the point's response type",
-                )
-                .with_source(e)
-            })?;
-            Ok(true)
-        }
-        (Some(_), None) => Err(Error::kind_msg(
-            ErrorKind::Wasm,
-            "bad output: `response` needs the wrap point declared `#[serde]` in `point!`",
-        )),
-        (None, _) if stop => Err(Error::kind_msg(
-            ErrorKind::Wasm,
-            "bad output: `\"continue\": false` on a wrap point needs a `response` to answer with",
-        )),
-        (None, _) => Ok(false),
+    let target = target(hook, "", codec, call);
+    // SAFETY: as in `run` for the request; the caller's contract for the response slot.
+    unsafe { wasm_answer::apply_wrap(&target, response_codec, response, &out) }
+}
+
+fn target<'a>(
+    hook: &'a WasmHook,
+    name: &'a str,
+    codec: &'a JsonCodec,
+    call: Call<'a>,
+) -> wasm_answer::Target<'a> {
+    wasm_answer::Target {
+        module: &hook.module,
+        point: call.point,
+        name,
+        codec,
+        payload: call.payload.0,
     }
 }
 
@@ -111,20 +70,6 @@ fn guest_output<'c>(hook: &WasmHook, call: Call<'c>) -> Result<(&'c JsonCodec, V
     Ok((codec, out))
 }
 
-fn guest_failed(hook: &WasmHook, message: String) -> Error {
-    failed(WasmError::Failed {
-        module: hook.module.clone(),
-        message,
-    })
-}
-
-fn bad_output(hook: &WasmHook, reason: String) -> Error {
-    failed(WasmError::BadOutput {
-        module: hook.module.clone(),
-        reason,
-    })
-}
-
 /// Writes the payload's JSON form onto `input`: straight from the payload, or, once an
 /// [outgoing filter](crate::add_outgoing_filter) exists, through a value the filters run on.
 fn write_payload(
@@ -141,24 +86,4 @@ fn write_payload(
     let mut value = unsafe { (codec.to_json)(call.payload.0) }?;
     crate::outgoing::apply(&mut value);
     serde_json::to_writer(input, &value)
-}
-
-fn failed(e: WasmError) -> Error {
-    let kind = match e {
-        WasmError::TimedOut { .. } => ErrorKind::Timeout,
-        _ => ErrorKind::Wasm,
-    };
-    Error::kind_msg(kind, "").with_source(e)
-}
-
-/// Replaces the payload with the guest's, or leaves it and fails when it does not fit the type.
-fn replace(codec: &JsonCodec, call: Call<'_>, text: &str) -> Result<(), Error> {
-    // SAFETY: as in `run`; the payload is exclusively borrowed by this dispatch.
-    unsafe { (codec.replace_from_str)(call.payload.0, text) }.map_err(|e| {
-        Error::kind_msg(
-            ErrorKind::Wasm,
-            "bad output: `payload` does not deserialize into the point's payload type; the payload was left as it was",
-        )
-        .with_source(e)
-    })
 }

@@ -440,6 +440,47 @@ fn on_a_wrap_point_a_bad_answer_is_a_clear_error() {
 }
 
 #[test]
+fn on_a_wrap_point_a_failed_answer_changes_nothing() {
+    // A rewrite with a stop and no response is an error; logged, the rest runs as if the
+    // extension were absent: on the request as it was, with no response left behind.
+    // (The first answer, which is good, shows the module runs.)
+    for (answer, seen) in [
+        (
+            r#"{"payload":{"n":1,"text":"rewritten"}}"#,
+            (1, "rewritten"),
+        ),
+        (
+            r#"{"payload":{"n":1,"text":"rewritten"},"continue":false}"#,
+            (5, "asked"),
+        ),
+        (
+            r#"{"payload":{"n":"one"},"response":{"n":2,"text":"answered"}}"#,
+            (5, "asked"),
+        ),
+    ] {
+        let layer = Layer::temp();
+        layer.put("guests/half.wasm", Guest::answer(answer).wasm());
+        layer.put(
+            "extensions/wasm_wrap/half.json",
+            r#"{"wasm": "guests/half.wasm", "on_error": "log"}"#,
+        );
+        let mut doc = Doc {
+            n: 5,
+            text: "asked".into(),
+            seen: None,
+        };
+        let out = call_wrap(&layer.scope(), &mut doc).expect("the failure is only logged");
+        let inner_saw = format!("inner saw {}", seen.1);
+        assert_eq!(
+            (out.n, out.text.as_str()),
+            (seen.0, inner_saw.as_str()),
+            "{answer}"
+        );
+        assert_eq!((doc.n, doc.text.as_str()), seen, "{answer}");
+    }
+}
+
+#[test]
 fn a_response_on_a_point_that_is_not_a_wrap_point_is_an_error() {
     let layer = Layer::temp();
     layer.ext(

@@ -34,6 +34,8 @@ use crate::snapshot::{
 pub(crate) use folder_plugins::FolderPluginStatus;
 #[cfg(hookpoint_cli)]
 pub(crate) use last_good::verify_pin;
+#[cfg(hookpoint_wasm)]
+pub(crate) use wasm::check_module_bytes;
 #[cfg(all(hookpoint_cli, hookpoint_wasm))]
 pub(crate) use wasm::check_wasm_file;
 

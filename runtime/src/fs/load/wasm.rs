@@ -267,6 +267,34 @@ pub(crate) fn check_wasm_file(
         })
 }
 
+/// Checks module bytes named `path` (`.wat`: text) as a load checks a module file's content —
+/// assembled, compiled, fitted to the guest interface, started once with nothing granted —
+/// keeping nothing (the fuzz targets).
+///
+/// # Errors
+/// The problem a load would report for the module file; text that does not assemble at its
+/// line and column.
+pub(crate) fn check_module_bytes(path: &Path, bytes: &[u8]) -> Result<(), Diagnostic> {
+    let refused = |why: String| {
+        Diagnostic::file_at(
+            Code::WasmInvalid,
+            path,
+            None,
+            format!("wasm module {} {why}", path.display()),
+        )
+    };
+    let binary = binary(path, bytes)?;
+    let ready = ModuleCache::new(None)
+        .guest(&binary, CompileOn::ThisThread)
+        .map_err(refused)?;
+    let Ready::Now(guest, ..) = ready else {
+        unreachable!("a module compiled on this thread is ready when `guest` returns")
+    };
+    let grants = Grants::none("fuzz", "fuzz", std::env::temp_dir());
+    crate::wasm::check_start(&guest, &grants, path)
+        .map_err(|why| refused(format!("cannot start: {why}")))
+}
+
 /// The module's binary form: the file itself, or (`.wat`) its text assembled; text that does not
 /// assemble is a problem of the module file, at the line and column (in characters) of the
 /// offending token.
