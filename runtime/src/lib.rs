@@ -132,6 +132,7 @@ pub mod cli;
 pub mod command;
 pub mod diagnostic;
 mod dispatch;
+mod emptiness;
 mod error;
 mod extensible;
 #[cfg(hookpoint_overrides)]
@@ -156,6 +157,7 @@ mod stats;
 mod suggest;
 mod sync;
 mod thread_state;
+mod turns;
 mod validate;
 #[cfg(hookpoint_wasm)]
 pub mod wasm;

@@ -90,8 +90,7 @@ static ACTIVE_IDS: RwLock<Vec<u64>> = RwLock::new(Vec::new());
 /// Replaces the set of ids that are non-empty somewhere, then bumps the generation so every
 /// site re-checks. Called by scopes when they publish a snapshot.
 pub(crate) fn publish_active(bits: Vec<u64>) {
-    *locks::write(&ACTIVE_IDS) = bits;
-    ACTIVE_GENERATION.fetch_add(1, Ordering::AcqRel);
+    crate::emptiness::publish(&ACTIVE_GENERATION, || *locks::write(&ACTIVE_IDS) = bits);
 }
 
 fn is_active(id: u32) -> bool {
@@ -163,30 +162,10 @@ impl PointSite {
     }
 
     /// True when no live snapshot has an extension on this point: the caller may skip dispatch.
-    /// Two relaxed loads and a compare once warm.
+    /// Two relaxed loads and a compare once warm (see [`emptiness`](crate::emptiness)).
     #[inline]
     pub fn is_empty_everywhere(&self) -> bool {
-        let generation = ACTIVE_GENERATION.load(Ordering::Acquire);
-        let state = self.state.load(Ordering::Relaxed);
-        if state == (generation << 1) | 1 {
-            return true;
-        }
-        if state == generation << 1 {
-            return false;
-        }
-        self.refresh(generation)
-    }
-
-    #[cold]
-    fn refresh(&self, generation: u64) -> bool {
-        if generation == 0 {
-            // No scope has published yet: not known to be empty.
-            return false;
-        }
-        let empty = !is_active(self.id());
-        self.state
-            .store((generation << 1) | u64::from(empty), Ordering::Relaxed);
-        empty
+        crate::emptiness::is_empty(&ACTIVE_GENERATION, &self.state, || !is_active(self.id()))
     }
 }
 

@@ -21,53 +21,29 @@ pub(crate) struct PluginStates {
     pub(crate) values: Mutex<HashMap<(String, TypeId), Arc<dyn Any + Send + Sync>>>,
     /// Crate plugins that reported themselves unhealthy at run time, with why (`health`).
     pub(crate) reported: Mutex<crate::registry::Reported>,
-    /// The plugins whose `set_plugin_enabled` is running, with the thread running it: one
-    /// toggle of a plugin at a time, so concurrent enables run `install` once.
-    toggling: Mutex<HashMap<String, std::thread::ThreadId>>,
-    /// Signalled when a toggle ends.
-    toggled: std::sync::Condvar,
+    /// The plugins whose `set_plugin_enabled` is running: one toggle of a plugin at a time, so
+    /// concurrent enables run `install` once.
+    toggling: crate::turns::Turns,
 }
 
-/// This thread's turn to toggle one plugin of a scope; the next waiting thread's turn comes when
-/// it is dropped (also on panic).
-struct ToggleTurn<'a> {
+/// Takes this thread's turn to toggle plugin `name` of a scope (the next waiting thread's turn
+/// comes when it is dropped, also on panic).
+///
+/// # Errors
+/// [`ErrorKind::Plugin`] when this thread is already toggling `name` (its own install or
+/// uninstall hook toggles it again): waiting would never end.
+fn toggle_turn<'a>(
     states: &'a PluginStates,
     name: &'a str,
-}
-
-impl<'a> ToggleTurn<'a> {
-    /// Waits until no other thread toggles `name` in this scope, then takes the turn.
-    ///
-    /// # Errors
-    /// [`ErrorKind::Plugin`] when this thread is already toggling `name` (its own install or
-    /// uninstall hook toggles it again): waiting would never end.
-    fn take(states: &'a PluginStates, name: &'a str) -> Result<Self, Error> {
-        let me = std::thread::current().id();
-        let mut toggling = locks::lock(&states.toggling);
-        while let Some(owner) = toggling.get(name) {
-            if *owner == me {
-                return Err(Error::kind_msg(
-                    ErrorKind::Plugin,
-                    format!(
-                        "plugin `{name}` is being enabled or disabled on this thread already (by its own install or uninstall hook); it cannot be toggled again from there"
-                    ),
-                ));
-            }
-            toggling = states
-                .toggled
-                .wait(toggling)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-        toggling.insert(name.to_owned(), me);
-        Ok(ToggleTurn { states, name })
-    }
-}
-
-impl Drop for ToggleTurn<'_> {
-    fn drop(&mut self) {
-        locks::lock(&self.states.toggling).remove(self.name);
-        self.states.toggled.notify_all();
-    }
+) -> Result<crate::turns::Turn<'a>, Error> {
+    states.toggling.take(name).map_err(|_| {
+        Error::kind_msg(
+            ErrorKind::Plugin,
+            format!(
+                "plugin `{name}` is being enabled or disabled on this thread already (by its own install or uninstall hook); it cannot be toggled again from there"
+            ),
+        )
+    })
 }
 
 impl Scope {
@@ -170,7 +146,7 @@ impl Scope {
     /// assert!(!scope.enter(|| TOGGLE.enabled()));
     /// ```
     pub fn set_plugin_enabled(&self, name: &str, enabled: bool) -> Result<(), Error> {
-        let _turn = ToggleTurn::take(&self.0.plugins, name)?;
+        let _turn = toggle_turn(&self.0.plugins, name)?;
         let entry = match find_plugin(name) {
             Ok(entry) => entry,
             #[cfg(hookpoint_folder_plugins)]
