@@ -380,3 +380,71 @@ fn the_cache_keeps_entries_for_their_ttl_and_at_most_max_entries() {
         .unwrap();
     assert_eq!(count, 1);
 }
+
+#[test]
+fn a_config_the_middleware_refuses_is_reported_at_its_line_and_the_call_goes_on_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = json!({"cache": {"enabled": true, "dir": "relative/cache"}});
+    let scope = scope("mw-bad-config", dir.path(), bad);
+    let status = scope.status();
+    let [problem] = &status.problems[..] else {
+        panic!("one problem: {status:?}");
+    };
+    assert!(
+        problem
+            .file
+            .as_ref()
+            .unwrap()
+            .ends_with("plugins/middleware/config.json")
+    );
+    assert_eq!(
+        (problem.line, problem.column),
+        (Some(1), Some(17)),
+        "{problem}"
+    );
+    assert!(
+        problem
+            .message
+            .contains("`cache.dir`: must be an absolute path, got `relative/cache`"),
+        "{problem}"
+    );
+    // Never good: the plugin runs on its defaults (the cache off), and the call goes on.
+    let (answer, _) = ask(
+        &scope,
+        "mw-bad",
+        ScriptedModel::new("m").reply(ScriptedReply::respond("live")),
+        "q",
+    );
+    assert_eq!(answer.unwrap(), "live");
+}
+
+#[test]
+fn a_cache_folder_that_is_a_file_is_a_warning_and_the_call_goes_on_uncached() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-folder");
+    std::fs::write(&file, "").unwrap();
+    let config = json!({"cache": {"enabled": true, "dir": file}});
+    let scope = scope("mw-cache-file", &dir.path().join("layer"), config);
+    assert_eq!(scope.status().problems, []);
+    for text in ["first", "second"] {
+        let model = ScriptedModel::new("m").reply(ScriptedReply::respond(text));
+        let (answer, agent) = ask(&scope, "mw-file", model, "q");
+        assert_eq!(
+            answer.unwrap(),
+            text,
+            "the same question is asked of the model again"
+        );
+        let warned: Vec<String> = agent
+            .handle()
+            .log()
+            .entries()
+            .into_iter()
+            .filter(|e| e.heading.starts_with("model cache"))
+            .map(|e| format!("{}: {}", e.heading, e.content))
+            .collect();
+        assert!(
+            warned.iter().any(|w| w.contains("not-a-folder")),
+            "{warned:?}"
+        );
+    }
+}

@@ -40,7 +40,8 @@ pub struct MiddlewareConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RetryConfig {
-    /// Attempts in all, the first included (1: no retry, the default).
+    /// Attempts in all, the first included (1: no retry, the default); 0 is refused.
+    #[serde(deserialize_with = "at_least_one")]
     pub max_attempts: u32,
     /// The first backoff, in milliseconds; doubled at each attempt.
     pub base_delay_ms: u64,
@@ -108,12 +109,13 @@ pub struct TimeoutConfig {
 pub struct CacheConfig {
     /// Whether model calls are cached (off by default).
     pub enabled: bool,
-    /// The folder of the cache file (absolute). Unset: `$XDG_DATA_HOME/hookpoint/middleware`,
-    /// else `$HOME/.local/share/hookpoint/middleware`.
+    /// The folder of the cache file (absolute: a relative path is refused). Unset:
+    /// `$XDG_DATA_HOME/hookpoint/middleware`, else `$HOME/.local/share/hookpoint/middleware`.
+    #[serde(deserialize_with = "absolute")]
     pub dir: Option<std::path::PathBuf>,
-    /// How long an entry answers, in seconds, from when it was stored.
+    /// How long an entry answers, in seconds, from when it was stored (0: none answers).
     pub ttl_secs: u64,
-    /// Entries kept at most; past it the least recently used go.
+    /// Entries kept at most; past it the least recently used go (0: none is kept).
     pub max_entries: u64,
 }
 
@@ -125,5 +127,61 @@ impl Default for CacheConfig {
             ttl_secs: 24 * 60 * 60,
             max_entries: 10_000,
         }
+    }
+}
+
+/// `max_attempts`: the first attempt counts, so 0 would never call the model.
+fn at_least_one<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let n = u32::deserialize(d)?;
+    if n == 0 {
+        return Err(serde::de::Error::custom(
+            "counts the first attempt: at least 1 (1: no retry)",
+        ));
+    }
+    Ok(n)
+}
+
+/// `cache.dir`: an absolute path (a relative one would depend on the process's directory).
+fn absolute<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<std::path::PathBuf>, D::Error> {
+    let dir = Option::<std::path::PathBuf>::deserialize(d)?;
+    if let Some(dir) = &dir
+        && !dir.is_absolute()
+    {
+        return Err(serde::de::Error::custom(format!(
+            "must be an absolute path, got `{}`",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> Result<MiddlewareConfig, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_relative_cache_dir_and_zero_attempts_are_refused_where_they_are_written() {
+        let e = parse("{\"cache\": {\"dir\": \"cache\"}}").unwrap_err();
+        assert!(
+            e.contains("must be an absolute path, got `cache`") && e.contains("line 1"),
+            "{e}"
+        );
+        let e = parse("{\n\"retry\": {\"max_attempts\": 0}}").unwrap_err();
+        assert!(e.contains("at least 1") && e.contains("line 2"), "{e}");
+        let ok = parse(r#"{"cache": {"dir": "/var/cache/x"}, "retry": {"max_attempts": 1}}"#);
+        assert_eq!(
+            ok.unwrap().cache.dir.as_deref(),
+            Some(std::path::Path::new("/var/cache/x"))
+        );
+        assert_eq!(
+            parse(r#"{"cache": {"dir": null}}"#).unwrap().cache.dir,
+            None
+        );
     }
 }
