@@ -29,3 +29,11 @@ pub fn assert_reported_inside(bytes: &[u8], problem: &Diagnostic) {
         problem.column
     );
 }
+
+/// The `line L, column C` a message ends its position with (`... at line 3, column 7`), if any.
+pub fn line_column_in(message: &str) -> Option<(usize, usize)> {
+    let (_, at) = message.rsplit_once(" at line ")?;
+    let (line, column) = at.split_once(", column ")?;
+    let column: String = column.chars().take_while(char::is_ascii_digit).collect();
+    Some((line.parse().ok()?, column.parse().ok()?))
+}
