@@ -22,16 +22,20 @@ pub struct RecalledMemory {
 
 /// `memory.recall`: a memory plugin recalled `results` for `query`, best first. Extensions may
 /// reorder, drop or add results; what is left is shown to the model. A recall that did not
-/// finish in time fires too, with `timed_out` set and no results, so an extension sees every
-/// recall (and may add results of its own).
+/// finish in time or failed fires too, with its [`outcome`](Self::outcome) saying so and no
+/// results, so an extension sees every recall (and may add results of its own).
 ///
 /// ```
-/// use hookpoint_extensions::payloads::{MemoryKind, MemoryRecall, RecalledMemory};
+/// use hookpoint_extensions::payloads::{MemoryKind, MemoryRecall, RecallOutcome, RecalledMemory};
 /// let mut recall = MemoryRecall::new("which units?");
 /// recall.results.push(RecalledMemory { id: 1, kind: MemoryKind::Fragment, text: "I prefer metric units".into(), score: Some(0.8) });
 /// recall.results.retain(|m| m.score.unwrap_or(1.0) > 0.5);
 /// assert_eq!(recall.results.len(), 1);
-/// assert!(!recall.timed_out);
+/// assert_eq!(recall.outcome, RecallOutcome::Found);
+/// // In JSON (command hooks, wasm): `"outcome": {"kind": "found"}`, `{"kind": "timed_out"}`,
+/// // `{"kind": "failed", "why": "..."}`.
+/// let json = serde_json::to_value(&recall).unwrap();
+/// assert_eq!(json["outcome"], serde_json::json!({"kind": "found"}));
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryRecall {
@@ -39,10 +43,26 @@ pub struct MemoryRecall {
     pub query: String,
     /// What was found, best first. Set.
     pub results: Vec<RecalledMemory>,
-    /// The search did not finish within the plugin's time limit (its results are lost, so
-    /// `results` starts empty). Read. Absent in JSON means `false`.
+    /// How the search ended (when it did not find, `results` starts empty). Read. Absent in
+    /// JSON means [`RecallOutcome::Found`].
     #[serde(default)]
-    pub timed_out: bool,
+    pub outcome: RecallOutcome,
+}
+
+/// How the search of a [`MemoryRecall`] ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RecallOutcome {
+    /// It finished: `results` is what it found (maybe nothing).
+    #[default]
+    Found,
+    /// It did not finish within the plugin's time limit; its results are lost.
+    TimedOut,
+    /// It failed (the store, the embedding model or the utility model), with why.
+    Failed {
+        /// What failed, in words.
+        why: String,
+    },
 }
 
 impl MemoryRecall {
@@ -51,7 +71,7 @@ impl MemoryRecall {
         MemoryRecall {
             query: query.into(),
             results: Vec::new(),
-            timed_out: false,
+            outcome: RecallOutcome::Found,
         }
     }
 }

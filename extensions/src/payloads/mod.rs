@@ -19,7 +19,7 @@ pub use agent::{
     StopReason, Subagent,
 };
 pub use history::{HistoryAdd, HistoryCompaction, ToolResultEntry};
-pub use memory::{MemoryForget, MemoryRecall, RecalledMemory};
+pub use memory::{MemoryForget, MemoryRecall, RecallOutcome, RecalledMemory};
 pub use model::{
     ChatModelCall, ChatModelResult, StreamChunk, StreamKind, UtilModelCall, UtilModelResult,
 };

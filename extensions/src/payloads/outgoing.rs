@@ -274,6 +274,9 @@ impl Outgoing for MemoryRecall {
     fn mask_secrets(&mut self, secrets: &SecretStore) {
         secrets.mask_in_place(&mut self.query);
         texts(secrets, self.results.iter_mut().map(|m| &mut m.text));
+        if let super::RecallOutcome::Failed { why } = &mut self.outcome {
+            secrets.mask_in_place(why);
+        }
     }
 }
 

@@ -21,7 +21,7 @@
 //! | `monologue_start` | 10 `memory_init` | opens the scope's store; one that cannot be opened makes the plugin unhealthy with the reason, and a background thread retries (1 s, doubling to 30 s) until it opens |
 //! | `system_prompt` | 20 `behaviour_prompt` | tells the model it has a memory |
 //! | `message_loop_prompts_after` | 50 `recall_memories` | every `recall_interval` iterations, starts the search as a background task |
-//! | `message_loop_prompts_after` | 91 `recall_wait` | awaits it until `recall_timeout_ms`; passes the hits through `memory.recall` (rerank, filter) and puts what is left into the persistent extras `memories` and `solutions`; a slow, failing or timed-out recall is logged and never fails the monologue (a timed-out one still fires `memory.recall`, with `timed_out` set and no results) |
+//! | `message_loop_prompts_after` | 91 `recall_wait` | awaits it until `recall_timeout_ms`; passes the hits through `memory.recall` (rerank, filter) and puts what is left into the persistent extras `memories` and `solutions`; a slow, failing or timed-out recall is logged and never fails the monologue (a timed-out or failed one still fires `memory.recall`, with its `outcome` and no results) |
 //! | `monologue_end` | 50 `memorize_fragments` | sentences of the user's message that start with a trigger → `memory.write` |
 //! | `monologue_end` | 51 `memorize_solutions` | a task answered with tools: question, tools, answer → `memory.write` |
 //! | `memory.write` | 100 `store_memory` | stores fragments, solutions and lessons (the `summary` an earlier extension set, else the content), with their vectors when an embedding model is in use; tool results with `store_tool_results` |

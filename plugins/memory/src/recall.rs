@@ -10,7 +10,7 @@ use hookpoint::{Cx, Error, extension};
 use hookpoint_extensions::{
     agent::{AgentRef, current_agent},
     context::Namespace,
-    payloads::{LoopData, MemoryKind, MemoryRecall, RecalledMemory},
+    payloads::{LoopData, MemoryKind, MemoryRecall, RecallOutcome, RecalledMemory},
     points::{MEMORY_RECALL, MESSAGE_LOOP_PROMPTS_AFTER},
 };
 use serde::Serialize;
@@ -127,18 +127,19 @@ async fn search(
 }
 
 /// Fires `memory.recall` with what was found (extensions rerank or filter it), then shows up
-/// to `recall_limit` memories and solutions each. A recall that `timed_out` fires with no
-/// results; when extensions add none, what an earlier recall showed stays.
-async fn recalled(ld: &mut LoopData, found: Recalled, timed_out: bool) -> Result<(), Error> {
+/// to `recall_limit` memories and solutions each. A recall that timed out or failed fires with
+/// no results; when extensions add none, what an earlier recall showed stays.
+async fn recalled(ld: &mut LoopData, found: Recalled, outcome: RecallOutcome) -> Result<(), Error> {
     let limit = MEMORY.config()?.recall_limit;
+    let lost = outcome != RecallOutcome::Found;
     let mut recall = MemoryRecall::new(found.query);
     recall.results = found.found;
-    recall.timed_out = timed_out;
+    recall.outcome = outcome;
     match current_agent() {
         Some(agent) => agent.fire_memory_recall(&mut recall).await?,
         None => MEMORY_RECALL.call(&mut recall).await.map(drop)?,
     }
-    if timed_out && recall.results.is_empty() {
+    if lost && recall.results.is_empty() {
         return Ok(());
     }
     let (mut solutions, mut memories): (Vec<_>, Vec<_>) = recall
@@ -152,7 +153,8 @@ async fn recalled(ld: &mut LoopData, found: Recalled, timed_out: bool) -> Result
     Ok(())
 }
 
-/// Awaits the recall until its deadline, passes what it found (nothing, when it timed out)
+/// Awaits the recall until its deadline, passes what it found (nothing, when it timed out or
+/// failed)
 /// through `memory.recall`, and puts what is left into the persistent extras (`memories`,
 /// `solutions`).
 #[extension(point = MESSAGE_LOOP_PROMPTS_AFTER, order = 91)]
@@ -163,35 +165,36 @@ async fn recall_wait(ld: &mut LoopData) -> Result<(), Error> {
     let Some(mut p) = task.with(|t: &mut MemoryTask| t.pending.take()) else {
         return Ok(());
     };
-    match tokio::time::timeout_at(p.deadline, &mut p.handle).await {
-        Ok(Ok(Ok(found))) => recalled(ld, found, false).await?,
-        Ok(Ok(Err(why))) => warn(
-            "memory recall failed",
-            format!("{why}; going on without it"),
-        ),
-        Ok(Err(stopped)) => warn(
-            "memory recall failed",
-            format!("{stopped}; going on without it"),
-        ),
+    let outcome = match tokio::time::timeout_at(p.deadline, &mut p.handle).await {
+        Ok(Ok(Ok(found))) => return recalled(ld, found, RecallOutcome::Found).await,
+        Ok(Ok(Err(why))) => RecallOutcome::Failed { why },
+        Ok(Err(stopped)) => RecallOutcome::Failed {
+            why: stopped.to_string(),
+        },
         Err(_) => {
             p.handle.abort();
             p.store.interrupt();
-            let config = MEMORY.config()?;
-            warn(
-                "memory recall timed out",
-                format!(
-                    "no result within {} ms (recall_timeout_ms); going on without it",
-                    config.recall_timeout_ms
-                ),
-            );
-            let nothing = Recalled {
-                query: p.message,
-                found: Vec::new(),
-            };
-            recalled(ld, nothing, true).await?;
+            RecallOutcome::TimedOut
         }
+    };
+    match &outcome {
+        RecallOutcome::Failed { why } => warn(
+            "memory recall failed",
+            format!("{why}; going on without it"),
+        ),
+        _ => warn(
+            "memory recall timed out",
+            format!(
+                "no result within {} ms (recall_timeout_ms); going on without it",
+                MEMORY.config()?.recall_timeout_ms
+            ),
+        ),
     }
-    Ok(())
+    let nothing = Recalled {
+        query: p.message,
+        found: Vec::new(),
+    };
+    recalled(ld, nothing, outcome).await
 }
 
 /// Sets (or, when nothing was found, removes) one persistent extra.

@@ -54,20 +54,27 @@ impl Model for Silent {
     }
 }
 
-/// What `memory.recall` saw in the `slow-recall` scope: (query, results, timed out).
-static SLOW_RECALLS: std::sync::Mutex<Vec<(String, usize, bool)>> =
+/// What `memory.recall` saw in the `slow-recall` and `failing-recall` scopes: (scope, query,
+/// results, outcome).
+static LOST_RECALLS: std::sync::Mutex<Vec<(String, String, usize, RecallOutcome)>> =
     std::sync::Mutex::new(Vec::new());
 
-/// In the `slow-recall` scope: records each recall and adds a memory of its own to a timed-out
-/// one (what an extension may do when the search was too slow).
+/// In the `slow-recall` and `failing-recall` scopes: records each recall, and adds a memory of
+/// its own to one that timed out (what an extension may do when the search was too slow).
 #[extension(point = MEMORY_RECALL, order = 10)]
-fn watch_slow_recalls(cx: &hookpoint::Cx<'_>, recall: &mut MemoryRecall) {
-    if cx.scope().name() != "slow-recall" {
+fn watch_lost_recalls(cx: &hookpoint::Cx<'_>, recall: &mut MemoryRecall) {
+    let scope = cx.scope().name();
+    if scope != "slow-recall" && scope != "failing-recall" {
         return;
     }
-    let seen = (recall.query.clone(), recall.results.len(), recall.timed_out);
-    SLOW_RECALLS.lock().unwrap().push(seen);
-    if recall.timed_out {
+    let seen = (
+        scope.to_owned(),
+        recall.query.clone(),
+        recall.results.len(),
+        recall.outcome.clone(),
+    );
+    LOST_RECALLS.lock().unwrap().push(seen);
+    if recall.outcome == RecallOutcome::TimedOut {
         recall.results.push(RecalledMemory {
             id: 0,
             kind: MemoryKind::Fragment,
@@ -75,6 +82,17 @@ fn watch_slow_recalls(cx: &hookpoint::Cx<'_>, recall: &mut MemoryRecall) {
             score: None,
         });
     }
+}
+
+/// What [`watch_lost_recalls`] saw in `scope`.
+fn lost_recalls(scope: &str) -> Vec<(String, usize, RecallOutcome)> {
+    LOST_RECALLS
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.0 == scope)
+        .map(|r| (r.1.clone(), r.2, r.3.clone()))
+        .collect()
 }
 
 fn seeded(name: &str, dir: &std::path::Path, config: serde_json::Value) -> hookpoint::Scope {
@@ -114,10 +132,9 @@ fn a_recall_that_times_out_is_logged_and_the_monologue_answers() {
         system.contains("## memories\n- (memory was too slow this time)"),
         "what an extension added to the timed-out recall is shown: {system}"
     );
-    let seen = SLOW_RECALLS.lock().unwrap().clone();
     assert_eq!(
-        seen,
-        [("What is my name?".to_owned(), 0, true)],
+        lost_recalls("slow-recall"),
+        [("What is my name?".to_owned(), 0, RecallOutcome::TimedOut)],
         "memory.recall fired once, timed out, with no results"
     );
 }
@@ -138,6 +155,12 @@ fn a_failing_recall_is_logged_and_the_monologue_answers() {
             .any(|w| w.starts_with("memory recall failed: the utility model failed")),
         "{warnings:?}"
     );
+    let seen = lost_recalls("failing-recall");
+    let [(query, 0, RecallOutcome::Failed { why })] = &seen[..] else {
+        panic!("memory.recall fired once, failed, with no results: {seen:?}");
+    };
+    assert_eq!(query, "What is my name?");
+    assert!(why.starts_with("the utility model failed"), "{why}");
 }
 
 #[test]
