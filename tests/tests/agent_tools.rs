@@ -39,6 +39,7 @@ const TOOLS: &[&str] = &[
     "needs_ask",
     "rewritten",
     "panics",
+    "nested",
     "sql",
     "typed",
     "renamed",
@@ -51,6 +52,19 @@ fn register_test_tools(tools: &mut ToolRegistry) {
         let spec = match *t {
             "sql" => spec.arg("query", "string", "SQL", true),
             "typed" => spec.arg("n", "integer", "a number", true),
+            "nested" => spec.schema(json!({
+                "type": "object",
+                "properties": {
+                    "units": {"enum": ["metric", "imperial"]},
+                    "stops": {"type": "array", "items": {
+                        "type": "object",
+                        "properties": {"city": {"type": "string"}},
+                        "required": ["city"],
+                    }},
+                },
+                "required": ["stops"],
+                "additionalProperties": false,
+            })),
             _ => spec,
         };
         tools.add(spec);
@@ -380,6 +394,30 @@ fn arguments_that_do_not_fit_the_schema_never_reach_the_tool() {
         "{}",
         seen_by_model(&model)
     );
+}
+
+#[test]
+fn arguments_are_checked_against_the_whole_schema_and_every_violation_is_told() {
+    let args = json!({"units": "kelvin", "stops": [{"city": "Oslo"}, {"town": 3}], "x": 1});
+    let (mut agent, model) = agent_calling("nested-args", "nested", args);
+    rt().block_on(agent.send("go")).expect("send");
+    assert_eq!(runs("nested-args", "nested"), 0);
+    let seen = seen_by_model(&model);
+    for told in [
+        "at `/units`",
+        "at `/stops/1`",
+        "city\\\" is a required property",
+        "'x' was unexpected",
+    ] {
+        assert!(seen.contains(told), "{told:?} not told: {seen}");
+    }
+    let (mut agent, _) = agent_calling(
+        "nested-good",
+        "nested",
+        json!({"stops": [{"city": "Oslo"}]}),
+    );
+    rt().block_on(agent.send("go")).expect("send");
+    assert_eq!(runs("nested-good", "nested"), 1, "arguments that fit run");
 }
 
 #[test]

@@ -57,53 +57,33 @@ impl ToolSpec {
         self
     }
 
-    /// Checks `args` against the schema's top level: an object, with every `required`
-    /// property, each declared property of its declared type. (Nested schemas are not checked.)
+    /// Checks `args` against the tool's whole argument schema (JSON Schema: nested objects,
+    /// arrays, enums, formats, `additionalProperties`): first that they are an object, then every
+    /// rule, each violation told at its JSON pointer.
     ///
     /// # Errors
-    /// What is wrong, in words for the model.
+    /// Every violation, in words for the model, joined by `; `: "`tool` needs the argument
+    /// `x`", "`tool`: argument `x` must be an integer, got 1.5", "`tool`: at `/stops/1`: …"; or
+    /// that the schema itself is not valid JSON Schema.
+    ///
+    /// ```
+    /// use hookpoint_extensions::payloads::ToolSpec;
+    /// let spec = ToolSpec::new("convert", "Converts units.").schema(serde_json::json!({
+    ///     "type": "object",
+    ///     "properties": {"to": {"enum": ["metric", "imperial"]}},
+    ///     "required": ["to"],
+    /// }));
+    /// let why = spec.check_args(&serde_json::json!({"to": "kelvin"})).unwrap_err();
+    /// assert!(why.starts_with("`convert`: at `/to`:"), "{why}");
+    /// ```
     pub fn check_args(&self, args: &Value) -> Result<(), String> {
-        let Some(obj) = args.as_object() else {
+        if !args.is_object() {
             return Err(format!(
                 "`{}` takes a JSON object of arguments, got {args}",
                 self.name
             ));
-        };
-        for r in self.parameters["required"].as_array().into_iter().flatten() {
-            if let Some(r) = r.as_str().filter(|r| !obj.contains_key(*r)) {
-                return Err(format!("`{}` needs the argument `{r}`", self.name));
-            }
         }
-        let props = self.parameters["properties"].as_object();
-        for (k, v) in obj {
-            let Some(want) = props
-                .and_then(|p| p.get(k))
-                .and_then(|p| p["type"].as_str())
-            else {
-                continue;
-            };
-            let ok = match want {
-                "string" => v.is_string(),
-                "number" => v.is_number(),
-                "integer" => v.is_i64() || v.is_u64(),
-                "boolean" => v.is_boolean(),
-                "object" => v.is_object(),
-                "array" => v.is_array(),
-                _ => true,
-            };
-            if !ok {
-                let article = if want.starts_with(['a', 'e', 'i', 'o', 'u']) {
-                    "an"
-                } else {
-                    "a"
-                };
-                return Err(format!(
-                    "`{}`: argument `{k}` must be {article} {want}, got {v}",
-                    self.name
-                ));
-            }
-        }
-        Ok(())
+        super::tool_schema::check(&self.name, &self.parameters, args)
     }
 }
 
