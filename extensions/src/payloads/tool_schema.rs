@@ -15,11 +15,14 @@ use crate::lock::lock;
 /// The most compiled schemas kept; past it the cache starts again (tool sets are small).
 const KEPT: usize = 512;
 
-/// Compiled validators by schema text; `Err` is why a schema does not compile.
-static COMPILED: Mutex<Option<HashMap<String, Arc<Result<Validator, String>>>>> = Mutex::new(None);
+/// A compiled schema, or why it does not compile.
+type Compiled = Arc<Result<Validator, String>>;
+
+/// Compiled validators by schema text.
+static COMPILED: Mutex<Option<HashMap<String, Compiled>>> = Mutex::new(None);
 
 /// The validator of `schema` (formats checked), compiled on first use.
-fn validator(schema: &Value) -> Arc<Result<Validator, String>> {
+fn validator(schema: &Value) -> Compiled {
     let key = schema.to_string();
     let mut cache = lock(&COMPILED);
     let cache = cache.get_or_insert_with(HashMap::new);
