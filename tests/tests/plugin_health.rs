@@ -210,3 +210,23 @@ fn a_report_and_a_failing_check_both_say_why() {
         "{why}"
     );
 }
+
+#[test]
+fn a_blank_reason_is_recorded_as_no_reason_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = ScopeBuilder::new("blank-health")
+        .layer(dir.path(), user_layer())
+        .watch(false)
+        .build()
+        .unwrap();
+    assert!(scope.enter(|| CHECKED.report_unhealthy(" ")));
+    let info = scope
+        .plugins()
+        .into_iter()
+        .find(|p| p.name == "checked")
+        .unwrap();
+    assert_eq!(
+        info.state.unhealthy(),
+        Some("it reported itself unhealthy without a reason")
+    );
+}

@@ -885,3 +885,47 @@ fn threads_registering_and_removing_while_others_dispatch_see_whole_snapshots() 
     }
     assert_eq!(run(&scope), ["a", "c"], "everything registered was removed");
 }
+
+#[test]
+fn a_blank_name_or_an_order_constraint_on_itself_is_refused() {
+    let scope = scope("reg-blank");
+    for name in ["", "  "] {
+        let err = scope
+            .register(&REG_EMPTY)
+            .name(name)
+            .run(pusher("x"))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("cannot be empty or blank"),
+            "{err}"
+        );
+    }
+    let err = scope
+        .register(&REG_EMPTY)
+        .name("selfish")
+        .after("selfish")
+        .run(pusher("x"))
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("`selfish`") && text.contains("after or before itself"),
+        "{text}"
+    );
+    assert!(text.contains(file!()), "names the call: {text}");
+    let err = scope
+        .register(&REG_EMPTY)
+        .name("selfish")
+        .before("selfish")
+        .run(pusher("x"))
+        .unwrap_err();
+    assert!(err.to_string().contains("after or before itself"), "{err}");
+    // Nothing was added.
+    let point = scope
+        .introspect()
+        .into_iter()
+        .find(|p| p.name == "reg_empty");
+    assert!(
+        point.is_none_or(|p| p.extensions.is_empty()),
+        "nothing was registered"
+    );
+}

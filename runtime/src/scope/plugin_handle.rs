@@ -116,6 +116,7 @@ impl<C: 'static> Plugin<C> {
     /// Reporting what is already recorded does nothing, so it may follow every failed attempt;
     /// a change publishes a new snapshot (dispatches in flight finish on theirs). Returns
     /// whether it changed. Not for the plugin's `check` (which runs while a snapshot is built).
+    /// A blank `why` is recorded as "it reported itself unhealthy without a reason".
     ///
     /// ```
     /// # #[derive(Default, serde::Serialize, serde::Deserialize)] struct NoConfig {}
@@ -131,7 +132,11 @@ impl<C: 'static> Plugin<C> {
     /// assert_eq!(state(&scope), PluginState::Active);
     /// ```
     pub fn report_unhealthy(&self, why: impl Into<String>) -> bool {
-        Scope::current().report_plugin_health(self.entry.name, Some(why.into()))
+        let mut why = why.into();
+        if why.trim().is_empty() {
+            why = "it reported itself unhealthy without a reason".into();
+        }
+        Scope::current().report_plugin_health(self.entry.name, Some(why))
     }
 
     /// Reports that the plugin works again in the current scope, after

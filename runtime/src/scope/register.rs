@@ -251,7 +251,8 @@ impl<'s, T> Register<'s, T> {
     }
 
     /// The extension's name on the point (default: `file:line` of the `register` call). Two
-    /// extensions of one point cannot share a name.
+    /// extensions of one point cannot share a name; an empty or blank one is an error, and so
+    /// is an [`after`](Self::after) or [`before`](Self::before) naming the extension itself.
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
@@ -330,6 +331,25 @@ impl<'s, T> Register<'s, T> {
             Some(n) => Arc::from(n),
             None => Arc::from(format!("{}:{}", self.at.file(), self.at.line())),
         };
+        let refused = |why: &str| {
+            Error::kind_msg(
+                crate::ErrorKind::Other,
+                format!(
+                    "extension `{name}` registered on point `{}` at {}:{}: {why}",
+                    self.point,
+                    self.at.file(),
+                    self.at.line()
+                ),
+            )
+        };
+        if name.trim().is_empty() {
+            return Err(refused(
+                "a name cannot be empty or blank (leave `name` out for `file:line`)",
+            ));
+        }
+        if self.after.iter().chain(&self.before).any(|n| **n == *name) {
+            return Err(refused("it cannot run after or before itself"));
+        }
         if self.timeout.is_some() && !run.is_async() {
             return Err(Error::kind_msg(
                 crate::ErrorKind::Other,
