@@ -11,6 +11,8 @@
 //! `file:line:column: why`); `2` bad usage or an unreadable points file (with `--format json`,
 //! `{"error": "..."}` on stdout).
 
+#![warn(missing_docs)]
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -131,6 +131,7 @@
 //! | [`ui`] | [`banners`](ui::banners) and [`webui`](ui::webui): the interface's points that belong to no agent |
 //! | [`lock`] | poisoned-lock recovery, for this crate and its plugins |
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -97,6 +97,7 @@
 //! their items are absent; build with `default-features = false` there and the engine works the
 //! same.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 // The map, bottom layer first. Each module depends only on modules above it in this list

@@ -48,6 +48,7 @@
 //!
 //! Link it from the binary: `hookpoint::link!(hookpoint_plugin_memory);`.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

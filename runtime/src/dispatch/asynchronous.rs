@@ -157,9 +157,10 @@ pub(crate) async fn run_async(
             let r = match *run {
                 // SAFETY: payload key checked by `precheck`; `payload` is the live `&mut P`.
                 Run::Sync(f) => unsafe { f(call.payload.0, &cx) },
-                // SAFETY: as above.
                 Run::Async(f) => {
-                    within(unsafe { f(call.payload.0, &cx) }, chain.budget(&turn)).await
+                    // SAFETY: as above.
+                    let fut = unsafe { f(call.payload.0, &cx) };
+                    within(fut, chain.budget(&turn)).await
                 }
                 #[cfg(hookpoint_command_hooks)]
                 // Boxed: a process's future is large, and inline it would size every async
@@ -174,9 +175,10 @@ pub(crate) async fn run_async(
                 }
                 #[cfg(hookpoint_wasm)]
                 Run::Wasm(ix) => super::wasm::run(&snap.wasm[ix as usize], chain.name(&turn), call),
-                // SAFETY: as above; the closure was made for the payload its key names.
                 Run::Registered(ix) => {
-                    match unsafe { list.registered[ix as usize].start(call.payload.0, &cx) } {
+                    // SAFETY: as above; the closure was made for the payload its key names.
+                    let started = unsafe { list.registered[ix as usize].start(call.payload.0, &cx) };
+                    match started {
                         Started::Done(r) => r,
                         Started::Future(fut) => within(fut, chain.budget(&turn)).await,
                     }
