@@ -4,6 +4,9 @@
 //! thread-locals, `tracing::level_enabled!`); `replica/*` are stand-alone designs for 10 handlers,
 //! to show what a dispatch can cost.
 
+// Test fixtures, not API: no `Debug` needed.
+#![allow(missing_debug_implementations)]
+
 use std::cell::{Cell, RefCell};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -16,6 +16,12 @@ pub struct SyntheticRegistry {
     table: &'static CompiledTable,
 }
 
+impl std::fmt::Debug for SyntheticRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SyntheticRegistry").finish_non_exhaustive()
+    }
+}
+
 impl SyntheticRegistry {
     /// Extensions `bench_ext_<i>` on points `bench_point_<i % points>`, orders descending so the
     /// sort has work to do.

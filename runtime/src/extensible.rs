@@ -56,6 +56,23 @@ pub struct CallEnd<R, S = ()> {
     receiver: S,
 }
 
+impl<A: std::fmt::Debug, R: std::fmt::Debug, S> std::fmt::Debug for CallStart<A, R, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallStart")
+            .field("args", &self.args)
+            .field("result", &self.result)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: std::fmt::Debug, S> std::fmt::Debug for CallEnd<R, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallEnd")
+            .field("result", &self.result)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<A, R, S> CallStart<A, R, S> {
     #[doc(hidden)]
     pub fn __new(args: A, receiver: S) -> Self {
@@ -121,6 +138,12 @@ pub struct ErrorInto<R>(PhantomData<fn() -> R>);
 impl<R> ErrorInto<R> {
     pub fn new() -> Self {
         ErrorInto(PhantomData)
+    }
+}
+
+impl<R> std::fmt::Debug for ErrorInto<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ErrorInto")
     }
 }
 

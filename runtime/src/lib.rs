@@ -387,6 +387,12 @@ pub mod __private {
     /// point's and the extension's side by side in an array, so a payload mismatch reads
     /// "expected `PointPayload<fn(&mut PointsPayload)>`, found `PointPayload<fn(&mut Yours)>`".
     pub struct PointPayload<H>(std::marker::PhantomData<H>);
+
+    impl<H> std::fmt::Debug for PointPayload<H> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("PointPayload")
+        }
+    }
     impl<H> PointPayload<H> {
         pub const NEW: Self = PointPayload(std::marker::PhantomData);
     }

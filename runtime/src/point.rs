@@ -84,10 +84,22 @@ pub struct SyncPoint<S: PointSpec> {
     _spec: PhantomData<fn() -> S>,
 }
 
+impl<S: PointSpec> std::fmt::Debug for SyncPoint<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("SyncPoint").field(&S::NAME).finish()
+    }
+}
+
 /// A point dispatched with `.await`: sync and async extensions run in order, one at a time.
 pub struct AsyncPoint<S: PointSpec> {
     site: PointSite,
     _spec: PhantomData<fn() -> S>,
+}
+
+impl<S: PointSpec> std::fmt::Debug for AsyncPoint<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("AsyncPoint").field(&S::NAME).finish()
+    }
 }
 
 impl<S: PointSpec> SyncPoint<S> {
@@ -248,8 +260,10 @@ impl<S: PointSpec> TypedPoint for AsyncPoint<S> {
 }
 
 /// Marker: the points of a sync `#[extensible]` fn.
+#[derive(Debug)]
 pub enum SyncKind {}
 /// Marker: the points of an `async` `#[extensible]` fn.
+#[derive(Debug)]
 pub enum AsyncKind {}
 
 /// The typed start or end point of an `#[extensible]` fn, generated as an associated or free
@@ -260,6 +274,12 @@ pub enum AsyncKind {}
 pub struct FnPoint<F, K> {
     name: &'static str,
     _f: PhantomData<fn() -> (F, K)>,
+}
+
+impl<F, K> std::fmt::Debug for FnPoint<F, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("FnPoint").field(&self.name).finish()
+    }
 }
 
 impl<F, K> FnPoint<F, K> {

@@ -110,6 +110,12 @@ pub struct PointSite {
     state: AtomicU64,
 }
 
+impl std::fmt::Debug for PointSite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("PointSite").field(&self.name).finish()
+    }
+}
+
 impl PointSite {
     /// A site for `name`; resolves lazily.
     pub const fn new(name: &'static str) -> Self {
@@ -212,5 +218,14 @@ impl FnSites {
         self.state
             .store((generation << 1) | u64::from(empty), Ordering::Relaxed);
         empty
+    }
+}
+
+impl std::fmt::Debug for FnSites {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnSites")
+            .field("start", &self.start)
+            .field("end", &self.end)
+            .finish_non_exhaustive()
     }
 }

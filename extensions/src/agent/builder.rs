@@ -51,6 +51,21 @@ pub struct AgentBuilder {
     hooks: Vec<super::Hooks>,
 }
 
+impl std::fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let model = |m: &Option<Arc<dyn Model>>| m.as_ref().map(|m| m.name().to_owned());
+        f.debug_struct("AgentBuilder")
+            .field("name", &self.name)
+            .field("number", &self.number)
+            .field("profile", &self.profile)
+            .field("model", &model(&self.model))
+            .field("utility", &model(&self.utility))
+            .field("settings", &self.settings)
+            .field("hooks", &self.hooks.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl AgentBuilder {
     pub(crate) fn new(name: impl Into<String>) -> Self {
         AgentBuilder {

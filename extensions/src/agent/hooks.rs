@@ -70,6 +70,14 @@ pub struct Hooks {
     installers: Vec<Installer>,
 }
 
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks")
+            .field("hooks", &self.installers.len())
+            .finish()
+    }
+}
+
 fn panicked(name: &str, p: Box<dyn std::any::Any + Send>) -> Error {
     let why = p
         .downcast_ref::<&str>()

@@ -177,7 +177,8 @@ pub(crate) async fn run_async(
                 Run::Wasm(ix) => super::wasm::run(&snap.wasm[ix as usize], chain.name(&turn), call),
                 Run::Registered(ix) => {
                     // SAFETY: as above; the closure was made for the payload its key names.
-                    let started = unsafe { list.registered[ix as usize].start(call.payload.0, &cx) };
+                    let started =
+                        unsafe { list.registered[ix as usize].start(call.payload.0, &cx) };
                     match started {
                         Started::Done(r) => r,
                         Started::Future(fut) => within(fut, chain.budget(&turn)).await,

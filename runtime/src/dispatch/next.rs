@@ -47,6 +47,12 @@ pub struct Next<'a, Req, Resp> {
     inside: &'a AtomicU64,
 }
 
+impl<Req, Resp> std::fmt::Debug for Next<'_, Req, Resp> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Next").finish_non_exhaustive()
+    }
+}
+
 /// The rest of an [`AsyncWrapPoint`](crate::AsyncWrapPoint)'s nest, handed to one `async`
 /// extension: `next.run(req).await` runs the extensions after it and the inner step. It is
 /// `Send`, so the extension's future can run on a multi-threaded runtime; as [`Next`], it
@@ -75,6 +81,12 @@ pub struct AsyncNext<'a, Req, Resp> {
     pos: usize,
     inner: &'a mut (dyn for<'r> FnMut(&'r mut Req) -> StepFuture<'r, Resp> + Send + 'a),
     inside: &'a AtomicU64,
+}
+
+impl<Req, Resp> std::fmt::Debug for AsyncNext<'_, Req, Resp> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsyncNext").finish_non_exhaustive()
+    }
 }
 
 impl<'a, Req, Resp> Next<'a, Req, Resp> {

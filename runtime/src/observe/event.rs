@@ -19,8 +19,20 @@ pub struct Event<'a> {
     pub(crate) payload: PayloadView<'a>,
 }
 
+impl std::fmt::Debug for Event<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Event")
+            .field("point", &self.point)
+            .field("scope", &self.scope)
+            .field("depth", &self.depth)
+            .field("what", &self.what)
+            .finish_non_exhaustive()
+    }
+}
+
 /// What an [`Event`] reports.
 #[non_exhaustive]
+#[derive(Debug)]
 pub enum What<'a> {
     /// The dispatch passed its checks and starts running extensions.
     Start,

@@ -26,6 +26,12 @@ pub struct JsonCodec {
     pub(crate) replace_from_str: unsafe fn(*mut (), &str) -> Result<(), serde_json::Error>,
 }
 
+impl std::fmt::Debug for JsonCodec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonCodec").finish_non_exhaustive()
+    }
+}
+
 impl JsonCodec {
     /// The codec for an owned, serde-capable payload type `P`.
     pub const fn of<P>() -> JsonCodec

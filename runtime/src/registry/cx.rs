@@ -34,6 +34,15 @@ pub struct Cx<'a> {
     scope: &'a dyn DispatchScope,
 }
 
+impl std::fmt::Debug for Cx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cx")
+            .field("point", &self.point)
+            .field("depth", &self.depth)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'a> Cx<'a> {
     pub(crate) fn new(point: &'a str, depth: u32, scope: &'a dyn DispatchScope) -> Self {
         Cx {

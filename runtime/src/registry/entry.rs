@@ -82,7 +82,7 @@ pub type WrapFn = unsafe fn(*mut (), *mut (), *mut (), &Cx<'_>) -> Result<(), Er
 pub type AsyncWrapFn = for<'a> unsafe fn(*mut (), *mut (), *mut (), &'a Cx<'a>) -> WrapFuture<'a>;
 
 /// The compiled handler of an extension.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub enum Handler {
     /// `fn(&mut P)` or `fn(&Cx, &mut P)`.
     Sync(SyncFn),
@@ -117,6 +117,15 @@ pub enum PointOf {
     Typed(&'static (dyn TypedPoint + Sync)),
 }
 
+impl std::fmt::Debug for PointOf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PointOf::Name(n) => f.debug_tuple("Name").field(n).finish(),
+            PointOf::Typed(t) => f.debug_tuple("Typed").field(&t.point_name()).finish(),
+        }
+    }
+}
+
 impl PointOf {
     /// The point's name.
     pub fn name(&self) -> &'static str {
@@ -135,6 +144,7 @@ pub trait TypedPoint {
 
 /// The parts of an [`ExtensionEntry`], as `#[extension]` writes them.
 #[doc(hidden)]
+#[derive(Debug)]
 pub struct ExtensionParts {
     pub point: PointOf,
     pub name: &'static str,
@@ -164,6 +174,7 @@ pub struct ExtensionParts {
 /// One `#[extension]` in [`HOOKPOINT_EXT_V0`](super::HOOKPOINT_EXT_V0). Read its parts through
 /// `Deref`; build it only with [`ExtensionEntry::new`].
 #[doc(hidden)]
+#[derive(Debug)]
 pub struct ExtensionEntry(ExtensionParts);
 
 impl ExtensionEntry {
@@ -190,6 +201,7 @@ impl Deref for ExtensionEntry {
 
 /// The parts of a [`PointEntry`], as [`point!`](crate::point!) and `#[extensible]` write them.
 #[doc(hidden)]
+#[derive(Debug)]
 pub struct PointParts {
     pub name: &'static str,
     pub kind: PointKind,
@@ -208,6 +220,7 @@ pub struct PointParts {
 /// One declared point in [`HOOKPOINT_PTS_V0`](super::HOOKPOINT_PTS_V0). Build it only with
 /// [`PointEntry::new`].
 #[doc(hidden)]
+#[derive(Debug)]
 pub struct PointEntry(PointParts);
 
 impl PointEntry {

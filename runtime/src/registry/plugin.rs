@@ -17,6 +17,7 @@ pub type PluginCheck = fn(&serde_json::Value) -> Result<(), Error>;
 
 /// A plugin declaration, as [`plugin!`](crate::plugin!) writes it. Not constructed by hand.
 #[doc(hidden)]
+#[derive(Debug)]
 pub struct PluginEntry {
     pub name: &'static str,
     pub description: &'static str,

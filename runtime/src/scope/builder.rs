@@ -38,6 +38,15 @@ pub struct ScopeBuilder {
     pub(crate) observation: crate::observe::ObservationConfig,
 }
 
+impl std::fmt::Debug for ScopeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScopeBuilder")
+            .field("name", &self.name)
+            .field("disabled_plugins", &self.disabled_plugins)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ScopeBuilder {
     /// A builder for a scope named `name` (used in logs).
     pub fn new(name: impl Into<String>) -> Self {

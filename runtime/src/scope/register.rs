@@ -54,6 +54,12 @@ pub unsafe trait RegisterTarget: 'static {
 /// ```
 pub struct Named<P>(PhantomData<fn() -> P>);
 
+impl<P> std::fmt::Debug for Named<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Named")
+    }
+}
+
 // SAFETY: the key is `fn(&mut P)`'s, and `Payload` is `P`.
 unsafe impl<P: 'static> RegisterTarget for Named<P> {
     type Payload<'a> = P;
@@ -97,6 +103,17 @@ pub struct Register<'s, T> {
     timeout: Option<std::time::Duration>,
     at: &'static Location<'static>,
     _target: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for Register<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Register")
+            .field("point", &self.point)
+            .field("name", &self.name)
+            .field("order", &self.order)
+            .field("at", &self.at)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Keeps a registered extension on its point; dropping it (or [`remove`](Self::remove)) takes the

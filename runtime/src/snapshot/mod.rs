@@ -289,3 +289,11 @@ impl Snapshot {
             .unwrap_or_default()
     }
 }
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("generation", &self.generation)
+            .finish_non_exhaustive()
+    }
+}

@@ -56,6 +56,12 @@ pub struct WrapPoint<S: WrapSpec> {
     _spec: PhantomData<fn() -> S>,
 }
 
+impl<S: WrapSpec> std::fmt::Debug for WrapPoint<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("WrapPoint").field(&S::NAME).finish()
+    }
+}
+
 /// A wrap point dispatched with `.await`; declared as `AsyncWrapPoint<Request, Response>`. Its
 /// extensions are `async fn`s taking an [`AsyncNext`](crate::AsyncNext).
 ///
@@ -94,6 +100,12 @@ pub struct WrapPoint<S: WrapSpec> {
 pub struct AsyncWrapPoint<S: WrapSpec> {
     site: PointSite,
     _spec: PhantomData<fn() -> S>,
+}
+
+impl<S: WrapSpec> std::fmt::Debug for AsyncWrapPoint<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("AsyncWrapPoint").field(&S::NAME).finish()
+    }
 }
 
 /// A sync wrap point's inner step, erased.

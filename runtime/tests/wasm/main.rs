@@ -2,6 +2,8 @@
 //! `.wat` files in temporary layer folders, guests assembled from WAT in the tests, each test with
 //! its own scope and its own compiled-module cache folder.
 
+// Test fixtures, not API: no `Debug` needed.
+#![allow(missing_debug_implementations)]
 #![cfg(hookpoint_wasm)]
 
 mod examples;
