@@ -646,7 +646,7 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
         let outer: Vec<&Ident> = m.args.iter().map(|a| &a.outer).collect();
         (
             quote!(#p::FnSites::new(#start_name, #end_name)),
-            one_run(m, block, &quote!((#(#outer,)*)), false),
+            one_run(m, block, &quote!((#(#outer,)*)), None),
         )
     };
     quote! {{
@@ -661,13 +661,14 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
 }
 
 /// One run of the fn with the arguments `args` (a tuple): start extensions, body, end
-/// extensions. `in_step`: the run is the around point's inner step, which answers
-/// `Ok(result)`; else it is the fn's own tail and answers the result.
+/// extensions; the fast path returns the body's result from the enclosing fn (or the around
+/// point's run closure). `body_call`: the body is not written here but called (an expression
+/// of the fn's return type using `__hp_args`), and the fast path is taken before.
 fn one_run(
     m: &ExtensibleFn<'_>,
     block: &syn::Block,
     args: &TokenStream,
-    in_step: bool,
+    body_call: Option<&TokenStream>,
 ) -> TokenStream {
     let krate = m.krate;
     let p = quote!(#krate::__private);
@@ -686,7 +687,15 @@ fn one_run(
     let start_key = m.start_key_type();
     let end_key = m.end_key_type();
     let is_async = m.sig.asyncness.is_some();
-    let run_body = run_body(m, block, ret_span, in_step);
+    let run_body = match body_call {
+        None => run_body(m, block, ret_span),
+        Some(call) => quote! {
+            let __hp_out: #ret = match __hp_preset {
+                #p::None => #call,
+                #p::Some(__hp_r) => __hp_r,
+            };
+        },
+    };
     let dispatch = |site: TokenStream,
                     key: &TokenStream,
                     payload: TokenStream,
@@ -717,11 +726,6 @@ fn one_run(
         quote!(__hp_end),
         quote!(|__hp_c: &mut #krate::CallEnd<#ret, _>, __hp_e: #p::Error| { __hp_c.result = #convert; }),
     );
-    let result = if in_step {
-        quote!(#p::Ok(__hp_end.__into_result()))
-    } else {
-        quote!(__hp_end.__into_result())
-    };
     quote! {
         let (__hp_args, __hp_preset) = if __hp_fast {
             (#args, #p::None::<#ret>)
@@ -737,7 +741,7 @@ fn one_run(
         if let #p::Err(__hp_e) = #end_dispatch {
             __hp_end.result = #convert;
         }
-        #result
+        __hp_end.__into_result()
     }
 }
 
@@ -745,12 +749,7 @@ fn one_run(
 /// that runs it. The fast path returns straight from its call, so nothing is kept across the
 /// body to tell the two paths apart after it (the no-extension fn then needs no frame of its
 /// own); the other path goes on to the end extensions. A start extension's result skips it.
-fn run_body(
-    m: &ExtensibleFn<'_>,
-    block: &syn::Block,
-    ret_span: Span,
-    in_step: bool,
-) -> TokenStream {
+fn run_body(m: &ExtensibleFn<'_>, block: &syn::Block, ret_span: Span) -> TokenStream {
     let krate = m.krate;
     let p = quote!(#krate::__private);
     let ret = &m.ret;
@@ -778,17 +777,11 @@ fn run_body(
             quote!(__hp_body()),
         )
     };
-    // In the around point's inner step, the fast path answers the step (`Ok`), not the fn.
-    let fast_return = if in_step {
-        quote!(#p::Ok(#call))
-    } else {
-        call.clone()
-    };
     quote! {
         #make
         #[allow(unused_mut)]
         let __hp_out: #ret = match (__hp_fast, __hp_preset) {
-            (true, _) => return #fast_return,
+            (true, _) => return #call,
             (false, #p::None) => #call,
             (false, #p::Some(__hp_r)) => {
                 // Skipped: dropped here, so its borrow of the receiver ends before the end

@@ -184,43 +184,68 @@ pub unsafe fn __around_sync<A, R>(
     })
 }
 
-/// Async twin of [`__around_sync`], with `AsyncNext` in the key.
+/// Async twin of [`__around_sync`], with `AsyncNext` in the key; the nest's future is boxed, so
+/// that the fn's own future (also the one that runs without around extensions) stays its size.
 ///
 /// # Safety
 /// As [`__around_sync`].
 #[doc(hidden)]
-pub async unsafe fn __around_async<A: Send, R: Send>(
+pub unsafe fn __around_async<'a, A: Send, R: Send>(
     site: &'static PointSite,
     key: TypeId,
     type_name: fn() -> &'static str,
-    request: &mut CallArgs<A>,
-    inner: &mut (dyn for<'r> FnMut(&'r mut CallArgs<A>) -> StepFuture<'r, R> + Send),
-) -> Result<R, Error> {
-    let call = call_of(site, key, type_name, request);
-    Scope::current()
-        .dispatch_wrap_async(call, None, request, inner)
-        .await
+    request: &'a mut CallArgs<A>,
+    inner: &'a mut (dyn for<'r> FnMut(&'r mut CallArgs<A>) -> StepFuture<'r, R> + Send),
+) -> StepFuture<'a, R> {
+    Box::pin(async move {
+        let call = call_of(site, key, type_name, request);
+        Scope::current()
+            .dispatch_wrap_async(call, None, request, inner)
+            .await
+    })
 }
 
-/// Gives the closure of one run of a sync `#[extensible]` fn its signature (the request's type
-/// known before the closure's body is checked).
+/// Gives the closure of one run of a sync `#[extensible]` fn (arguments and fast flag in, the
+/// fn's result out) its signature: the arguments' type known before its body is checked.
 #[doc(hidden)]
 #[inline(always)]
-pub fn __step_sync<A, R, F>(_request: &CallArgs<A>, f: F) -> F
+pub fn __run_sync<A, R, F>(_args: &A, f: F) -> F
 where
-    F: FnMut(&mut CallArgs<A>) -> Result<R, Error>,
+    F: FnMut(A, bool) -> R,
 {
     f
 }
 
-/// [`__step_sync`] for an `async` fn: the closure returns the run's future, which owns what it
-/// uses (it does not borrow the request).
+/// [`__run_sync`] for an `async` fn: the closure returns the run's future.
 #[doc(hidden)]
 #[inline(always)]
-pub fn __step_async<A, R, Fut, F>(_request: &CallArgs<A>, f: F) -> F
+pub fn __run_async<A, Fut, F>(_args: &A, f: F) -> F
 where
-    F: FnMut(&mut CallArgs<A>) -> Fut,
-    Fut: std::future::Future<Output = Result<R, Error>>,
+    F: FnMut(A, bool) -> Fut,
+    Fut: std::future::Future,
+{
+    f
+}
+
+/// Gives the body of a sync `#[extensible]` fn with an around point (a closure of the arguments
+/// that borrows no `&mut self`) its signature.
+#[doc(hidden)]
+#[inline(always)]
+pub fn __body_sync<A, R, F>(_args: &A, f: F) -> F
+where
+    F: Fn(A) -> R + Copy,
+{
+    f
+}
+
+/// Gives the body of an `async` `#[extensible]` fn with an around point, a closure making the
+/// body's future from the arguments, its signature.
+#[doc(hidden)]
+#[inline(always)]
+pub fn __body_async<A, Fut, F>(_args: &A, f: F) -> F
+where
+    F: Fn(A) -> Fut + Copy,
+    Fut: std::future::Future,
 {
     f
 }

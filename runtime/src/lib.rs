@@ -239,8 +239,8 @@ pub mod __private {
     pub use crate::__hookpoint_plugin_check as plugin_check;
     pub use crate::__hookpoint_plugin_hook as plugin_hook;
     pub use crate::around::{
-        __around_async, __around_sync, __nest_step, __step_async, __step_sync, ArgsClone, ArgsMove,
-        CloneProbe,
+        __around_async, __around_sync, __body_async, __body_sync, __nest_step, __run_async,
+        __run_sync, ArgsClone, ArgsMove, CloneProbe,
     };
     pub use crate::call::{call_site_async, call_site_sync};
     pub use crate::error::Error;

@@ -200,7 +200,7 @@ pub struct FnSites {
     pub end: PointSite,
     /// The `.../around` wrap point, when the fn has one.
     around: Option<PointSite>,
-    /// `generation << 1 | all_empty`.
+    /// `generation << 2 | around_empty << 1 | all_empty`.
     state: AtomicU64,
 }
 
@@ -239,26 +239,35 @@ impl FnSites {
     pub fn is_empty_everywhere(&self) -> bool {
         let generation = ACTIVE_GENERATION.load(Ordering::Acquire);
         let state = self.state.load(Ordering::Relaxed);
-        if state == (generation << 1) | 1 {
+        if state == (generation << 2) | 0b11 {
             return true;
         }
-        if state == generation << 1 && generation != 0 {
+        if state >> 2 == generation && generation != 0 {
             return false;
         }
         self.refresh(generation)
     }
 
+    /// True when the around point has no extension in any live snapshot, as found by the
+    /// [`is_empty_everywhere`](Self::is_empty_everywhere) just made (one load: the answer is
+    /// kept beside the combined one).
+    #[inline(always)]
+    pub fn around_is_empty(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & 0b10 != 0
+    }
+
     #[cold]
     #[inline(never)]
     fn refresh(&self, generation: u64) -> bool {
-        let empty = self.start.is_empty_everywhere()
-            && self.end.is_empty_everywhere()
-            && self
-                .around
-                .as_ref()
-                .is_none_or(PointSite::is_empty_everywhere);
-        self.state
-            .store((generation << 1) | u64::from(empty), Ordering::Relaxed);
+        let around = self
+            .around
+            .as_ref()
+            .is_none_or(PointSite::is_empty_everywhere);
+        let empty = self.start.is_empty_everywhere() && self.end.is_empty_everywhere() && around;
+        self.state.store(
+            (generation << 2) | (u64::from(around) << 1) | u64::from(empty),
+            Ordering::Relaxed,
+        );
         empty
     }
 }

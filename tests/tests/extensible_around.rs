@@ -58,7 +58,9 @@ fn nest_inner(
     mut next: Next<'_, CallArgs<(u32,)>, u32>,
 ) -> Result<u32, Error> {
     log("inner>");
-    req.args_mut().expect("u32 is Clone: the request keeps it").0 += 1;
+    req.args_mut()
+        .expect("u32 is Clone: the request keeps it")
+        .0 += 1;
     let r = next.run(req)?;
     log(format!("<inner({r})"));
     Ok(r)

@@ -2,10 +2,10 @@
 //! record, and the tail of the rewritten body that runs the fn (start extensions, body, end
 //! extensions) as the inner step of the around extensions' nest.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::{ExtensibleFn, Receiver, one_run, tidy};
+use super::{ExtensibleFn, Receiver, fake_return, one_run, own_scope, tidy};
 use crate::lifetimes;
 
 /// Whether a fn gets an around point. Not when its result may borrow (a wrap handler's response
@@ -114,66 +114,137 @@ pub(super) fn registration(
     }
 }
 
-/// The tail of the body of a fn with an around point: one run of the fn as a closure over the
-/// request, called once when no around extension exists (the fast flag covers all three points,
-/// so the fn without extensions makes the one check it made before), else handed to the nest.
+/// The tail of the body of a fn with an around point. Without extensions (the fast flag covers
+/// all three points, so the fn makes the one check it made before) the body runs and returns
+/// from the fn as it does without an around point; without around extensions the start and end
+/// extensions run around it, written out here; else the nest runs the fn through a closure of
+/// one run, called by a step that takes the arguments from the request.
 pub(super) fn body(m: &ExtensibleFn<'_>, block: &syn::Block) -> TokenStream {
     let krate = m.krate;
     let p = quote!(#krate::__private);
     let ret = &m.ret;
-    let local = |n: &str| syn::Ident::new(n, Span::call_site());
-    let (req, run, taken) = (local("__hp_req"), local("__hp_run"), local("__hp_taken"));
     let outer: Vec<&syn::Ident> = m.args.iter().map(|a| &a.outer).collect();
-    let once = one_run(m, block, &quote!(__hp_args), true);
-    let handler = m.around_handler();
-    let (req_key, resp_key) = (m.args_key(), m.key_type(ret));
     let is_async = m.sig.asyncness.is_some();
-    let take = quote! {
-        let #taken = #req.__take(__HP_SITES.around().name());
-    };
-    let unpack = quote! {
-        let __hp_args = match #taken {
-            #p::Ok(__hp_a) => __hp_a,
-            #p::Err(__hp_e) => return #p::Err::<#ret, #p::Error>(__hp_e),
-        };
-    };
-    let (make, direct, nest) = if is_async {
-        (
-            quote!(#p::__step_async(&#req, |#req| { #take async move { #unpack #once } })),
-            quote!(#run(&mut #req).await),
-            // SAFETY: the key is the around handler type of this request and response; the step
-            // goes to the nest only.
-            quote! {{
-                let mut __hp_boxed = unsafe { #p::__nest_step(&mut #run) };
-                unsafe { #p::__around_async(__HP_SITES.around(), #p::TypeId::of::<#handler>(), || #p::fn_wrap_type_name::<#handler, #req_key, #resp_key>(true), &mut #req, &mut __hp_boxed) }.await
-            }},
-        )
+    let make = if is_async || !matches!(m.receiver, Receiver::Mut) {
+        shared_body(m, block)
     } else {
-        (
-            quote!(#p::__step_sync(&#req, |#req| { #take #unpack #once })),
-            quote!(#run(&mut #req)),
-            // SAFETY: as above.
-            quote! {
-                unsafe { #p::__around_sync(__HP_SITES.around(), #p::TypeId::of::<#handler>(), || #p::fn_wrap_type_name::<#handler, #req_key, #resp_key>(false), &mut #req, &mut #run) }
-            },
-        )
+        // `&mut self`: the body borrows the receiver, which the start and end extensions get
+        // too, so each run makes its own body closure.
+        let once = one_run(m, block, &quote!(__hp_args), None);
+        quote! {
+            #[allow(unused_mut)]
+            let mut __hp_run = #p::__run_sync(&__hp_args, |__hp_args, __hp_fast| -> #ret { #once });
+            if __hp_fast {
+                return __hp_run(__hp_args, true);
+            }
+            if __HP_SITES.around_is_empty() {
+                return __hp_run(__hp_args, false);
+            }
+        }
     };
+    let nest = nest(m);
     quote! {
+        let __hp_args = (#(#outer,)*);
+        #make
         #[allow(unused_imports)]
         use #p::{ArgsClone as _, ArgsMove as _};
-        let mut #req = #krate::CallArgs::__direct((#(#outer,)*));
-        #[allow(unused_mut)]
-        let mut #run = #make;
-        let __hp_answer: #p::Result<#ret, #p::Error> = if __hp_fast || __HP_SITES.around().is_empty_everywhere() {
-            #direct
-        } else {
-            let __hp_cloner = (&#req.__probe()).cloner();
-            #req.__set_cloner(__hp_cloner);
-            #nest
-        };
+        let mut __hp_req = #krate::CallArgs::__direct(__hp_args);
+        let __hp_cloner = (&__hp_req.__probe()).cloner();
+        __hp_req.__set_cloner(__hp_cloner);
+        let __hp_answer: #p::Result<#ret, #p::Error> = #nest;
         match __hp_answer {
             #p::Ok(__hp_r) => __hp_r,
             #p::Err(__hp_e) => (&#p::ErrorInto::<#ret>::new()).convert(__hp_e),
         }
+    }
+}
+
+/// A fn whose body closure can be shared by the runs (it borrows no `&mut self`): the body is a
+/// `Copy` closure (making its future, for an `async fn`) called by the fast path, by the run
+/// with start and end extensions written out, and by the run closure `__hp_run` of the nest.
+fn shared_body(m: &ExtensibleFn<'_>, block: &syn::Block) -> TokenStream {
+    let krate = m.krate;
+    let p = quote!(#krate::__private);
+    let ret = &m.ret;
+    let is_async = m.sig.asyncness.is_some();
+    let wait = if is_async { quote!(.await) } else { quote!() };
+    let once = one_run(
+        m,
+        block,
+        &quote!(__hp_args),
+        Some(&quote!(__hp_body(__hp_args) #wait)),
+    );
+    let pats: Vec<&syn::Pat> = m.args.iter().map(|a| &a.pat).collect();
+    let ret_span = match &m.sig.output {
+        syn::ReturnType::Type(_, t) => syn::spanned::Spanned::span(t),
+        syn::ReturnType::Default => m.sig.ident.span(),
+    };
+    let fake = fake_return(ret, ret_span);
+    let scoped = own_scope(block);
+    let inside = quote! {
+        #fake
+        #[allow(unused_parens)]
+        let (#(#pats,)*) = __hp_args;
+        #scoped
+    };
+    let (body, run) = if is_async {
+        (
+            quote!(#p::__body_async(&__hp_args, |__hp_args| async move { #inside })),
+            quote!(#p::__run_async(&__hp_args, |__hp_args, __hp_fast| async move { #once })),
+        )
+    } else {
+        (
+            quote!(#p::__body_sync(&__hp_args, |__hp_args| -> #ret { #inside })),
+            quote!(#p::__run_sync(&__hp_args, |__hp_args, __hp_fast| -> #ret { #once })),
+        )
+    };
+    quote! {
+        let __hp_body = #body;
+        if __hp_fast {
+            return __hp_body(__hp_args) #wait;
+        }
+        if __HP_SITES.around_is_empty() {
+            return { #once };
+        }
+        #[allow(unused_mut)]
+        let mut __hp_run = #run;
+    }
+}
+
+/// The nest of the around extensions around `__hp_run`, an expression of `Result<Return,
+/// Error>`.
+fn nest(m: &ExtensibleFn<'_>) -> TokenStream {
+    let krate = m.krate;
+    let p = quote!(#krate::__private);
+    let ret = &m.ret;
+    let handler = m.around_handler();
+    let (req_key, resp_key) = (m.args_key(), m.key_type(ret));
+    let take = quote!(__hp_req.__take(__HP_SITES.around().name()));
+    let name = quote!(|| #p::fn_wrap_type_name::<#handler, #req_key, #resp_key>);
+    if m.sig.asyncness.is_some() {
+        // SAFETY: the key is the around handler type of this request and response; the step
+        // goes to the nest only.
+        quote! {{
+            let mut __hp_step = |__hp_req: &mut #krate::CallArgs<_>| {
+                let __hp_run = #take.map(|__hp_args| __hp_run(__hp_args, false));
+                async move {
+                    match __hp_run {
+                        #p::Ok(__hp_f) => #p::Ok::<#ret, #p::Error>(__hp_f.await),
+                        #p::Err(__hp_e) => #p::Err(__hp_e),
+                    }
+                }
+            };
+            let mut __hp_boxed = unsafe { #p::__nest_step(&mut __hp_step) };
+            unsafe { #p::__around_async(__HP_SITES.around(), #p::TypeId::of::<#handler>(), #name(true), &mut __hp_req, &mut __hp_boxed) }.await
+        }}
+    } else {
+        // SAFETY: as above.
+        quote! {{
+            let __hp_again: &mut dyn ::core::ops::FnMut(_, bool) -> #ret = &mut __hp_run;
+            let mut __hp_step = |__hp_req: &mut #krate::CallArgs<_>| -> #p::Result<#ret, #p::Error> {
+                #p::Ok(__hp_again(#take?, false))
+            };
+            unsafe { #p::__around_sync(__HP_SITES.around(), #p::TypeId::of::<#handler>(), #name(false), &mut __hp_req, &mut __hp_step) }
+        }}
     }
 }
