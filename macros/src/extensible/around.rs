@@ -12,7 +12,8 @@ use crate::lifetimes;
 /// has no lifetime to elide to), nor for an `async fn` taking `&mut self` (each run's future
 /// would need the receiver while the nest holds it).
 pub(super) fn has_around(is_async: bool, receiver: &Receiver, ret: &syn::Type) -> bool {
-    !(is_async && matches!(receiver, Receiver::Mut)) && !lifetimes::may_borrow(ret)
+    let async_mut_self = is_async && matches!(receiver, Receiver::Mut);
+    !(async_mut_self || lifetimes::may_borrow(ret))
 }
 
 impl ExtensibleFn<'_> {
