@@ -8,6 +8,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use hookpoint::ScopeBuilder;
 use hookpoint::{
     AsyncNext, CallArgs, CallEnd, CallStart, Error, Next, PointKind, extensible, extension,
 };
@@ -387,10 +388,61 @@ fn introspection_shows_the_around_point_as_a_wrap_point() {
     assert_eq!(fetch.kind, Some(PointKind::AsyncWrap));
 }
 
+/// A misspelt around point.
+#[extension(point = "_functions/extensible_around/managed/arund")]
+fn typo_around(
+    req: &mut CallArgs<(u32,)>,
+    mut next: Next<'_, CallArgs<(u32,)>, u32>,
+) -> Result<u32, Error> {
+    next.run(req)
+}
+
 #[test]
-fn validation_knows_the_around_points() {
-    // Every around extension of this binary attaches to a point #[extensible] creates.
-    if let Err(report) = hookpoint::validate() {
-        panic!("{report}");
-    }
+fn validation_knows_the_around_points_and_hints_one_for_a_typo() {
+    // Every other around extension of this binary attaches to a point #[extensible] creates.
+    let report = hookpoint::validate().unwrap_err();
+    assert_eq!(report.diagnostics.len(), 1, "{report}");
+    let typo = &report.diagnostics[0];
+    assert_eq!(typo.extension.as_deref(), Some("typo_around"));
+    assert!(
+        typo.message
+            .contains("nearest known point: `_functions/extensible_around/managed/around`"),
+        "{}",
+        typo.message
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Closures registered at run time on the typed around point.
+
+#[extensible]
+pub fn squared(n: u64) -> u64 {
+    n * n
+}
+
+#[extensible]
+pub async fn halved(n: u64) -> u64 {
+    n / 2
+}
+
+#[test]
+fn closures_registered_at_run_time_wrap_the_fn() {
+    let scope = ScopeBuilder::new("around-registered").build().unwrap();
+    let _twice = scope
+        .register(&SQUARED_AROUND)
+        .name("sum_of_two_runs")
+        .wrap(|req, mut next| Ok(next.run(req)? + next.run(req)?))
+        .unwrap();
+    let _plus = scope
+        .register(&HALVED_AROUND)
+        .name("plus_one")
+        .wrap_async(|req, mut next| Box::pin(async move { Ok(next.run(req).await? + 1) }))
+        .unwrap();
+    assert_eq!(scope.enter(|| squared(3)), 18);
+    assert_eq!(squared(3), 9, "only in that scope");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    assert_eq!(rt.block_on(scope.bind(halved(10))), 6);
+    assert_eq!(rt.block_on(halved(10)), 5);
 }

@@ -10,6 +10,7 @@
 
 mod point;
 mod register;
+mod register_around;
 mod shim;
 mod type_name;
 
