@@ -1,6 +1,9 @@
 //! `#[extensible]`: rewrite a fn in place so that its `.../start` and `.../end` points are
 //! dispatched around the body, which stays inside the original fn (as tracing's `#[instrument]`
-//! does), so `self`, `Self`, generics, `return`, `?` and lints keep working.
+//! does), so `self`, `Self`, generics, `return`, `?` and lints keep working; the `.../around`
+//! wrap point (`around`) nests around the whole run.
+
+mod around;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -44,6 +47,8 @@ struct ExtensibleFn<'a> {
     ret: Type,
     generic: bool,
     krate: &'a syn::Path,
+    /// The fn has an `.../around` point (see [`around::has_around`]).
+    around: bool,
 }
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -363,6 +368,7 @@ fn build_model<'a>(
             (**t).clone()
         }
     };
+    let around = around::has_around(sig.asyncness.is_some(), &receiver, &ret);
     Some(ExtensibleFn {
         sig,
         qual,
@@ -373,6 +379,7 @@ fn build_model<'a>(
         ret,
         generic,
         krate,
+        around,
     })
 }
 
@@ -495,7 +502,9 @@ fn emit_consts(m: &ExtensibleFn<'_>, vis: &syn::Visibility) -> TokenStream {
     } else {
         (start_doc, end_doc)
     };
+    let around = around::consts(m, vis, &base);
     quote! {
+        #around
         #[doc = #start_doc]
         #[allow(dead_code)]
         #vis const #start_ident: #krate::FnPoint<fn(&mut #start_ty), #kind_marker> = #krate::FnPoint::__new(#start_name);
@@ -535,31 +544,32 @@ fn own_scope(block: &syn::Block) -> TokenStream {
     quote! { { #(#stmts)* } }
 }
 
-/// The records of the fn's two points, for introspection and validation.
+/// A type written as tokens print, tidied to read like `type_name`'s output.
+fn tidy(t: TokenStream) -> String {
+    let mut text = t.to_string();
+    for (from, to) in [
+        (" :: ", "::"),
+        (":: ", "::"),
+        (" ::", "::"),
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ,", ","),
+        ("( ", "("),
+        (" )", ")"),
+        ("& ", "&"),
+    ] {
+        text = text.replace(from, to);
+    }
+    text.trim_start_matches("::").to_owned()
+}
+
+/// The records of the fn's points, for introspection and validation.
 fn registration(m: &ExtensibleFn<'_>, p: &TokenStream) -> TokenStream {
     let start_name = m.point_name("start");
     let end_name = m.point_name("end");
     let (kind_enum, _) = m.kind();
     let (start_entry_key, end_entry_key, start_entry_ty, end_entry_ty) = if m.generic {
-        // Written as tokens print, tidied to read like `type_name`'s output.
-        let tidy = |t: TokenStream| {
-            let mut text = t.to_string();
-            for (from, to) in [
-                (" :: ", "::"),
-                (":: ", "::"),
-                (" ::", "::"),
-                (" <", "<"),
-                ("< ", "<"),
-                (" >", ">"),
-                (" ,", ","),
-                ("( ", "("),
-                (" )", ")"),
-                ("& ", "&"),
-            ] {
-                text = text.replace(from, to);
-            }
-            text.trim_start_matches("::").to_owned()
-        };
         let s = tidy(m.start_key_type());
         let e = tidy(m.end_key_type());
         (
@@ -588,7 +598,9 @@ fn registration(m: &ExtensibleFn<'_>, p: &TokenStream) -> TokenStream {
     );
     let fn_span = m.sig.ident.span();
     let file_line = quote_spanned! {fn_span=> file: ::core::file!(), line: ::core::line!(), };
+    let around = around::registration(m, p, &file_line);
     quote! {
+        #around
         #[#p::distributed_slice(#p::HOOKPOINT_PTS_V0)]
         #[linkme(crate = #p::linkme)]
         // SAFETY: no codec.
@@ -621,12 +633,50 @@ fn registration(m: &ExtensibleFn<'_>, p: &TokenStream) -> TokenStream {
 fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]) -> TokenStream {
     let krate = m.krate;
     let p = quote!(#krate::__private);
+    let start_name = m.point_name("start");
+    let end_name = m.point_name("end");
+    let registration = registration(m, &p);
+    let (sites, run) = if m.around {
+        let around_name = m.point_name("around");
+        (
+            quote!(#p::FnSites::with_around(#start_name, #end_name, #around_name)),
+            around::body(m, block),
+        )
+    } else {
+        let outer: Vec<&Ident> = m.args.iter().map(|a| &a.outer).collect();
+        (
+            quote!(#p::FnSites::new(#start_name, #end_name)),
+            one_run(m, block, &quote!((#(#outer,)*)), None),
+        )
+    };
+    quote! {{
+        #(#inner)*
+        #[allow(unused_imports)]
+        use #p::{ErrorIntoPanic as _, ErrorIntoResult as _};
+        static __HP_SITES: #p::FnSites = #sites;
+        #registration
+        let __hp_fast = __HP_SITES.is_empty_everywhere();
+        #run
+    }}
+}
+
+/// One run of the fn with the arguments `args` (a tuple): start extensions, body, end
+/// extensions; the fast path returns the body's result from the enclosing fn (or the around
+/// point's run closure). `body_call`: the body is not written here but called (an expression
+/// of the fn's return type using `__hp_args`), and the fast path is taken before.
+fn one_run(
+    m: &ExtensibleFn<'_>,
+    block: &syn::Block,
+    args: &TokenStream,
+    body_call: Option<&TokenStream>,
+) -> TokenStream {
+    let krate = m.krate;
+    let p = quote!(#krate::__private);
     let ret = &m.ret;
     let ret_span = match &m.sig.output {
         syn::ReturnType::Type(_, t) => t.span(),
         syn::ReturnType::Default => m.sig.ident.span(),
     };
-    let outer: Vec<&Ident> = m.args.iter().map(|a| &a.outer).collect();
     let (recv_start, recv_end) = match m.receiver {
         Receiver::None => (quote!(()), quote!(())),
         Receiver::Shared => (quote!(self), quote!(self)),
@@ -636,11 +686,16 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
     // `'static` type, and `Self` may carry the impl's lifetimes.
     let start_key = m.start_key_type();
     let end_key = m.end_key_type();
-    let start_name = m.point_name("start");
-    let end_name = m.point_name("end");
-    let registration = registration(m, &p);
     let is_async = m.sig.asyncness.is_some();
-    let run_body = run_body(m, block, ret_span);
+    let run_body = match body_call {
+        None => run_body(m, block, ret_span),
+        Some(call) => quote! {
+            let __hp_out: #ret = match __hp_preset {
+                #p::None => #call,
+                #p::Some(__hp_r) => __hp_r,
+            };
+        },
+    };
     let dispatch = |site: TokenStream,
                     key: &TokenStream,
                     payload: TokenStream,
@@ -671,17 +726,11 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
         quote!(__hp_end),
         quote!(|__hp_c: &mut #krate::CallEnd<#ret, _>, __hp_e: #p::Error| { __hp_c.result = #convert; }),
     );
-    quote! {{
-        #(#inner)*
-        #[allow(unused_imports)]
-        use #p::{ErrorIntoPanic as _, ErrorIntoResult as _};
-        static __HP_SITES: #p::FnSites = #p::FnSites::new(#start_name, #end_name);
-        #registration
-        let __hp_fast = __HP_SITES.is_empty_everywhere();
+    quote! {
         let (__hp_args, __hp_preset) = if __hp_fast {
-            ((#(#outer,)*), #p::None::<#ret>)
+            (#args, #p::None::<#ret>)
         } else {
-            let mut __hp_call = #krate::CallStart::<_, #ret, _>::__new((#(#outer,)*), #recv_start);
+            let mut __hp_call = #krate::CallStart::<_, #ret, _>::__new(#args, #recv_start);
             if let #p::Err(__hp_e) = #start_dispatch {
                 __hp_call.result = #p::Some(#convert);
             }
@@ -693,7 +742,7 @@ fn emit_body(m: &ExtensibleFn<'_>, block: &syn::Block, inner: &[&syn::Attribute]
             __hp_end.result = #convert;
         }
         __hp_end.__into_result()
-    }}
+    }
 }
 
 /// The body, written once in a closure (an async block) that owns the arguments, and the match

@@ -176,3 +176,34 @@ pub(crate) fn borrow_of_receiver(
     f.visit_type(ty);
     f.found
 }
+
+/// True if `ty` may borrow: a reference or a lifetime other than `'static` (fn-pointer types and
+/// `Fn(..)` sugar have their own binders and are skipped). Such a type cannot be the response of
+/// a wrap handler whose lifetimes are elided (`fn(..) -> Result<&str, _>` has no lifetime to
+/// elide to).
+pub(crate) fn may_borrow(ty: &Type) -> bool {
+    use syn::visit::{self, Visit};
+    struct Find(bool);
+    impl<'ast> Visit<'ast> for Find {
+        fn visit_lifetime(&mut self, l: &'ast Lifetime) {
+            if l.ident != "static" {
+                self.0 = true;
+            }
+        }
+        fn visit_type_reference(&mut self, r: &'ast syn::TypeReference) {
+            if r.lifetime.is_none() {
+                self.0 = true;
+            }
+            visit::visit_type_reference(self, r);
+        }
+        fn visit_type_fn_ptr(&mut self, _: &'ast syn::TypeFnPtr) {}
+        fn visit_parenthesized_generic_arguments(
+            &mut self,
+            _: &'ast syn::ParenthesizedGenericArguments,
+        ) {
+        }
+    }
+    let mut f = Find(false);
+    f.visit_type(ty);
+    f.0
+}

@@ -126,6 +126,7 @@ pub mod __bench;
 #[doc(hidden)]
 #[cfg(hookpoint_overrides)]
 pub mod __fuzz;
+mod around;
 mod call;
 #[cfg(hookpoint_cli)]
 pub mod cli;
@@ -164,6 +165,7 @@ mod validate;
 pub mod wasm;
 mod wrap;
 
+pub use around::CallArgs;
 pub use call::{call_async, call_sync};
 pub use dispatch::{MAX_DEPTH, Outcome};
 pub use error::{Error, ErrorKind, Origin};
@@ -187,7 +189,7 @@ pub use scope::{command_hooks_enabled, set_command_hooks_enabled};
 pub use snapshot::{Layer, Snapshot};
 pub use stats::dispatch_counts;
 pub use validate::validate;
-pub use wrap::{AsyncNext, AsyncWrapPoint, Next, StepFuture, WrapPoint, WrapSpec};
+pub use wrap::{AsyncNext, AsyncWrapPoint, FnAroundPoint, Next, StepFuture, WrapPoint, WrapSpec};
 
 #[doc = include_str!("docs/extensible.md")]
 pub use hookpoint_macros::extensible;
@@ -239,6 +241,10 @@ pub mod __private {
 
     pub use crate::__hookpoint_plugin_check as plugin_check;
     pub use crate::__hookpoint_plugin_hook as plugin_hook;
+    pub use crate::around::{
+        __around_async, __around_sync, __body_async, __body_sync, __nest_step, __run_async,
+        __run_sync, ArgsClone, ArgsMove, CloneProbe,
+    };
     pub use crate::call::{call_site_async, call_site_sync};
     pub use crate::error::Error;
     pub use crate::extensible::{
@@ -296,7 +302,7 @@ pub mod __private {
     pub use crate::registry::{AsyncWrapFn, WrapFn, WrapFuture};
     pub use crate::wrap::{
         AcceptsAsyncWrap, AcceptsPlain, AcceptsSyncWrap, WrapReturn, WrapTarget, async_wrap_shim,
-        wrap_shim, wrap_type_name,
+        fn_wrap_type_name, wrap_shim, wrap_type_name,
     };
 
     /// Compile-time check that a typed point accepts extensions without `next`.
@@ -310,7 +316,7 @@ pub mod __private {
     ) -> (
         &'static (dyn TypedPoint + Sync),
         &'static T::Point,
-        PointPayload<fn(&mut T::Request) -> T::Response>,
+        PointPayload<T::Shape>,
     ) {
         (point, point, PointPayload::NEW)
     }

@@ -175,48 +175,84 @@ impl PointSite {
     }
 }
 
-/// The start and end sites of an `#[extensible]` fn, with one combined "both empty" flag so the
-/// no-extension path is a single check. Not constructed by hand.
+/// The start, end and (when the fn has one) around sites of an `#[extensible]` fn, with one
+/// combined "all empty" flag so the no-extension path is a single check. Not constructed by hand.
 #[doc(hidden)]
 pub struct FnSites {
     /// The `.../start` point.
     pub start: PointSite,
     /// The `.../end` point.
     pub end: PointSite,
-    /// `generation << 1 | both_empty`.
+    /// The `.../around` wrap point, when the fn has one.
+    around: Option<PointSite>,
+    /// `generation << 2 | around_empty << 1 | all_empty`.
     state: AtomicU64,
 }
 
 impl FnSites {
-    /// Sites for the two point names.
+    /// Sites for the two point names of a fn without an around point.
     pub const fn new(start: &'static str, end: &'static str) -> Self {
         FnSites {
             start: PointSite::new(start),
             end: PointSite::new(end),
+            around: None,
             state: AtomicU64::new(0),
         }
     }
 
-    /// True when neither point has an extension in any live snapshot.
+    /// Sites for the three point names.
+    pub const fn with_around(start: &'static str, end: &'static str, around: &'static str) -> Self {
+        FnSites {
+            start: PointSite::new(start),
+            end: PointSite::new(end),
+            around: Some(PointSite::new(around)),
+            state: AtomicU64::new(0),
+        }
+    }
+
+    /// The `.../around` site (of sites made [`with_around`](Self::with_around)).
+    #[inline(always)]
+    pub fn around(&self) -> &PointSite {
+        match &self.around {
+            Some(site) => site,
+            None => panic!("an #[extensible] fn without an around point has no around site"),
+        }
+    }
+
+    /// True when none of the three points has an extension in any live snapshot.
     #[inline(always)]
     pub fn is_empty_everywhere(&self) -> bool {
         let generation = ACTIVE_GENERATION.load(Ordering::Acquire);
         let state = self.state.load(Ordering::Relaxed);
-        if state == (generation << 1) | 1 {
+        if state == (generation << 2) | 0b11 {
             return true;
         }
-        if state == generation << 1 && generation != 0 {
+        if state >> 2 == generation && generation != 0 {
             return false;
         }
         self.refresh(generation)
     }
 
+    /// True when the around point has no extension in any live snapshot, as found by the
+    /// [`is_empty_everywhere`](Self::is_empty_everywhere) just made (one load: the answer is
+    /// kept beside the combined one).
+    #[inline(always)]
+    pub fn around_is_empty(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & 0b10 != 0
+    }
+
     #[cold]
     #[inline(never)]
     fn refresh(&self, generation: u64) -> bool {
-        let empty = self.start.is_empty_everywhere() && self.end.is_empty_everywhere();
-        self.state
-            .store((generation << 1) | u64::from(empty), Ordering::Relaxed);
+        let around = self
+            .around
+            .as_ref()
+            .is_none_or(PointSite::is_empty_everywhere);
+        let empty = self.start.is_empty_everywhere() && self.end.is_empty_everywhere() && around;
+        self.state.store(
+            (generation << 2) | (u64::from(around) << 1) | u64::from(empty),
+            Ordering::Relaxed,
+        );
         empty
     }
 }

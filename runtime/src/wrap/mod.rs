@@ -10,11 +10,12 @@
 
 mod point;
 mod register;
+mod register_around;
 mod shim;
 mod type_name;
 
 pub use crate::dispatch::{AsyncNext, Next, StepFuture};
-pub use point::{AsyncWrapPoint, WrapPoint};
+pub use point::{AsyncWrapPoint, FnAroundPoint, WrapPoint};
 
 #[doc(hidden)]
 pub use point::{AcceptsAsyncWrap, AcceptsPlain, AcceptsSyncWrap, WrapTarget};
@@ -22,7 +23,7 @@ pub use point::{AcceptsAsyncWrap, AcceptsPlain, AcceptsSyncWrap, WrapTarget};
 pub use shim::{WrapReturn, async_wrap_shim, wrap_shim};
 pub(crate) use type_name::of_spec as wrap_type_of;
 #[doc(hidden)]
-pub use type_name::wrap_type_name;
+pub use type_name::{fn_wrap_type_name, wrap_type_name};
 
 use crate::registry::JsonCodec;
 

@@ -7,6 +7,7 @@ use std::marker::PhantomData;
 use super::WrapSpec;
 use crate::dispatch::{Call, Erased, SendPtr, StepFuture};
 use crate::error::Error;
+use crate::point::{AsyncKind, SyncKind};
 use crate::registry::{PointKind, TypedPoint};
 use crate::scope::Scope;
 use crate::site::PointSite;
@@ -105,6 +106,45 @@ pub struct AsyncWrapPoint<S: WrapSpec> {
 impl<S: WrapSpec> std::fmt::Debug for AsyncWrapPoint<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("AsyncWrapPoint").field(&S::NAME).finish()
+    }
+}
+
+/// The typed around point of an `#[extensible]` fn, generated as an associated or free `const`
+/// named `<FN>_AROUND` beside `<FN>_START` / `<FN>_END`: a wrap point whose inner step is one
+/// run of the fn (start extensions, body, end extensions). Attach to it with
+/// `#[extension(point = ...)]` a fn taking `&mut CallArgs<Args>` and
+/// `Next<'_, CallArgs<Args>, Return>` (an `async fn` with `AsyncNext` for an `async` fn).
+///
+/// `F` is `fn(&mut CallArgs<Args>) -> Return`; `K` is [`SyncKind`] or [`AsyncKind`].
+pub struct FnAroundPoint<F, K> {
+    name: &'static str,
+    _f: PhantomData<fn() -> (F, K)>,
+}
+
+impl<F, K> FnAroundPoint<F, K> {
+    #[doc(hidden)]
+    pub const fn __new(name: &'static str) -> Self {
+        FnAroundPoint {
+            name,
+            _f: PhantomData,
+        }
+    }
+
+    /// The point's name, e.g. `_functions/my_app/agent/Agent/new/around`.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl<F, K> std::fmt::Debug for FnAroundPoint<F, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("FnAroundPoint").field(&self.name).finish()
+    }
+}
+
+impl<F, K> TypedPoint for FnAroundPoint<F, K> {
+    fn point_name(&self) -> &'static str {
+        self.name
     }
 }
 
@@ -270,21 +310,22 @@ impl<S: WrapSpec> crate::point::TypedTarget for AsyncWrapPoint<S> {
     note = "declare the point as `WrapPoint<Request, Response>` or `AsyncWrapPoint<Request, Response>`, or write a plain extension `fn(payload: &mut Payload)`"
 )]
 pub trait WrapTarget: TypedPoint {
-    /// The point's request type.
-    type Request;
-    /// The point's response type.
-    type Response;
+    /// The point's request and response as `fn(&mut Request) -> Response`, compared with an
+    /// extension's (lifetimes elided, so that an `#[extensible]` fn's borrowed arguments fit).
+    type Shape;
     /// `Self`, as [`TypedTarget::Point`](crate::point::TypedTarget::Point).
     type Point: ?Sized;
 }
 impl<S: WrapSpec> WrapTarget for WrapPoint<S> {
-    type Request = S::Request;
-    type Response = S::Response;
+    type Shape = fn(&mut S::Request) -> S::Response;
     type Point = Self;
 }
 impl<S: WrapSpec> WrapTarget for AsyncWrapPoint<S> {
-    type Request = S::Request;
-    type Response = S::Response;
+    type Shape = fn(&mut S::Request) -> S::Response;
+    type Point = Self;
+}
+impl<F, K> WrapTarget for FnAroundPoint<F, K> {
+    type Shape = F;
     type Point = Self;
 }
 
@@ -309,6 +350,7 @@ impl<F, K> AcceptsPlain for crate::point::FnPoint<F, K> {}
 )]
 pub trait AcceptsSyncWrap {}
 impl<S: WrapSpec> AcceptsSyncWrap for WrapPoint<S> {}
+impl<F> AcceptsSyncWrap for FnAroundPoint<F, SyncKind> {}
 
 /// Implemented by the wrap points an `async` wrap extension attaches to.
 #[doc(hidden)]
@@ -319,3 +361,4 @@ impl<S: WrapSpec> AcceptsSyncWrap for WrapPoint<S> {}
 )]
 pub trait AcceptsAsyncWrap {}
 impl<S: WrapSpec> AcceptsAsyncWrap for AsyncWrapPoint<S> {}
+impl<F> AcceptsAsyncWrap for FnAroundPoint<F, AsyncKind> {}

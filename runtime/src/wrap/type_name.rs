@@ -35,6 +35,23 @@ pub fn wrap_type_name<Req: 'static, Resp: 'static>(is_async: bool) -> &'static s
     })
 }
 
+/// [`wrap_type_name`] for request and response types that may borrow (an `#[extensible]` fn's
+/// around point), made once per handler type `H` (the point's payload key).
+pub fn fn_wrap_type_name<H: 'static, Req, Resp>(is_async: bool) -> &'static str {
+    type Names = Mutex<HashMap<TypeId, &'static str>>;
+    static NAMES: OnceLock<Names> = OnceLock::new();
+    let mut names = locks::lock(NAMES.get_or_init(Default::default));
+    names.entry(TypeId::of::<H>()).or_insert_with(|| {
+        let prefix = if is_async { "async " } else { "" };
+        let text = format!(
+            "{prefix}wrap({}) -> {}",
+            type_name::<Req>(),
+            type_name::<Resp>()
+        );
+        Box::leak(text.into_boxed_str())
+    })
+}
+
 /// The wrap handler type of `S` when its point is async.
 type AsyncHandler<S> = fn(
     &mut <S as WrapSpec>::Request,
