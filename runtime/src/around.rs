@@ -5,7 +5,7 @@
 use std::any::TypeId;
 use std::marker::PhantomData;
 
-use crate::dispatch::{Call, Erased, SendPtr, StepFuture};
+use crate::dispatch::StepFuture;
 use crate::error::Error;
 use crate::scope::Scope;
 use crate::site::PointSite;
@@ -158,23 +158,6 @@ impl<A> ArgsMove<A> for &CloneProbe<A> {
     }
 }
 
-fn call_of<'a, A>(
-    site: &'a PointSite,
-    key: TypeId,
-    type_name: fn() -> &'static str,
-    request: &mut CallArgs<A>,
-) -> Call<'a> {
-    Call {
-        id: site.id(),
-        point: site.name(),
-        want: Erased {
-            key,
-            type_name,
-            codec: None,
-        },
-        payload: SendPtr(request as *mut CallArgs<A> as *mut ()),
-    }
-}
 
 /// Runs the around extensions of a sync `#[extensible]` fn nested around `inner` (one run of
 /// the fn).
@@ -193,7 +176,7 @@ pub unsafe fn __around_sync<A, R>(
     request: &mut CallArgs<A>,
     inner: &mut dyn FnMut(&mut CallArgs<A>) -> Result<R, Error>,
 ) -> Result<R, Error> {
-    let call = call_of(site, key, type_name, request);
+    let call = crate::extensible::call_of(site, key, type_name, request);
     Scope::with_current(|tl, snap, scope| {
         crate::dispatch::run_wrap_sync(tl, snap, scope, call, None, request, inner)
     })
@@ -213,7 +196,7 @@ pub unsafe fn __around_async<'a, A: Send, R: Send>(
     inner: &'a mut (dyn for<'r> FnMut(&'r mut CallArgs<A>) -> StepFuture<'r, R> + Send),
 ) -> StepFuture<'a, R> {
     Box::pin(async move {
-        let call = call_of(site, key, type_name, request);
+        let call = crate::extensible::call_of(site, key, type_name, request);
         Scope::current()
             .dispatch_wrap_async(call, None, request, inner)
             .await

@@ -271,7 +271,7 @@ pub const fn utf8(bytes: &'static [u8]) -> &'static str {
 }
 
 /// The dispatch of one `#[extensible]` point with a payload key the macro computed.
-fn call_of<'a, P>(
+pub(crate) fn call_of<'a, P>(
     site: &'a PointSite,
     key: TypeId,
     type_name: fn() -> &'static str,
