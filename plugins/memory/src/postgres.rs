@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::mpsc;
+use std::time::Duration;
 
 use hookpoint_extensions::lock::lock;
 use hookpoint_extensions::payloads::MemoryKind;
@@ -90,14 +91,7 @@ struct Connection {
 impl Connection {
     fn client(&mut self) -> Result<&mut Client, StoreError> {
         if self.client.as_ref().is_none_or(Client::is_closed) {
-            let client = Client::connect(&self.url, NoTls).map_err(|e| {
-                StoreError::Server(format!(
-                    "cannot connect to the PostgreSQL server {}: {}",
-                    server_of(&self.url),
-                    with_causes(&e)
-                ))
-            })?;
-            self.client = Some(client);
+            self.client = Some(connect_within(&self.url)?);
         }
         Ok(self.client.as_mut().expect("connected above"))
     }
@@ -129,6 +123,44 @@ impl Connection {
             self.client = None;
         }
         lost
+    }
+}
+
+/// How long a connection may take, start-up and authentication included, unless the
+/// connection string's `connect_timeout` says otherwise.
+const CONNECT_BUDGET: Duration = Duration::from_secs(10);
+
+/// Connects to `url` within its `connect_timeout` (else [`CONNECT_BUDGET`]), the server's
+/// start-up and authentication included: the client's own timeout covers only the socket, so a
+/// server that accepts the connection and never answers would otherwise hang the caller. The
+/// attempt runs on a thread of its own, left to end by itself when it is given up.
+fn connect_within(url: &str) -> Result<Client, StoreError> {
+    let refused = |why: String| {
+        StoreError::Server(format!(
+            "cannot connect to the PostgreSQL server {}: {why}",
+            server_of(url)
+        ))
+    };
+    let mut config: postgres::Config = url.parse().map_err(|e| refused(with_causes(&e)))?;
+    let budget = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(CONNECT_BUDGET);
+    config.connect_timeout(budget);
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("memory-postgres-connect".into())
+        .spawn(move || {
+            let _ = tx.send(config.connect(NoTls));
+        })
+        .map_err(|e| refused(e.to_string()))?;
+    match rx.recv_timeout(budget) {
+        Ok(Ok(client)) => Ok(client),
+        Ok(Err(e)) => Err(refused(with_causes(&e))),
+        Err(_) => Err(refused(format!(
+            "it did not answer within {} ms (`connect_timeout` in the connection string, in seconds)",
+            budget.as_millis()
+        ))),
     }
 }
 

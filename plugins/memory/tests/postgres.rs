@@ -343,3 +343,24 @@ fn memory_comes_back_without_a_restart_when_the_server_starts() {
         "{system}"
     );
 }
+
+/// Needs no server: a listener that accepts the connection (the kernel does) and never answers
+/// the start-up message.
+#[test]
+fn a_server_that_never_answers_is_given_up_after_connect_timeout() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let url = format!("host=127.0.0.1 port={port} user=agent dbname=memory connect_timeout=1");
+    let started = std::time::Instant::now();
+    let e = match PostgresStore::open(&url, "silent") {
+        Ok(_) => panic!("a server that never answers was taken as connected"),
+        Err(e) => e.to_string(),
+    };
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+    assert!(
+        e.contains(&format!("127.0.0.1:{port}")) && e.contains("did not answer within 1000 ms"),
+        "{e}"
+    );
+    assert!(!e.contains("agent"), "the user is not named: {e}");
+}
