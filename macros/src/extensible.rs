@@ -53,12 +53,12 @@ struct ExtensibleFn<'a> {
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut cx = Ctxt::default();
-    let krate = parse_crate(&mut cx, attr);
+    let (krate, around) = parse_args_of(&mut cx, attr);
     if let Ok(imp) = syn::parse2::<ItemImpl>(item.clone()) {
-        return expand_impl(cx, &krate, imp);
+        return expand_impl(cx, (&krate, around), imp);
     }
     match syn::parse2::<ItemFn>(item.clone()) {
-        Ok(f) => expand_free(cx, &krate, f),
+        Ok(f) => expand_free(cx, &krate, f, around),
         Err(_) => {
             cx.error_at(
                 Span::call_site(),
@@ -70,15 +70,37 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-fn parse_crate(cx: &mut Ctxt, attr: TokenStream) -> syn::Path {
+/// `crate = path` and the `around` flag (an `async fn`'s around point is asked for: its future
+/// must then be `Send`).
+fn parse_args_of(cx: &mut Ctxt, attr: TokenStream) -> (syn::Path, bool) {
     let raw = parse_args(cx, attr);
     let mut krate = args::default_crate();
-    for a in check_keys(cx, &raw, &["crate"]) {
-        if let Some(p) = args::crate_path(cx, a) {
+    let mut around = false;
+    for a in check_keys(cx, &raw, &["crate", "around"]) {
+        if a.key == "around" {
+            match &a.value {
+                None => around = true,
+                Some(v) => cx.error_spanned_by(
+                    v,
+                    "`around` takes no value: write `#[extensible(around)]` to give an async fn its around point",
+                ),
+            }
+        } else if let Some(p) = args::crate_path(cx, a) {
             krate = p;
         }
     }
-    krate
+    (krate, around)
+}
+
+/// The `around` flag of a method's own `#[extensible(..)]`.
+fn method_around(cx: &mut Ctxt, attrs: &[syn::Attribute]) -> bool {
+    attrs
+        .iter()
+        .filter(|a| is_extensible_attr(a))
+        .any(|a| match &a.meta {
+            syn::Meta::List(list) => parse_args_of(cx, list.tokens.clone()).1,
+            _ => false,
+        })
 }
 
 fn is_extensible_attr(a: &syn::Attribute) -> bool {
@@ -88,13 +110,13 @@ fn is_extensible_attr(a: &syn::Attribute) -> bool {
         .is_some_and(|s| s.ident == "extensible")
 }
 
-fn expand_free(mut cx: Ctxt, krate: &syn::Path, f: ItemFn) -> TokenStream {
+fn expand_free(mut cx: Ctxt, krate: &syn::Path, f: ItemFn, around: bool) -> TokenStream {
     let model = build_model(
         &mut cx,
         &f.sig,
         f.sig.ident.unraw().to_string(),
         None,
-        krate,
+        (krate, around),
     );
     let Some(model) = model.filter(|_| !cx.has_errors()) else {
         let e = cx.to_compile_errors();
@@ -113,7 +135,13 @@ fn expand_free(mut cx: Ctxt, krate: &syn::Path, f: ItemFn) -> TokenStream {
     }
 }
 
-fn expand_impl(mut cx: Ctxt, krate: &syn::Path, mut imp: ItemImpl) -> TokenStream {
+/// An impl block's methods marked `#[extensible]`; `around` on the block asks for every async
+/// method's around point.
+fn expand_impl(
+    mut cx: Ctxt,
+    (krate, block_around): (&syn::Path, bool),
+    mut imp: ItemImpl,
+) -> TokenStream {
     if let Some((_, path, _)) = imp.trait_.as_ref().map(|(p, f)| ((), p, f)) {
         cx.error_spanned_by(
             path,
@@ -155,6 +183,7 @@ fn expand_impl(mut cx: Ctxt, krate: &syn::Path, mut imp: ItemImpl) -> TokenStrea
             continue;
         };
         let before = m.attrs.len();
+        let around = block_around || method_around(&mut cx, &m.attrs);
         m.attrs.retain(|a| !is_extensible_attr(a));
         if m.attrs.len() == before {
             imp.items.push(ImplItem::Fn(m));
@@ -162,7 +191,7 @@ fn expand_impl(mut cx: Ctxt, krate: &syn::Path, mut imp: ItemImpl) -> TokenStrea
         }
         marked += 1;
         let qual = format!("{}/{}", owner.type_name, m.sig.ident.unraw());
-        let model = build_model(&mut cx, &m.sig, qual, Some(&owner), krate);
+        let model = build_model(&mut cx, &m.sig, qual, Some(&owner), (krate, around));
         match model {
             Some(model) if !cx.has_errors() && impl_static_ok => {
                 let (attrs, inner) = split_inner(&m.attrs);
@@ -320,7 +349,7 @@ fn build_model<'a>(
     sig: &'a syn::Signature,
     qual: String,
     owner: Option<&'a Owner>,
-    krate: &'a syn::Path,
+    (krate, async_around): (&'a syn::Path, bool),
 ) -> Option<ExtensibleFn<'a>> {
     if let Some(c) = &sig.constness {
         cx.error_spanned_by(
@@ -368,7 +397,13 @@ fn build_model<'a>(
             (**t).clone()
         }
     };
-    let around = around::has_around(sig.asyncness.is_some(), &receiver, &ret);
+    let around = around::has_around(
+        sig.asyncness.is_some() && !async_around,
+        sig.asyncness.is_some(),
+        &receiver,
+        &arg_types,
+        &ret,
+    );
     Some(ExtensibleFn {
         sig,
         qual,

@@ -158,7 +158,6 @@ impl<A> ArgsMove<A> for &CloneProbe<A> {
     }
 }
 
-
 /// Runs the around extensions of a sync `#[extensible]` fn nested around `inner` (one run of
 /// the fn).
 ///

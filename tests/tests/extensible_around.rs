@@ -243,7 +243,7 @@ fn a_second_run_with_arguments_that_are_not_clone_is_an_error() {
 
 static FETCH_CALLS: AtomicUsize = AtomicUsize::new(0);
 
-#[extensible]
+#[extensible(around)]
 pub async fn fetch(page: u32) -> Result<String, AppError> {
     let n = FETCH_CALLS.fetch_add(1, Ordering::SeqCst);
     tokio::task::yield_now().await;
@@ -420,7 +420,7 @@ pub fn squared(n: u64) -> u64 {
     n * n
 }
 
-#[extensible]
+#[extensible(around)]
 pub async fn halved(n: u64) -> u64 {
     n / 2
 }
@@ -445,4 +445,55 @@ fn closures_registered_at_run_time_wrap_the_fn() {
         .unwrap();
     assert_eq!(rt.block_on(scope.bind(halved(10))), 6);
     assert_eq!(rt.block_on(halved(10)), 5);
+}
+
+// Fns that get no around point.
+
+pub struct Owner {
+    pub name: String,
+}
+
+/// An argument that borrows: the request would have a lifetime `next` cannot pass on.
+#[extensible]
+pub fn greet_owner(owner: &Owner, greeting: String) -> String {
+    format!("{greeting}, {}", owner.name)
+}
+
+/// An async fn whose future is not `Send`: without `#[extensible(around)]` it is as before.
+#[extensible]
+pub async fn not_send(n: u32) -> u32 {
+    let shared = std::rc::Rc::new(n);
+    tokio::task::yield_now().await;
+    *shared + 1
+}
+
+#[test]
+fn a_borrowing_argument_or_an_unasked_async_fn_gets_no_around_point() {
+    assert_eq!(
+        greet_owner(&Owner { name: "Ada".into() }, "Hi".into()),
+        "Hi, Ada"
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    assert_eq!(rt.block_on(not_send(1)), 2);
+    let names: Vec<String> = hookpoint::introspect()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    for f in ["greet_owner", "not_send"] {
+        let base = format!("_functions/extensible_around/{f}");
+        assert!(
+            names.contains(&format!("{base}/start")),
+            "{f} has its start point"
+        );
+        assert!(
+            !names.contains(&format!("{base}/around")),
+            "{f} has no around point"
+        );
+    }
+    assert!(
+        names.contains(&"_functions/extensible_around/halved/around".to_owned()),
+        "an async fn asked with `around` has one"
+    );
 }

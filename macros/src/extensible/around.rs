@@ -8,12 +8,21 @@ use quote::{format_ident, quote};
 use super::{ExtensibleFn, Receiver, fake_return, one_run, own_scope, tidy};
 use crate::lifetimes;
 
-/// Whether a fn gets an around point. Not when its result may borrow (a wrap handler's response
-/// has no lifetime to elide to), nor for an `async fn` taking `&mut self` (each run's future
-/// would need the receiver while the nest holds it).
-pub(super) fn has_around(is_async: bool, receiver: &Receiver, ret: &syn::Type) -> bool {
+/// Whether a fn gets an around point. Not for an `async fn` without `#[extensible(around)]`
+/// (`unasked`: the nest runs each run as a `Send` future, which an async fn's body need not
+/// be); not when its result or an argument may borrow (a wrap handler's request and response
+/// have no lifetime to elide to that `next` could pass on); nor for an `async fn` taking
+/// `&mut self` (each run's future would need the receiver while the nest holds it).
+pub(super) fn has_around(
+    unasked: bool,
+    is_async: bool,
+    receiver: &Receiver,
+    args: &[syn::Type],
+    ret: &syn::Type,
+) -> bool {
     let async_mut_self = is_async && matches!(receiver, Receiver::Mut);
-    !(async_mut_self || lifetimes::may_borrow(ret))
+    let borrows = lifetimes::may_borrow(ret) || args.iter().any(lifetimes::may_borrow);
+    !(unasked || async_mut_self || borrows)
 }
 
 impl ExtensibleFn<'_> {

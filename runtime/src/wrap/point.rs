@@ -302,6 +302,18 @@ impl<S: WrapSpec> crate::point::TypedTarget for AsyncWrapPoint<S> {
     type Point = Self;
 }
 
+impl<F> crate::point::TypedTarget for FnAroundPoint<F, crate::point::SyncKind> {
+    type Handler = F;
+    const KIND: PointKind = PointKind::Wrap;
+    type Point = Self;
+}
+
+impl<F> crate::point::TypedTarget for FnAroundPoint<F, crate::point::AsyncKind> {
+    type Handler = F;
+    const KIND: PointKind = PointKind::AsyncWrap;
+    type Point = Self;
+}
+
 /// Implemented by wrap points: the target of an extension that takes `next`.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
