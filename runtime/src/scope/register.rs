@@ -364,6 +364,14 @@ impl<'s, T> Register<'s, T> {
                 "a name cannot be empty or blank (leave `name` out for `file:line`)",
             ));
         }
+        if self
+            .after
+            .iter()
+            .chain(&self.before)
+            .any(|n| n.trim().is_empty())
+        {
+            return Err(refused("an `after` or `before` cannot be empty or blank"));
+        }
         if self.after.iter().chain(&self.before).any(|n| **n == *name) {
             return Err(refused("it cannot run after or before itself"));
         }
