@@ -29,6 +29,11 @@ pub struct MemoryConfig {
     pub recall_timeout_ms: u64,
     /// Memories recalled at most, per kind shown (default 5).
     pub recall_limit: usize,
+    /// How long embedding one memory being stored may take, in milliseconds (default 10 000);
+    /// after that the memory is stored without its vector (found by words until the model is
+    /// opened or switched again, which embeds the memories still without a vector), logged.
+    /// It bounds how long a slow embedding model holds up `monologue_end`.
+    pub embed_timeout_ms: u64,
     /// Ask the utility model for the search query (Agent Zero's way) instead of searching with
     /// the user message's words (default false: no model call).
     pub utility_query: bool,
@@ -123,6 +128,7 @@ impl Default for MemoryConfig {
             recall_interval: 3,
             recall_timeout_ms: 10_000,
             recall_limit: 5,
+            embed_timeout_ms: 10_000,
             utility_query: false,
             memorize: true,
             triggers: ["remember", "my name is", "i prefer", "note that"]
@@ -142,13 +148,17 @@ impl Default for MemoryConfig {
 /// The self-check (`check:` in `plugin!`): runs at start and on every reload; creates nothing.
 ///
 /// # Errors
-/// `recall_interval`, `recall_timeout_ms` or `recall_limit` of 0, an empty trigger, a relative
+/// `recall_interval`, `recall_timeout_ms`, `recall_limit` or `embed_timeout_ms` of 0, an empty trigger, a relative
 /// `data_dir`, a `data_dir` that exists and is not a folder, a `similarity_threshold` outside
 /// `-1..=1`, a relative `embedding.folder`, or the PostgreSQL store without `postgres`.
 pub fn check(config: &MemoryConfig) -> Result<(), Error> {
-    if config.recall_interval == 0 || config.recall_timeout_ms == 0 || config.recall_limit == 0 {
+    if config.recall_interval == 0
+        || config.recall_timeout_ms == 0
+        || config.recall_limit == 0
+        || config.embed_timeout_ms == 0
+    {
         return Err(Error::msg(
-            "`recall_interval`, `recall_timeout_ms` and `recall_limit` must be at least 1",
+            "`recall_interval`, `recall_timeout_ms`, `recall_limit` and `embed_timeout_ms` must be at least 1",
         ));
     }
     if !(-1.0..=1.0).contains(&config.similarity_threshold) {

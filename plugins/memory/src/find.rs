@@ -8,7 +8,35 @@ use crate::config::{MemoryConfig, SearchMode};
 use crate::embedder::Embedder;
 use crate::memory::Memory;
 use crate::notes::{blocking, warn};
-use crate::store::MemoryStore;
+use crate::store::{MemoryStore, StoreError};
+
+/// Why a recall found nothing: the reason, and whether it is that the store's server cannot be
+/// reached (then the plugin sits out until it is back).
+#[derive(Debug)]
+pub(crate) struct Failed {
+    /// What went wrong, for the log and `memory.recall`.
+    pub(crate) why: String,
+    /// The store's server cannot be reached ([`StoreError::Unreachable`]).
+    pub(crate) unreachable: bool,
+}
+
+impl From<String> for Failed {
+    fn from(why: String) -> Self {
+        Failed {
+            why,
+            unreachable: false,
+        }
+    }
+}
+
+impl From<StoreError> for Failed {
+    fn from(e: StoreError) -> Self {
+        Failed {
+            unreachable: e.is_unreachable(),
+            why: e.to_string(),
+        }
+    }
+}
 
 /// Up to `limit` memories for `query`, best first, with their similarity when found by meaning.
 pub(crate) async fn find(
@@ -17,7 +45,7 @@ pub(crate) async fn find(
     query: String,
     config: &MemoryConfig,
     limit: usize,
-) -> Result<Vec<(Memory, Option<f32>)>, String> {
+) -> Result<Vec<(Memory, Option<f32>)>, Failed> {
     let model = model.filter(|_| config.search != SearchMode::Words);
     let mut found = match model {
         Some(model) => match by_meaning(&store, model.as_ref(), &query, config, limit).await {
@@ -32,8 +60,7 @@ pub(crate) async fn find(
     };
     let words = blocking(move || store.search(&query, None, limit))
         .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Failed::from(e.to_string()))??;
     for m in words {
         if found.len() >= limit {
             break;

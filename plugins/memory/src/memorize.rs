@@ -4,6 +4,7 @@
 //! after them) writes what they left.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use hookpoint::{Cx, Error, extension};
 use hookpoint_extensions::{
@@ -18,6 +19,7 @@ use crate::models::Models;
 use crate::notes::{blocking, warn};
 use crate::query::fragments_in;
 use crate::recall::MemoryTask;
+use crate::retry;
 use crate::state::OpenStore;
 
 /// Whether this scope memorizes now: memorize on and a store open.
@@ -89,7 +91,7 @@ async fn store_memory(cx: &Cx<'_>, write: &mut MemoryWrite) -> Result<(), Error>
     };
     let (kind, text, tool) = (write.kind, write.text().to_owned(), write.tool.clone());
     let name = agent.map(|a| a.name().to_owned()).unwrap_or_default();
-    let vector = embedded(cx, &text).await;
+    let vector = embedded(cx, &text, Duration::from_millis(config.embed_timeout_ms)).await;
     match blocking(move || match vector {
         Some((model, v)) => store.add_embedded(kind, &text, &tool, &name, &model, &v),
         None => store.add(kind, &text, &tool, &name),
@@ -98,18 +100,30 @@ async fn store_memory(cx: &Cx<'_>, write: &mut MemoryWrite) -> Result<(), Error>
     {
         Ok(Some(_)) => write.stored_by.push(MEMORY.name().to_owned()),
         Ok(None) => {}
+        Err(e) if e.is_unreachable() => retry::store_failed(cx.scope(), e.to_string()),
         Err(e) => warn("memory could not store", e.to_string()),
     }
     Ok(())
 }
 
-/// `text`'s vector from the scope's embedding model, if one is in use; a model that fails is
-/// logged and the memory is stored without a vector (found by words, embedded at the next
-/// switch or open).
-async fn embedded(cx: &Cx<'_>, text: &str) -> Option<(String, Vec<f32>)> {
+/// `text`'s vector from the scope's embedding model, if one is in use; a model that fails or
+/// takes longer than `within` is logged and the memory is stored without a vector (found by
+/// words, embedded at the next switch or open).
+async fn embedded(cx: &Cx<'_>, text: &str, within: Duration) -> Option<(String, Vec<f32>)> {
     let model = Models::of(cx.scope()).current()?;
     let texts = [text.to_owned()];
-    match model.embed(&texts).await {
+    let Ok(embedded) = tokio::time::timeout(within, model.embed(&texts)).await else {
+        warn(
+            "memory stored without a vector",
+            format!(
+                "{}: no vector within {} ms (embed_timeout_ms)",
+                model.model(),
+                within.as_millis()
+            ),
+        );
+        return None;
+    };
+    match embedded {
         Ok(mut v) if v.len() == 1 => Some((model.model().to_owned(), v.remove(0))),
         Ok(v) => {
             warn(

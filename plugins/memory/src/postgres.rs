@@ -96,7 +96,8 @@ impl Connection {
         Ok(self.client.as_mut().expect("connected above"))
     }
 
-    /// Runs `f` in a transaction; a lost connection is reconnected and `f` retried once.
+    /// Runs `f` in a transaction; a lost connection is reconnected and `f` retried once. A
+    /// connection lost again, or one that cannot be made, is [`StoreError::Unreachable`].
     fn run<T>(
         &mut self,
         f: &mut dyn FnMut(&mut postgres::Transaction<'_>) -> Result<T, StoreError>,
@@ -111,7 +112,15 @@ impl Connection {
                 Ok(value)
             })();
             match result {
-                Err(StoreError::Server(_)) if attempt == 1 && self.lost() => continue,
+                Err(StoreError::Server(why)) if self.lost() => {
+                    if attempt == 1 {
+                        continue;
+                    }
+                    return Err(StoreError::Unreachable(format!(
+                        "the connection to the PostgreSQL server {} was lost: {why}",
+                        server_of(&self.url)
+                    )));
+                }
                 other => return other,
             }
         }
@@ -136,7 +145,7 @@ const CONNECT_BUDGET: Duration = Duration::from_secs(10);
 /// attempt runs on a thread of its own, left to end by itself when it is given up.
 fn connect_within(url: &str) -> Result<Client, StoreError> {
     let refused = |why: String| {
-        StoreError::Server(format!(
+        StoreError::Unreachable(format!(
             "cannot connect to the PostgreSQL server {}: {why}",
             server_of(url)
         ))
@@ -224,8 +233,8 @@ impl PostgresStore {
     /// creates or migrates the schema, and keeps the memories of `namespace`.
     ///
     /// # Errors
-    /// [`StoreError::Server`]: the server cannot be reached, or the schema is newer than this
-    /// build knows.
+    /// [`StoreError::Unreachable`]: the server cannot be reached; [`StoreError::Server`]: the
+    /// schema is newer than this build knows.
     pub fn open(url: &str, namespace: &str) -> Result<PostgresStore, StoreError> {
         let (tx, rx) = mpsc::channel::<Job>();
         let mut conn = Connection {

@@ -19,9 +19,10 @@ use tokio::task::JoinHandle;
 use crate::MEMORY;
 use crate::config::MemoryConfig;
 use crate::embedder::Embedder;
-use crate::find::find;
+use crate::find::{Failed, find};
 use crate::models::Models;
 use crate::notes::warn;
+use crate::retry;
 use crate::state::OpenStore;
 use crate::store::MemoryStore;
 
@@ -33,7 +34,7 @@ const SHOWN_CHARS: usize = 400;
 
 /// The recall in flight for this task.
 pub(crate) struct Pending {
-    handle: JoinHandle<Result<Recalled, String>>,
+    handle: JoinHandle<Result<Recalled, Failed>>,
     /// The user's message: the query `memory.recall` gets when the search timed out.
     message: String,
     deadline: tokio::time::Instant,
@@ -103,12 +104,12 @@ async fn search(
     model: Option<Arc<dyn Embedder>>,
     message: String,
     config: Arc<MemoryConfig>,
-) -> Result<Recalled, String> {
+) -> Result<Recalled, Failed> {
     let query = if config.utility_query {
         agent
             .call_utility_model(QUERY_PROMPT, &message)
             .await
-            .map_err(|e| format!("the utility model failed: {e}"))?
+            .map_err(|e| Failed::from(format!("the utility model failed: {e}")))?
     } else {
         message
     };
@@ -157,8 +158,10 @@ async fn recalled(ld: &mut LoopData, found: Recalled, outcome: RecallOutcome) ->
 /// failed)
 /// through `memory.recall`, and puts what is left into the persistent extras (`memories`,
 /// `solutions`).
+/// A store whose server cannot be reached makes the plugin unhealthy (it tries again in the
+/// background).
 #[extension(point = MESSAGE_LOOP_PROMPTS_AFTER, order = 91)]
-async fn recall_wait(ld: &mut LoopData) -> Result<(), Error> {
+async fn recall_wait(cx: &Cx<'_>, ld: &mut LoopData) -> Result<(), Error> {
     let Some(task) = current_agent().and_then(|a| a.task()) else {
         return Ok(());
     };
@@ -167,7 +170,12 @@ async fn recall_wait(ld: &mut LoopData) -> Result<(), Error> {
     };
     let outcome = match tokio::time::timeout_at(p.deadline, &mut p.handle).await {
         Ok(Ok(Ok(found))) => return recalled(ld, found, RecallOutcome::Found).await,
-        Ok(Ok(Err(why))) => RecallOutcome::Failed { why },
+        Ok(Ok(Err(Failed { why, unreachable }))) => {
+            if unreachable {
+                retry::store_failed(cx.scope(), why.clone());
+            }
+            RecallOutcome::Failed { why }
+        }
         Ok(Err(stopped)) => RecallOutcome::Failed {
             why: stopped.to_string(),
         },

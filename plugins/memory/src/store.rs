@@ -24,9 +24,15 @@ pub enum StoreError {
     /// A query failed (SQLite).
     #[error("memory database error: {0}")]
     Sql(#[from] rusqlite::Error),
-    /// The database server failed or could not be reached (the write, if any, was rolled back).
+    /// The database server failed a request (the write, if any, was rolled back).
     #[error("memory database server error: {0}")]
     Server(String),
+    /// The database server cannot be reached: it refused or did not answer the connection, or
+    /// the connection was lost and could not be made again (the write, if any, was rolled
+    /// back). The memory plugin then reports itself unhealthy and tries again in the
+    /// background.
+    #[error("{0}")]
+    Unreachable(String),
     /// A vector's dimension differs from the one the store holds for its model; nothing was
     /// written.
     #[error(
@@ -40,6 +46,20 @@ pub enum StoreError {
         /// The dimension of the vector refused.
         got: usize,
     },
+}
+
+impl StoreError {
+    /// Whether the store's server cannot be reached ([`StoreError::Unreachable`]), as opposed
+    /// to a request it failed: the plugin sits out until the server is back.
+    ///
+    /// ```
+    /// use hookpoint_plugin_memory::StoreError;
+    /// assert!(StoreError::Unreachable("cannot connect".into()).is_unreachable());
+    /// assert!(!StoreError::Server("syntax error".into()).is_unreachable());
+    /// ```
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, StoreError::Unreachable(_))
+    }
 }
 
 /// Which store a scope's memory lives in (the config's `"store"`; a profile's or a scope's

@@ -264,3 +264,50 @@ fn a_new_embedding_model_re_embeds_every_memory_through_the_endpoint() {
         "{info:?}"
     );
 }
+
+/// An embedding model that takes 5 s for every call.
+struct Slow;
+
+impl Embedder for Slow {
+    fn model(&self) -> &str {
+        "slow"
+    }
+    fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            Ok(texts.iter().map(|t| concepts(t, 5)).collect())
+        })
+    }
+}
+
+#[test]
+fn a_slow_embedding_model_holds_up_memorizing_only_until_embed_timeout_ms() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = common::scope(
+        "slow-embedder",
+        dir.path(),
+        json!({"recall": false, "embed_timeout_ms": 200}),
+    );
+    let db = store(&scope).unwrap();
+    assert_eq!(use_embedder(&scope, Arc::new(Slow)).wait(), Ok(0));
+    let model = Arc::new(ScriptedModel::new("m"));
+    let mut agent = common::agent(&scope, model.clone());
+    let started = std::time::Instant::now();
+    common::say(&mut agent, &model, "Remember that I love espresso.");
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(3),
+        "memorizing waited {took:?} for the model"
+    );
+    let stored = db.search("espresso", None, 5).unwrap();
+    assert_eq!(stored.len(), 1, "stored without its vector: {stored:?}");
+    assert_eq!(db.vector_dimension("slow").unwrap(), None);
+    let warnings = common::log(&agent, LogKind::Warning);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("memory stored without a vector")
+                && w.contains("slow: no vector within 200 ms (embed_timeout_ms)")),
+        "{warnings:?}"
+    );
+}

@@ -269,17 +269,26 @@ fn a_server_down_at_start_makes_memory_unhealthy_with_the_reason_and_the_agent_a
 }
 
 /// Forwards connections on 127.0.0.1:`port` to the server `url` names: the server "starts"
-/// when this does.
-fn forward(port: u16, url: &str) {
+/// when this does, and "goes away" at [`Forward::cut`].
+fn forward(port: u16, url: &str) -> Forward {
     let config: postgres::Config = url.parse().unwrap();
     let target = match (&config.get_hosts()[0], config.get_ports().first().copied()) {
         (Host::Unix(dir), port) => Err(dir.join(format!(".s.PGSQL.{}", port.unwrap_or(5432)))),
         (Host::Tcp(name), port) => Ok(format!("{name}:{}", port.unwrap_or(5432))),
     };
     let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let forward = Forward {
+        port,
+        cut: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        clients: Arc::default(),
+    };
+    let (cut, clients) = (forward.cut.clone(), forward.clients.clone());
     std::thread::spawn(move || {
         for client in listener.incoming() {
             let client = client.unwrap();
+            if cut.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
             let (mut up_read, mut up_write): (Box<dyn Read + Send>, Box<dyn Write + Send>) =
                 match &target {
                     Err(socket) => {
@@ -291,23 +300,109 @@ fn forward(port: u16, url: &str) {
                         (Box::new(s.try_clone().unwrap()), Box::new(s))
                     }
                 };
+            clients.lock().unwrap().push(client.try_clone().unwrap());
             let (mut down_read, mut down_write) = (client.try_clone().unwrap(), client);
             std::thread::spawn(move || std::io::copy(&mut down_read, &mut up_write));
             std::thread::spawn(move || std::io::copy(&mut up_read, &mut down_write));
         }
     });
+    forward
+}
+
+/// A running [`forward`].
+struct Forward {
+    port: u16,
+    cut: Arc<std::sync::atomic::AtomicBool>,
+    clients: Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Forward {
+    /// The server "goes away": every forwarded connection is shut down and the port is closed
+    /// (a connection to it is refused).
+    fn cut(self) {
+        self.cut.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wakes the accept loop, which sees the cut and drops the listener.
+        drop(std::net::TcpStream::connect(("127.0.0.1", self.port)));
+        for client in self.clients.lock().unwrap().drain(..) {
+            let _ = client.shutdown(std::net::Shutdown::Both);
+        }
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
+/// Waits up to 20 s for the memory plugin of `scope` to be active again.
+fn wait_until_active(scope: &hookpoint::Scope) {
+    let started = std::time::Instant::now();
+    while memory_state(scope) != PluginState::Active {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "memory did not come back: {:?}",
+            memory_state(scope)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// The user name of the server `url` names.
+fn user_of(url: &str) -> String {
+    url.parse::<postgres::Config>()
+        .unwrap()
+        .get_user()
+        .unwrap_or("postgres")
+        .to_owned()
+}
+
+#[test]
+fn a_connection_lost_mid_run_makes_memory_unhealthy_until_the_server_is_back() {
+    let Some(url) = server() else { return };
+    let port = free_port();
+    let proxy = forward(port, &url);
+    let dir = tempfile::tempdir().unwrap();
+    let scope = common::scope(
+        "pg-lost",
+        dir.path(),
+        json!({"store": "postgres", "postgres": {
+            "url": format!("host=127.0.0.1 port={port} user={} dbname=memory connect_timeout=2", user_of(&url)),
+            "namespace": fresh("lost"),
+        }}),
+    );
+    let model = Arc::new(ScriptedModel::new("m"));
+    let mut agent = common::agent(&scope, model.clone());
+    common::say(&mut agent, &model, "Remember that I like green tea.");
+    assert_eq!(memory_state(&scope), PluginState::Active);
+
+    proxy.cut();
+    let system = common::say(&mut agent, &model, "Which tea do I like?");
+    assert!(!system.contains("green tea"), "{system}");
+    let server = format!("127.0.0.1:{port}");
+    match memory_state(&scope) {
+        PluginState::Unhealthy { why } => assert!(why.contains(&server), "{why}"),
+        other => panic!("memory should be unhealthy once its server is gone, is {other:?}"),
+    }
+    let warnings = common::log(&agent, LogKind::Warning);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("memory is off") && w.contains(&server)),
+        "{warnings:?}"
+    );
+
+    let _back = forward(port, &url);
+    wait_until_active(&scope);
+    let system = common::say(&mut agent, &model, "Which tea do I like?");
+    assert!(
+        system.contains("- Remember that I like green tea"),
+        "what was stored before the loss is recalled: {system}"
+    );
 }
 
 #[test]
 fn memory_comes_back_without_a_restart_when_the_server_starts() {
     let Some(url) = server() else { return };
     let port = free_port();
-    let user = url
-        .parse::<postgres::Config>()
-        .unwrap()
-        .get_user()
-        .unwrap_or("postgres")
-        .to_owned();
+    let user = user_of(&url);
     let dir = tempfile::tempdir().unwrap();
     let scope = common::scope(
         "pg-later",
@@ -325,16 +420,8 @@ fn memory_comes_back_without_a_restart_when_the_server_starts() {
         "{:?}",
         memory_state(&scope)
     );
-    forward(port, &url);
-    let started = std::time::Instant::now();
-    while memory_state(&scope) != PluginState::Active {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(20),
-            "memory did not come back: {:?}",
-            memory_state(&scope)
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let _started = forward(port, &url);
+    wait_until_active(&scope);
     common::say(&mut agent, &model, "Remember that I like green tea.");
     let system = common::say(&mut agent, &model, "Which tea do I like?");
     assert!(system.contains("# Memory"), "{system}");
