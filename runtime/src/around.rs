@@ -107,7 +107,7 @@ impl<A> CallArgs<A> {
 #[cold]
 fn moved_error(point: &str) -> Error {
     Error::msg(format!(
-        "`{point}`: `next` ran the fn a second time, but its arguments are not all `Clone`: the first run moved them into the body (make the argument types `Clone` to run it more than once)"
+        "`{point}`: `next` ran the fn a second time, but its arguments are not all `Clone`: the first run moved them into the body (to run it more than once, make the argument types `Clone`, or in a generic fn bound its type parameters `T: Clone`)"
     ))
 }
 

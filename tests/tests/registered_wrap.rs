@@ -214,3 +214,20 @@ fn a_registered_name_taken_by_a_compiled_in_wrap_extension_is_refused() {
     assert_eq!(err.kind(), hookpoint::ErrorKind::Duplicate);
     assert!(err.to_string().contains("compiled in at"), "{err}");
 }
+
+#[test]
+fn by_name_on_a_wrap_point_a_plain_closure_is_refused_with_how_to_wrap() {
+    let scope = ScopeBuilder::new("regw-by-name").build().unwrap();
+    let err = scope
+        .register_named::<u32>("regw_plain")
+        .name("plain")
+        .run(|n: &mut u32| *n += 1)
+        .unwrap_err();
+    assert_eq!(err.kind(), hookpoint::ErrorKind::PayloadMismatch);
+    let text = err.to_string();
+    assert!(
+        text.contains("it is a wrap point: register on its typed constant")
+            && text.contains(".wrap(|request, next| ..)"),
+        "{text}"
+    );
+}

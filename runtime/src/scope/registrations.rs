@@ -162,12 +162,19 @@ impl Scope {
             _ => (None, "", String::new()),
         };
         if other_key.is_some_and(|k| Some(k) != cand.meta.key) {
+            let wrap =
+                declared.is_some_and(|d| matches!(d.kind, PointKind::Wrap | PointKind::AsyncWrap));
+            let hint = if wrap {
+                "; it is a wrap point: register on its typed constant, `scope.register(&POINT).wrap(|request, next| ..)` (`wrap_async` on an async one)"
+            } else {
+                ""
+            };
             return Err(refused(
                 ErrorKind::PayloadMismatch,
                 point,
                 cand,
                 format!(
-                    "the point {whose} payload `{other_type}`, but this closure takes `{}`",
+                    "the point {whose} payload `{other_type}`, but this closure takes `{}`{hint}",
                     cand.meta.payload_type
                 ),
             ));

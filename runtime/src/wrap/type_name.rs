@@ -18,6 +18,8 @@ use crate::{Error, locks};
 /// let name = hookpoint::__private::wrap_type_name::<u32, String>(false);
 /// assert_eq!(name, "wrap(u32) -> alloc::string::String");
 /// assert_eq!(hookpoint::__private::wrap_type_name::<u8, u8>(true), "async wrap(u8) -> u8");
+/// let name = hookpoint::__private::wrap_type_name::<hookpoint::CallArgs<(u8,)>, u8>(false);
+/// assert_eq!(name, "wrap(hookpoint::CallArgs<(u8,)>) -> u8");
 /// ```
 pub fn wrap_type_name<Req: 'static, Resp: 'static>(is_async: bool) -> &'static str {
     type Names = Mutex<HashMap<(TypeId, TypeId, bool), &'static str>>;
@@ -26,13 +28,15 @@ pub fn wrap_type_name<Req: 'static, Resp: 'static>(is_async: bool) -> &'static s
     let mut names = locks::lock(NAMES.get_or_init(Default::default));
     names.entry(key).or_insert_with(|| {
         let prefix = if is_async { "async " } else { "" };
-        let text = format!(
-            "{prefix}wrap({}) -> {}",
-            type_name::<Req>(),
-            type_name::<Resp>()
-        );
-        Box::leak(text.into_boxed_str())
+        Box::leak(wrap_text(prefix, type_name::<Req>(), type_name::<Resp>()).into_boxed_str())
     })
+}
+
+/// `{prefix}wrap(Req) -> Resp`, with hookpoint's own types named by their public paths
+/// (`hookpoint::CallArgs`, not the module it is defined in).
+fn wrap_text(prefix: &str, request: &str, response: &str) -> String {
+    let public = |name: &str| name.replace("hookpoint::around::CallArgs", "hookpoint::CallArgs");
+    format!("{prefix}wrap({}) -> {}", public(request), public(response))
 }
 
 /// [`wrap_type_name`] for request and response types that may borrow (an `#[extensible]` fn's
@@ -43,12 +47,7 @@ pub fn fn_wrap_type_name<H: 'static, Req, Resp>(is_async: bool) -> &'static str 
     let mut names = locks::lock(NAMES.get_or_init(Default::default));
     names.entry(TypeId::of::<H>()).or_insert_with(|| {
         let prefix = if is_async { "async " } else { "" };
-        let text = format!(
-            "{prefix}wrap({}) -> {}",
-            type_name::<Req>(),
-            type_name::<Resp>()
-        );
-        Box::leak(text.into_boxed_str())
+        Box::leak(wrap_text(prefix, type_name::<Req>(), type_name::<Resp>()).into_boxed_str())
     })
 }
 
