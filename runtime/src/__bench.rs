@@ -79,7 +79,7 @@ impl SyntheticRegistry {
 
     /// Scans `layer` (as a trusted project layer) and merges it over the synthetic table, as a
     /// full reload does; returns the number of active extensions.
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     pub fn build_with_layer(&self, scope: &crate::Scope) -> usize {
         scope.0.fs.mark_dirty(None);
         let decided = crate::fs::state::RunTimeState {
@@ -105,7 +105,7 @@ impl SyntheticRegistry {
         crate::Scope::with_table(
             self.table,
             name.to_owned(),
-            #[cfg(hookpoint_overrides)]
+            #[cfg(all(feature = "overrides", unix))]
             Default::default(),
             Default::default(),
             Default::default(),

@@ -55,7 +55,7 @@ pub fn toggles(bytes: &[u8]) -> Result<String, Diagnostic> {
 /// assert!(hookpoint::__fuzz::plugin_manifest(br#"{"name": "fuzzed"}"#).is_ok());
 /// assert!(hookpoint::__fuzz::plugin_manifest(br#"{"name": "other"}"#).is_err());
 /// ```
-#[cfg(hookpoint_folder_plugins)]
+#[cfg(all(feature = "folder-plugins", unix))]
 pub fn plugin_manifest(bytes: &[u8]) -> Result<String, Diagnostic> {
     crate::fs::plugins::manifest::parse(Path::new("fuzzed/plugin.json"), "fuzzed", bytes)
         .map(|m| format!("{m:?}"))
@@ -80,7 +80,7 @@ pub struct HookAnswer {
 /// let answer = hookpoint::__fuzz::hook_output(br#"{"payload": 3}"#).unwrap();
 /// assert_eq!(answer.payload, Some(serde_json::json!(3)));
 /// ```
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 pub fn hook_output(bytes: &[u8]) -> Result<HookAnswer, String> {
     crate::command::output::parse_output(std::path::PathBuf::from("fuzz-hook"), bytes)
         .map(|out| HookAnswer {
@@ -138,7 +138,7 @@ pub fn plugin_config(bytes: &[u8]) -> Result<Value, Diagnostic> {
 
 /// A payload type with the shapes payloads have (text, a number, a list, a nested value), for
 /// the wasm output targets.
-#[cfg(hookpoint_wasm)]
+#[cfg(all(feature = "wasm", unix))]
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FuzzPayload {
     /// Some text.
@@ -166,7 +166,7 @@ pub struct FuzzPayload {
 /// assert!(wasm_output(br#"{"payload": {"n": "two"}}"#, &mut p).is_err());
 /// assert_eq!(p.n, 2, "a payload that does not fit leaves the old one");
 /// ```
-#[cfg(hookpoint_wasm)]
+#[cfg(all(feature = "wasm", unix))]
 pub fn wasm_output(bytes: &[u8], payload: &mut FuzzPayload) -> Result<bool, String> {
     let codec = crate::registry::JsonCodec::of::<FuzzPayload>();
     let target = wasm_target(&codec, payload);
@@ -190,7 +190,7 @@ pub fn wasm_output(bytes: &[u8], payload: &mut FuzzPayload) -> Result<bool, Stri
 /// assert_eq!(answered, Ok(true));
 /// assert_eq!(resp.unwrap().text, "cached");
 /// ```
-#[cfg(hookpoint_wasm)]
+#[cfg(all(feature = "wasm", unix))]
 pub fn wasm_wrap_output(
     bytes: &[u8],
     request: &mut FuzzPayload,
@@ -206,7 +206,7 @@ pub fn wasm_wrap_output(
         .map_err(|e| format!("{e:#}"))
 }
 
-#[cfg(hookpoint_wasm)]
+#[cfg(all(feature = "wasm", unix))]
 fn wasm_target<'a>(
     codec: &'a crate::registry::JsonCodec,
     payload: &'a mut FuzzPayload,
@@ -231,7 +231,7 @@ fn wasm_target<'a>(
 /// assert_eq!(err.line, Some(1), "{err}");
 /// assert!(hookpoint::__fuzz::wasm_module(b"\0asm", false).is_err());
 /// ```
-#[cfg(hookpoint_wasm)]
+#[cfg(all(feature = "wasm", unix))]
 pub fn wasm_module(bytes: &[u8], text: bool) -> Result<(), Diagnostic> {
     let path = if text { "fuzz.wat" } else { "fuzz.wasm" };
     crate::fs::load::check_module_bytes(Path::new(path), bytes)

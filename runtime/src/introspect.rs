@@ -68,9 +68,9 @@ impl RunsAs {
             Run::Async(_) => RunsAs::Async,
             Run::Wrap(_) => RunsAs::Wrap,
             Run::AsyncWrap(_) => RunsAs::AsyncWrap,
-            #[cfg(hookpoint_command_hooks)]
+            #[cfg(all(feature = "command-hooks", unix))]
             Run::Command(_) => RunsAs::Command,
-            #[cfg(hookpoint_wasm)]
+            #[cfg(all(feature = "wasm", unix))]
             Run::Wasm(_) => RunsAs::Wasm,
             Run::Registered(_) => RunsAs::Registered,
         }
@@ -221,7 +221,7 @@ impl Scope {
 /// An extension's time limit: a command hook's or wasm extension's own, else an async
 /// extension's budget.
 #[cfg_attr(
-    not(any(hookpoint_command_hooks, hookpoint_wasm)),
+    not(any(all(feature = "command-hooks", unix), all(feature = "wasm", unix))),
     allow(unused_variables)
 )]
 fn time_limit(
@@ -230,9 +230,9 @@ fn time_limit(
     budget: Option<std::time::Duration>,
 ) -> Option<std::time::Duration> {
     match run {
-        #[cfg(hookpoint_command_hooks)]
+        #[cfg(all(feature = "command-hooks", unix))]
         Run::Command(i) => snap.commands.get(*i as usize).map(|c| c.timeout),
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         Run::Wasm(i) => snap.wasm.get(*i as usize).map(|w| w.timeout()),
         _ => budget,
     }
@@ -256,7 +256,7 @@ fn describe(snap: &Snapshot, l: &PointList) -> (Vec<ExtensionInfo>, Vec<Inactive
             before: m.before.iter().map(|n| n.to_string()).collect(),
             condition: m.matcher.as_ref().map(|c| match c {
                 Matcher::Typed(_) => "when: a predicate over the payload".to_owned(),
-                #[cfg(hookpoint_overrides)]
+                #[cfg(all(feature = "overrides", unix))]
                 Matcher::Json(j) => format!("match: {}", j.source()),
             }),
             timeout_ms: time_limit(snap, run, m.timeout)

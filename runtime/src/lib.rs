@@ -124,30 +124,30 @@ extern crate self as hookpoint;
 #[doc(hidden)]
 pub mod __bench;
 #[doc(hidden)]
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 pub mod __fuzz;
 mod around;
 mod call;
-#[cfg(hookpoint_cli)]
+#[cfg(all(feature = "cli", unix))]
 pub mod cli;
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 pub mod command;
 pub mod diagnostic;
 mod dispatch;
 mod emptiness;
 mod error;
 mod extensible;
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 mod fs;
 pub mod introspect;
 mod link;
 mod locks;
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 mod matcher;
 pub mod observe;
-#[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
+#[cfg(any(all(feature = "command-hooks", unix), all(feature = "wasm", unix)))]
 mod outgoing;
-#[cfg(all(test, hookpoint_command_hooks))]
+#[cfg(all(test, all(feature = "command-hooks", unix)))]
 mod outside_input;
 mod point;
 mod publication;
@@ -161,7 +161,7 @@ mod sync;
 mod thread_state;
 mod turns;
 mod validate;
-#[cfg(hookpoint_wasm)]
+#[cfg(all(feature = "wasm", unix))]
 pub mod wasm;
 mod wrap;
 
@@ -170,13 +170,13 @@ pub use call::{call_async, call_sync};
 pub use dispatch::{MAX_DEPTH, Outcome};
 pub use error::{Error, ErrorKind, Origin};
 pub use extensible::{CallEnd, CallStart};
-#[cfg(hookpoint_webui)]
+#[cfg(all(feature = "webui", unix))]
 pub use fs::webui;
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 pub use fs::{FileReadError, LayerKind, LayerRoot, LayerSpec, ReloadEvent, read_whole_file};
 pub use introspect::introspect;
 pub use link::{assert_crates_linked, assert_linked, linked_crates};
-#[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
+#[cfg(any(all(feature = "command-hooks", unix), all(feature = "wasm", unix)))]
 pub use outgoing::{OutgoingFilter, add_outgoing_filter};
 pub use point::{AsyncKind, AsyncPoint, FnPoint, PointSpec, SyncKind, SyncPoint};
 pub use registry::{Cx, ErrorPolicy, Flow, PointKind};
@@ -184,7 +184,7 @@ pub use scope::{
     Bound, Named, Plugin, PluginInfo, PluginSource, PluginState, Register, RegisterTarget,
     Registration, Scope, ScopeBuilder, WeakScope,
 };
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 pub use scope::{command_hooks_enabled, set_command_hooks_enabled};
 pub use snapshot::{Layer, Snapshot};
 pub use stats::dispatch_counts;

@@ -179,7 +179,7 @@ fn check_override(
 }
 
 /// A wasm extension's module, grants and pin, checked as the loader checks them.
-#[cfg(hookpoint_wasm)]
+#[cfg(all(feature = "wasm", unix))]
 fn check_wasm(dir: &Path, f: &OverrideFile) -> Option<String> {
     let manifest = match &f.kind {
         OverrideKind::Manifest(m) => Some(m),
@@ -189,7 +189,7 @@ fn check_wasm(dir: &Path, f: &OverrideFile) -> Option<String> {
 }
 
 /// Without the `wasm` feature a wasm extension cannot be checked (nor run).
-#[cfg(not(hookpoint_wasm))]
+#[cfg(not(all(feature = "wasm", unix)))]
 fn check_wasm(_: &Path, _: &OverrideFile) -> Option<String> {
     Some("a wasm extension, which needs hookpoint's `wasm` feature (this validator is built without it)".into())
 }
@@ -202,7 +202,7 @@ fn hook_kind(f: &OverrideFile) -> Option<&'static str> {
         OverrideKind::Manifest(m) if m.command.is_some() => Some("command hooks"),
         OverrideKind::Manifest(m) if m.wasm.is_some() => Some("wasm extensions"),
         OverrideKind::Manifest(_) => None,
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         OverrideKind::Wasm => Some("wasm extensions"),
     }
 }

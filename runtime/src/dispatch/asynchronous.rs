@@ -162,7 +162,7 @@ pub(crate) async fn run_async(
                     let fut = unsafe { f(call.payload.0, &cx) };
                     within(fut, chain.budget(&turn)).await
                 }
-                #[cfg(hookpoint_command_hooks)]
+                #[cfg(all(feature = "command-hooks", unix))]
                 // Boxed: a process's future is large, and inline it would size every async
                 // dispatch's future (and the stack of nested ones) for the rare command hook.
                 Run::Command(ix) => {
@@ -173,7 +173,7 @@ pub(crate) async fn run_async(
                     ))
                     .await
                 }
-                #[cfg(hookpoint_wasm)]
+                #[cfg(all(feature = "wasm", unix))]
                 Run::Wasm(ix) => super::wasm::run(&snap.wasm[ix as usize], chain.name(&turn), call),
                 Run::Registered(ix) => {
                     // SAFETY: as above; the closure was made for the payload its key names.

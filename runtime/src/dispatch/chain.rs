@@ -134,7 +134,7 @@ impl<'a, 's> Chain<'a, 's> {
             // SAFETY: the list's payload key equals the dispatcher's (`precheck`, and the generic
             // skip above), so the payload is the type the predicate was compiled for.
             Matcher::Typed(when) => unsafe { when(payload) },
-            #[cfg(hookpoint_overrides)]
+            #[cfg(all(feature = "overrides", unix))]
             Matcher::Json(m) => {
                 let Some(codec) = self.call.want.codec else {
                     return false;

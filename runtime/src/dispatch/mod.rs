@@ -11,15 +11,15 @@
 
 mod asynchronous;
 mod chain;
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 mod hook;
 mod nest;
 mod next;
 mod outcome;
 mod sync;
-#[cfg(hookpoint_wasm)]
+#[cfg(all(feature = "wasm", unix))]
 mod wasm;
-#[cfg(hookpoint_wasm)]
+#[cfg(all(feature = "wasm", unix))]
 pub(crate) mod wasm_answer;
 mod wrap;
 
@@ -141,7 +141,7 @@ fn precheck(list: &PointList, point: &str, want: &Erased<'_>, sync: bool) -> Res
         .at_extension(&m.name, &m.origin)
         .at_point(point));
     }
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     if list.has_commands && want.codec.is_none() && list.codec.is_none() {
         return Err(no_codec(list, point));
     }
@@ -154,7 +154,7 @@ impl<'a> Call<'a> {
     /// declared one, and the declaration's codec is made for that payload.
     #[inline]
     fn with_declared_codec(self, list: &'a PointList) -> Self {
-        #[cfg(hookpoint_overrides)]
+        #[cfg(all(feature = "overrides", unix))]
         if self.want.codec.is_none() {
             let mut call = self;
             call.want.codec = list.codec;
@@ -165,7 +165,7 @@ impl<'a> Call<'a> {
     }
 }
 
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 fn no_codec(list: &PointList, point: &str) -> Error {
     let mut e = Error::kind_msg(
         ErrorKind::Command,

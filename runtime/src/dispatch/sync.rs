@@ -196,7 +196,7 @@ fn run_general(
 /// Calls one extension from a sync dispatch.
 #[inline(always)]
 #[cfg_attr(
-    not(any(hookpoint_command_hooks, hookpoint_wasm)),
+    not(any(all(feature = "command-hooks", unix), all(feature = "wasm", unix))),
     allow(unused_variables)
 )]
 fn invoke(
@@ -217,9 +217,9 @@ fn invoke(
             list.registered[ix as usize].call_sync(call.payload.0, cx)
         },
         Run::Wrap(_) | Run::AsyncWrap(_) => Err(super::wrap_on_plain()),
-        #[cfg(hookpoint_command_hooks)]
+        #[cfg(all(feature = "command-hooks", unix))]
         Run::Command(ix) => super::hook::run_sync(&snap.commands[ix as usize], name, call),
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         Run::Wasm(ix) => super::wasm::run(&snap.wasm[ix as usize], name, call),
     }
 }

@@ -20,7 +20,7 @@ use crate::snapshot::{PointList, Run, Snapshot};
 
 /// One dispatch of a wrap point, shared by every level of its nest.
 #[cfg_attr(
-    not(any(hookpoint_command_hooks, hookpoint_wasm)),
+    not(any(all(feature = "command-hooks", unix), all(feature = "wasm", unix))),
     allow(dead_code, reason = "read by command hooks and wasm extensions")
 )]
 pub(crate) struct WrapChain<'a> {
@@ -186,7 +186,7 @@ impl<'a> WrapChain<'a> {
     }
 
     #[cfg_attr(
-        not(any(hookpoint_command_hooks, hookpoint_wasm)),
+        not(any(all(feature = "command-hooks", unix), all(feature = "wasm", unix))),
         allow(dead_code, reason = "read by command hooks and wasm extensions")
     )]
     fn call_with(&self, request: *mut ()) -> Call<'a> {
@@ -212,7 +212,7 @@ impl<'a> WrapChain<'a> {
             // SAFETY: `precheck` verified that this extension's key equals the point's, so the
             // pointers are the types its handler was compiled for; they live for the call.
             Run::Wrap(f) => (unsafe { f(request, next, response, &self.cx) }, true),
-            #[cfg(hookpoint_command_hooks)]
+            #[cfg(all(feature = "command-hooks", unix))]
             Run::Command(ix) => {
                 let call = self.call_with(request);
                 let name = &*self.list.meta[turn.index].name;
@@ -227,7 +227,7 @@ impl<'a> WrapChain<'a> {
                     Err(e) => (Err(e), false),
                 }
             }
-            #[cfg(hookpoint_wasm)]
+            #[cfg(all(feature = "wasm", unix))]
             Run::Wasm(ix) => {
                 let call = self.call_with(request);
                 let hook = &self.snap.wasm[ix as usize];
@@ -268,7 +268,7 @@ impl<'a> WrapChain<'a> {
                 let fut = unsafe { f(request.0, next.0, response.0, &self.cx) };
                 (within(fut, budget).await, true)
             }
-            #[cfg(hookpoint_command_hooks)]
+            #[cfg(all(feature = "command-hooks", unix))]
             Run::Command(ix) => {
                 let call = self.call_with(request.0);
                 let name = &*self.list.meta[turn.index].name;
@@ -286,7 +286,7 @@ impl<'a> WrapChain<'a> {
                     Err(e) => (Err(e), false),
                 }
             }
-            #[cfg(hookpoint_wasm)]
+            #[cfg(all(feature = "wasm", unix))]
             Run::Wasm(ix) => {
                 let call = self.call_with(request.0);
                 let hook = &self.snap.wasm[ix as usize];

@@ -182,7 +182,7 @@ pub(crate) struct FsConfig {
     /// as a [`LayerKind::PLUGIN`] layer at precedence 0.
     pub(crate) folder_plugin_layers: Vec<FolderPluginLayer>,
     /// Folders whose subfolders with a `plugin.json` are folder plugins.
-    #[cfg(hookpoint_folder_plugins)]
+    #[cfg(all(feature = "folder-plugins", unix))]
     pub(crate) plugin_roots: Vec<PathBuf>,
     /// The plugin toggles file, if any.
     pub(crate) toggles: Option<PathBuf>,
@@ -191,22 +191,22 @@ pub(crate) struct FsConfig {
     /// Command hooks run only from managed layers.
     pub(crate) managed_hooks_only: bool,
     /// Whether command hooks may run here; `None`: the process default.
-    #[cfg(hookpoint_command_hooks)]
+    #[cfg(all(feature = "command-hooks", unix))]
     pub(crate) command_hooks: Option<bool>,
-    #[cfg(hookpoint_watch)]
+    #[cfg(all(feature = "watch", unix))]
     pub(crate) watch: bool,
-    #[cfg(hookpoint_watch)]
+    #[cfg(all(feature = "watch", unix))]
     pub(crate) debounce: std::time::Duration,
     /// The folder of the compiled-module cache, or none (feature `wasm`).
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     pub(crate) wasm_cache: Option<PathBuf>,
     /// How long a reload waits for a module to compile before it goes on without it.
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     pub(crate) wasm_compile_wait: std::time::Duration,
 }
 
 #[cfg_attr(
-    not(any(hookpoint_watch, hookpoint_wasm)),
+    not(any(all(feature = "watch", unix), all(feature = "wasm", unix))),
     expect(
         clippy::derivable_impls,
         reason = "the watch and wasm fields have defaults of their own"
@@ -217,20 +217,20 @@ impl Default for FsConfig {
         FsConfig {
             layers: Vec::new(),
             folder_plugin_layers: Vec::new(),
-            #[cfg(hookpoint_folder_plugins)]
+            #[cfg(all(feature = "folder-plugins", unix))]
             plugin_roots: Vec::new(),
             toggles: None,
             managed: Vec::new(),
             managed_hooks_only: false,
-            #[cfg(hookpoint_command_hooks)]
+            #[cfg(all(feature = "command-hooks", unix))]
             command_hooks: None,
-            #[cfg(hookpoint_watch)]
+            #[cfg(all(feature = "watch", unix))]
             watch: true,
-            #[cfg(hookpoint_watch)]
+            #[cfg(all(feature = "watch", unix))]
             debounce: std::time::Duration::from_millis(50),
-            #[cfg(hookpoint_wasm)]
+            #[cfg(all(feature = "wasm", unix))]
             wasm_cache: crate::wasm::default_dir(),
-            #[cfg(hookpoint_wasm)]
+            #[cfg(all(feature = "wasm", unix))]
             wasm_compile_wait: crate::wasm::DEFAULT_COMPILE_WAIT,
         }
     }
@@ -298,9 +298,9 @@ impl FsConfig {
     }
 
     /// Whether the scope has any folder: a layer or a plugin root.
-    #[cfg(hookpoint_watch)]
+    #[cfg(all(feature = "watch", unix))]
     pub(crate) fn has_folders(&self) -> bool {
-        #[cfg(hookpoint_folder_plugins)]
+        #[cfg(all(feature = "folder-plugins", unix))]
         if !self.plugin_roots.is_empty() {
             return true;
         }
@@ -308,10 +308,10 @@ impl FsConfig {
     }
 
     /// Every folder that may become a layer (all plugins), for the watcher.
-    #[cfg(hookpoint_watch)]
+    #[cfg(all(feature = "watch", unix))]
     pub(crate) fn all_roots(&self) -> Vec<PathBuf> {
         let mut roots: Vec<PathBuf> = self.layers.iter().map(|l| l.dir.clone()).collect();
-        #[cfg(hookpoint_folder_plugins)]
+        #[cfg(all(feature = "folder-plugins", unix))]
         roots.extend(self.plugin_roots.iter().cloned());
         roots.dedup();
         roots

@@ -32,11 +32,11 @@ pub(crate) mod read;
 pub(crate) mod scan;
 pub(crate) mod state;
 pub(crate) mod stem;
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 pub(crate) mod switch;
-#[cfg(hookpoint_watch)]
+#[cfg(all(feature = "watch", unix))]
 pub(crate) mod watch;
-#[cfg(hookpoint_webui)]
+#[cfg(all(feature = "webui", unix))]
 pub mod webui;
 
 pub use event::ReloadEvent;

@@ -176,7 +176,7 @@ impl Expect {
     }
 
     /// Also refuses a symlink in the path's last component (the file must be the one there).
-    #[cfg(hookpoint_folder_plugins)]
+    #[cfg(all(feature = "folder-plugins", unix))]
     pub(crate) fn no_symlink(self) -> Expect {
         Expect {
             no_symlink: true,
@@ -206,7 +206,7 @@ impl Expect {
 pub(crate) struct WholeFile {
     pub(crate) bytes: Vec<u8>,
     /// What a module cache compares to tell an unchanged file (feature `wasm`).
-    #[cfg_attr(not(hookpoint_wasm), allow(dead_code))]
+    #[cfg_attr(not(all(feature = "wasm", unix)), allow(dead_code))]
     pub(crate) stamp: Stamp,
 }
 
@@ -225,7 +225,7 @@ impl FileReader {
 
     /// Reads only files left alone for `settle` (a reload the watcher starts, `settle` being its
     /// debounce): a younger one is [`FileReadError::Unsettled`].
-    #[cfg(any(hookpoint_watch, test))]
+    #[cfg(any(all(feature = "watch", unix), test))]
     pub(crate) fn settled(settle: Duration) -> FileReader {
         FileReader {
             settle: Some(settle),

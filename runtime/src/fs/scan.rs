@@ -164,7 +164,7 @@ pub enum OverrideKind {
         argv: Vec<OsString>,
     },
     /// A `.wasm` or `.wat` module, run in-process as a wasm extension (feature `wasm`).
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     Wasm,
 }
 
@@ -173,7 +173,7 @@ pub enum OverrideKind {
 /// A missing `root`, or a root without an `extensions` folder, yields an
 /// empty scan with no problems. Never panics; every refusal becomes a
 /// [`Diagnostic`].
-#[cfg_attr(not(any(test, hookpoint_cli)), allow(dead_code))]
+#[cfg_attr(not(any(test, all(feature = "cli", unix))), allow(dead_code))]
 pub fn scan_layer(root: &Path) -> LayerScan {
     scan_layer_with(root, FileReader::now())
 }
@@ -274,7 +274,7 @@ pub(crate) fn scan_layer_with(root: &Path, reader: FileReader) -> LayerScan {
 enum EntryKind {
     Manifest,
     Command,
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     Wasm,
 }
 
@@ -505,7 +505,7 @@ fn file_candidate(path: &Path, name: &str, meta: &Metadata) -> Option<EntryKind>
     if Path::new(name).extension().is_some_and(|e| e == "json") {
         return Some(EntryKind::Manifest);
     }
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     if Path::new(name)
         .extension()
         .is_some_and(|e| e == "wasm" || e == "wat")
@@ -547,13 +547,13 @@ fn read_kind(
         EntryKind::Manifest => {
             load_manifest(path, canon, meta, reader).map(|m| (OverrideKind::Manifest(m), None))
         }
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         EntryKind::Wasm if !meta.is_file() => Err(Diagnostic::file(
             Code::FileNotRegular,
             path,
             "wasm module is not a regular file",
         )),
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         EntryKind::Wasm => {
             // The loader reads the module (`load::wasm`), through the same reader.
             check_not_shared_writable(path, meta)?;

@@ -7,11 +7,11 @@ use std::sync::{Arc, Mutex};
 
 use super::event::ReloadEvent;
 use super::layers::FsConfig;
-#[cfg(hookpoint_folder_plugins)]
+#[cfg(all(feature = "folder-plugins", unix))]
 use super::load::FolderPluginStatus;
 use super::load::{LoadInput, LoadState};
 use super::read::FileReader;
-#[cfg(hookpoint_watch)]
+#[cfg(all(feature = "watch", unix))]
 use super::watch::LayerWatcher;
 use crate::locks;
 use crate::snapshot::{CompiledTable, Snapshot};
@@ -24,21 +24,21 @@ pub(crate) type Subscriber = Arc<dyn Fn(&ReloadEvent) + Send + Sync>;
 pub(crate) struct ScopeFs {
     pub(crate) config: FsConfig,
     state: Mutex<LoadState>,
-    #[cfg(hookpoint_watch)]
+    #[cfg(all(feature = "watch", unix))]
     pub(crate) watcher: Mutex<Option<LayerWatcher>>,
     pub(crate) subscribers: Mutex<Vec<Subscriber>>,
     pub(crate) status: Mutex<ReloadEvent>,
     /// The folder plugins of the latest reload.
-    #[cfg(hookpoint_folder_plugins)]
+    #[cfg(all(feature = "folder-plugins", unix))]
     pub(crate) folder_plugins: Mutex<Vec<FolderPluginStatus>>,
     /// Roots to rescan at the next rebuild; `None` means all.
     pub(crate) dirty: Mutex<Option<HashSet<PathBuf>>>,
     /// The web UI manifest, rebuilt with each snapshot (feature `webui`).
-    #[cfg(hookpoint_webui)]
+    #[cfg(all(feature = "webui", unix))]
     pub(crate) webui: super::webui::cache::WebuiCache,
     /// Reloads the scope (set once it exists): when a wasm module compiled off the reload path
     /// is ready.
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     pub(crate) on_compiled: std::sync::OnceLock<crate::wasm::compile::Wake>,
 }
 
@@ -62,7 +62,7 @@ impl ScopeFs {
     }
 
     /// Whether the scope should be watched: watching is on and it has folders.
-    #[cfg(hookpoint_watch)]
+    #[cfg(all(feature = "watch", unix))]
     pub(crate) fn wants_watching(&self) -> bool {
         self.config.watch && self.config.has_folders()
     }
@@ -83,7 +83,7 @@ impl ScopeFs {
             reported,
         } = decided;
         let dirty = locks::lock(&self.dirty).replace(Default::default());
-        #[cfg(hookpoint_webui)]
+        #[cfg(all(feature = "webui", unix))]
         let webui_dirty = dirty.clone();
         let loaded = locks::lock(&self.state).load(LoadInput {
             config: &self.config,
@@ -95,20 +95,20 @@ impl ScopeFs {
             dirty,
             generation,
             reader,
-            #[cfg(hookpoint_wasm)]
+            #[cfg(all(feature = "wasm", unix))]
             wake: self.on_compiled.get().cloned(),
         });
-        #[cfg(hookpoint_folder_plugins)]
+        #[cfg(all(feature = "folder-plugins", unix))]
         {
             *locks::lock(&self.folder_plugins) = loaded.folder_plugins;
         }
-        #[cfg_attr(not(hookpoint_webui), allow(unused_mut))]
+        #[cfg_attr(not(all(feature = "webui", unix)), allow(unused_mut))]
         let mut event = loaded.event;
-        #[cfg(hookpoint_webui)]
+        #[cfg(all(feature = "webui", unix))]
         {
-            #[cfg(hookpoint_folder_plugins)]
+            #[cfg(all(feature = "folder-plugins", unix))]
             let active = self.active_folder_plugins();
-            #[cfg(not(hookpoint_folder_plugins))]
+            #[cfg(not(all(feature = "folder-plugins", unix)))]
             let active = Vec::new();
             self.webui.rebuild(
                 &self.config,
@@ -124,7 +124,7 @@ impl ScopeFs {
 
     /// (name, folder) of the folder plugins of the latest reload that are enabled, installed
     /// and healthy: those whose folders join the layers.
-    #[cfg(hookpoint_folder_plugins)]
+    #[cfg(all(feature = "folder-plugins", unix))]
     pub(crate) fn active_folder_plugins(&self) -> Vec<(String, PathBuf)> {
         locks::lock(&self.folder_plugins)
             .iter()
@@ -142,7 +142,7 @@ impl ScopeFs {
     }
 
     /// What this scope's loader compiled or found cached, of wasm modules.
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     pub(crate) fn wasm_stats(&self) -> crate::wasm::WasmStats {
         locks::lock(&self.state).wasm_stats()
     }

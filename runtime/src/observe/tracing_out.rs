@@ -103,7 +103,7 @@ pub(crate) fn continued_after_error(point: &str, name: &str, origin: &Origin, er
 }
 
 /// A command hook or wasm extension (`what`) asked to stop the chain.
-#[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
+#[cfg(any(all(feature = "command-hooks", unix), all(feature = "wasm", unix)))]
 pub(crate) fn stopped_by(point: &str, name: &str, what: &str, reason: &str) {
     tracing::debug!(point, extension = name, reason, "{what} stopped the chain");
 }

@@ -5,7 +5,7 @@
 /// type the codec was made for (dispatch checks the payload key first).
 #[doc(hidden)]
 #[cfg_attr(
-    not(hookpoint_command_hooks),
+    not(all(feature = "command-hooks", unix)),
     allow(
         dead_code,
         reason = "points keep their codec; only command hooks and wasm extensions read all of it"
@@ -19,10 +19,10 @@ pub struct JsonCodec {
         unsafe fn(*mut (), serde_json::Value) -> Result<(), serde_json::Error>,
     /// Serializes `*const P` as JSON text onto a buffer, without a `Value` in between (wasm
     /// extensions' hot path).
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     pub(crate) write_json: unsafe fn(*const (), &mut Vec<u8>) -> Result<(), serde_json::Error>,
     /// Deserializes JSON text into a new `P` and, only on success, replaces `*mut P` with it.
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     pub(crate) replace_from_str: unsafe fn(*mut (), &str) -> Result<(), serde_json::Error>,
 }
 
@@ -59,7 +59,7 @@ impl JsonCodec {
         }
         /// # Safety
         /// `p` points to a live `P`.
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         unsafe fn write_json<P: serde::Serialize>(
             p: *const (),
             out: &mut Vec<u8>,
@@ -69,7 +69,7 @@ impl JsonCodec {
         }
         /// # Safety
         /// `p` points to a live `P` borrowed mutably by the caller.
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         unsafe fn replace_from_str<P: serde::de::DeserializeOwned>(
             p: *mut (),
             text: &str,
@@ -82,9 +82,9 @@ impl JsonCodec {
         JsonCodec {
             to_json: to_json::<P>,
             replace_from_json: replace::<P>,
-            #[cfg(hookpoint_wasm)]
+            #[cfg(all(feature = "wasm", unix))]
             write_json: write_json::<P>,
-            #[cfg(hookpoint_wasm)]
+            #[cfg(all(feature = "wasm", unix))]
             replace_from_str: replace_from_str::<P>,
         }
     }

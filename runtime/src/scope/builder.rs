@@ -1,25 +1,25 @@
 //! [`ScopeBuilder`]: a scope's name, which plugins start disabled and (feature `overrides`) its
 //! override layers.
 
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 use std::path::PathBuf;
 
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 use crate::fs::LayerSpec;
-#[cfg(hookpoint_folder_plugins)]
+#[cfg(all(feature = "folder-plugins", unix))]
 use crate::fs::layers::FolderPluginLayer;
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 use crate::fs::layers::LayerEntry;
-#[cfg(hookpoint_watch)]
+#[cfg(all(feature = "watch", unix))]
 use std::time::Duration;
 
 use super::Scope;
 use super::plugins::PluginStates;
 use crate::error::Error;
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 use crate::error::ErrorKind;
 use crate::locks;
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 use crate::registry::HOOKPOINT_PLG_V0;
 use crate::registry::find_plugin;
 
@@ -33,7 +33,7 @@ use crate::registry::find_plugin;
 pub struct ScopeBuilder {
     pub(crate) name: String,
     pub(crate) disabled_plugins: Vec<String>,
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     pub(crate) fs: crate::fs::FsConfig,
     pub(crate) observation: crate::observe::ObservationConfig,
 }
@@ -53,7 +53,7 @@ impl ScopeBuilder {
         ScopeBuilder {
             name: name.into(),
             disabled_plugins: Vec::new(),
-            #[cfg(hookpoint_overrides)]
+            #[cfg(all(feature = "overrides", unix))]
             fs: crate::fs::FsConfig::default(),
             observation: Default::default(),
         }
@@ -66,14 +66,14 @@ impl ScopeBuilder {
     }
 
     fn has_plugin_roots(&self) -> bool {
-        #[cfg(hookpoint_folder_plugins)]
+        #[cfg(all(feature = "folder-plugins", unix))]
         return !self.fs.plugin_roots.is_empty();
-        #[cfg(not(hookpoint_folder_plugins))]
+        #[cfg(not(all(feature = "folder-plugins", unix)))]
         false
     }
 
     /// The user's choices from the toggles file win over `disable_plugin`.
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     fn apply_toggles(&self, disabled: &mut std::collections::HashSet<String>) {
         let Some(path) = &self.fs.toggles else {
             return;
@@ -117,10 +117,10 @@ impl ScopeBuilder {
                 }
                 d.insert(name.clone());
             }
-            #[cfg(hookpoint_overrides)]
+            #[cfg(all(feature = "overrides", unix))]
             self.apply_toggles(&mut d);
         }
-        #[cfg(hookpoint_overrides)]
+        #[cfg(all(feature = "overrides", unix))]
         for name in self.fs.layers.iter().filter_map(|l| l.spec.plugin_name()) {
             if !HOOKPOINT_PLG_V0.iter().any(|p| p.name == name) {
                 return Err(Error::kind_msg(
@@ -129,19 +129,19 @@ impl ScopeBuilder {
                 ));
             }
         }
-        #[cfg(hookpoint_overrides)]
+        #[cfg(all(feature = "overrides", unix))]
         let fs = crate::fs::ScopeFs::new(self.fs);
         let scope = Scope::from_parts(
             self.name,
-            #[cfg(hookpoint_overrides)]
+            #[cfg(all(feature = "overrides", unix))]
             fs,
             plugins,
             self.observation,
         );
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         scope.wake_on_compiled();
         scope.rebuild();
-        #[cfg(hookpoint_watch)]
+        #[cfg(all(feature = "watch", unix))]
         if scope.0.fs.wants_watching() {
             scope.start_watching()?;
         }
@@ -149,7 +149,7 @@ impl ScopeBuilder {
     }
 }
 
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 impl ScopeBuilder {
     /// Adds the folder `dir` as a layer of the scope, as `spec` says: what it is, its precedence
     /// (higher wins), whether its code is trusted to run, whether it is managed, and whether it
@@ -185,7 +185,7 @@ impl ScopeBuilder {
     /// a layer with `spec`, named after the plugin. Called once per layer a plugin brings, in any
     /// order; without a call each folder plugin brings its folder itself, a
     /// [`LayerKind::PLUGIN`](crate::LayerKind::PLUGIN) layer at precedence 0.
-    #[cfg(hookpoint_folder_plugins)]
+    #[cfg(all(feature = "folder-plugins", unix))]
     pub fn folder_plugin_layer(mut self, subdir: impl Into<PathBuf>, spec: LayerSpec) -> Self {
         self.fs.folder_plugin_layers.push(FolderPluginLayer {
             subdir: subdir.into(),
@@ -201,7 +201,7 @@ impl ScopeBuilder {
     /// version (the old one is uninstalled, then the new one installed). Several roots may be
     /// given; the first wins a name. See the crate docs' "Folder plugins" (feature
     /// `folder-plugins`).
-    #[cfg(hookpoint_folder_plugins)]
+    #[cfg(all(feature = "folder-plugins", unix))]
     pub fn plugin_root(mut self, dir: impl Into<PathBuf>) -> Self {
         self.fs.plugin_roots.push(dir.into());
         self
@@ -247,7 +247,7 @@ impl ScopeBuilder {
     }
 
     /// Watch the layers and reload on change (default `true`; feature `watch`).
-    #[cfg(hookpoint_watch)]
+    #[cfg(all(feature = "watch", unix))]
     pub fn watch(mut self, watch: bool) -> Self {
         self.fs.watch = watch;
         self
@@ -272,7 +272,7 @@ impl ScopeBuilder {
     ///     .unwrap();
     /// assert!(scope.is_watched());
     /// ```
-    #[cfg(hookpoint_watch)]
+    #[cfg(all(feature = "watch", unix))]
     pub fn debounce(mut self, window: Duration) -> Self {
         self.fs.debounce = window;
         self

@@ -24,10 +24,10 @@
 //! (whose loader produces the override inputs of a rebuild).
 
 mod builder;
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 mod command_hooks;
 pub(crate) mod current;
-#[cfg(hookpoint_folder_plugins)]
+#[cfg(all(feature = "folder-plugins", unix))]
 mod folder_plugins;
 mod health;
 mod observation;
@@ -36,15 +36,15 @@ mod plugin_info;
 mod plugins;
 mod register;
 mod registrations;
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 mod reload;
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 mod toggles;
-#[cfg(hookpoint_wasm)]
+#[cfg(all(feature = "wasm", unix))]
 mod wasm;
-#[cfg(hookpoint_watch)]
+#[cfg(all(feature = "watch", unix))]
 mod watching;
-#[cfg(hookpoint_webui)]
+#[cfg(all(feature = "webui", unix))]
 mod webui;
 
 use std::any::Any;
@@ -52,7 +52,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 
 pub use builder::ScopeBuilder;
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 pub use command_hooks::{command_hooks_enabled, set_command_hooks_enabled};
 pub use current::Bound;
 pub use health::WeakScope;
@@ -82,7 +82,7 @@ pub(crate) struct ScopeInner {
     pub(crate) generation: AtomicU64,
     /// Held while a snapshot is built, so reloads never overlap. Never held while extensions run.
     pub(crate) rebuild_lock: Mutex<()>,
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     pub(crate) fs: crate::fs::ScopeFs,
     pub(crate) plugins: plugins::PluginStates,
     pub(crate) observation: crate::observe::ScopeObservation,
@@ -111,7 +111,7 @@ static SCOPES: Mutex<Vec<Weak<ScopeInner>>> = Mutex::new(Vec::new());
 static DEFAULT: LazyLock<Scope> = LazyLock::new(|| {
     Scope::from_parts(
         "default".into(),
-        #[cfg(hookpoint_overrides)]
+        #[cfg(all(feature = "overrides", unix))]
         crate::fs::ScopeFs::default(),
         Default::default(),
         Default::default(),
@@ -126,14 +126,14 @@ pub(crate) fn ensure_default_published() {
 impl Scope {
     pub(crate) fn from_parts(
         name: String,
-        #[cfg(hookpoint_overrides)] fs: crate::fs::ScopeFs,
+        #[cfg(all(feature = "overrides", unix))] fs: crate::fs::ScopeFs,
         plugins: plugins::PluginStates,
         observation: crate::observe::ObservationConfig,
     ) -> Scope {
         Self::with_table(
             &COMPILED,
             name,
-            #[cfg(hookpoint_overrides)]
+            #[cfg(all(feature = "overrides", unix))]
             fs,
             plugins,
             observation,
@@ -144,7 +144,7 @@ impl Scope {
     pub(crate) fn with_table(
         table: &'static CompiledTable,
         name: String,
-        #[cfg(hookpoint_overrides)] fs: crate::fs::ScopeFs,
+        #[cfg(all(feature = "overrides", unix))] fs: crate::fs::ScopeFs,
         plugins: plugins::PluginStates,
         observation: crate::observe::ObservationConfig,
     ) -> Scope {
@@ -164,7 +164,7 @@ impl Scope {
             snapshot: Swap::from_pointee(first),
             generation: AtomicU64::new(1),
             rebuild_lock: Mutex::new(()),
-            #[cfg(hookpoint_overrides)]
+            #[cfg(all(feature = "overrides", unix))]
             fs,
             plugins,
             observation: crate::observe::ScopeObservation::new(observation),
@@ -200,9 +200,9 @@ impl Scope {
     /// while it was installed or read is looked at again. When it returns, the folder plugins'
     /// installs and uninstalls of what it found are done.
     pub(crate) fn rebuild(&self) {
-        #[cfg(hookpoint_overrides)]
+        #[cfg(all(feature = "overrides", unix))]
         self.rebuild_reading(crate::fs::read::FileReader::now());
-        #[cfg(not(hookpoint_overrides))]
+        #[cfg(not(all(feature = "overrides", unix)))]
         {
             let serial = locks::lock(&self.0.rebuild_lock);
             let disabled = self.disabled_crates();
@@ -222,7 +222,7 @@ impl Scope {
 
     /// [`rebuild`](Self::rebuild), reading the layers' files with `reader` (the watcher's reads
     /// only files that settled).
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     pub(crate) fn rebuild_reading(&self, reader: crate::fs::read::FileReader) {
         /// Passes of one rebuild; more are only needed while folders keep changing, and each
         /// such change brings a reload of its own.
@@ -299,7 +299,7 @@ impl Scope {
 }
 
 /// Every scope still alive.
-#[cfg_attr(not(hookpoint_command_hooks), allow(dead_code))]
+#[cfg_attr(not(all(feature = "command-hooks", unix)), allow(dead_code))]
 pub(crate) fn live_scopes() -> Vec<Scope> {
     let live: Vec<Arc<ScopeInner>> = locks::lock(&SCOPES)
         .iter()

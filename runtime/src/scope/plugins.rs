@@ -2,7 +2,7 @@
 //! values that live in the scope (not in module statics, so a reload keeps them consistent).
 
 use std::any::{Any, TypeId};
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 use std::collections::BTreeSet;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -58,7 +58,7 @@ impl Scope {
     }
 
     /// The names of every disabled plugin, crate or folder.
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     pub(crate) fn disabled_plugins(&self) -> BTreeSet<String> {
         locks::lock(&self.0.plugins.disabled)
             .iter()
@@ -106,7 +106,7 @@ impl Scope {
                 }
             })
             .collect();
-        #[cfg(hookpoint_folder_plugins)]
+        #[cfg(all(feature = "folder-plugins", unix))]
         out.extend(self.folder_plugin_infos());
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out
@@ -149,7 +149,7 @@ impl Scope {
         let _turn = toggle_turn(&self.0.plugins, name)?;
         let entry = match find_plugin(name) {
             Ok(entry) => entry,
-            #[cfg(hookpoint_folder_plugins)]
+            #[cfg(all(feature = "folder-plugins", unix))]
             Err(_) if self.folder_plugin_status(name).is_some() => {
                 return self.set_folder_plugin_enabled(name, enabled);
             }
@@ -217,7 +217,7 @@ impl Scope {
     /// # Errors
     /// [`ErrorKind::Plugin`]: it cannot be written (a read-only file or folder, a failed write).
     fn record_choice(&self, name: &str, enabled: bool) -> Result<(), Error> {
-        #[cfg(hookpoint_overrides)]
+        #[cfg(all(feature = "overrides", unix))]
         self.persist_toggle(name, enabled).map_err(|why| {
             let stays = if enabled { "disabled" } else { "enabled" };
             Error::kind_msg(
@@ -225,7 +225,7 @@ impl Scope {
                 format!("plugin `{name}` stays {stays}: the choice cannot be recorded in the plugin toggles file: {why}"),
             )
         })?;
-        #[cfg(not(hookpoint_overrides))]
+        #[cfg(not(all(feature = "overrides", unix)))]
         let _ = (name, enabled);
         Ok(())
     }
@@ -245,14 +245,14 @@ impl Scope {
     /// Writes the choice `enabled` back after a change failed: empty when it was written, else
     /// the words for the error that reports the failure.
     pub(crate) fn unsaved(&self, name: &str, enabled: bool) -> String {
-        #[cfg(hookpoint_overrides)]
+        #[cfg(all(feature = "overrides", unix))]
         if let Err(why) = self.persist_toggle(name, enabled) {
             let says = if enabled { "disabled" } else { "enabled" };
             return format!(
                 "; the plugin toggles file still says {says}, it cannot be written: {why}"
             );
         }
-        #[cfg(not(hookpoint_overrides))]
+        #[cfg(not(all(feature = "overrides", unix)))]
         let _ = (name, enabled);
         String::new()
     }

@@ -103,7 +103,7 @@ impl Scope {
             tracing::warn!(scope = self.name(), code = w.code.as_str(), "{w}");
         }
         self.publish(snap);
-        #[cfg(hookpoint_overrides)]
+        #[cfg(all(feature = "overrides", unix))]
         self.replace_merge_warnings(point, &warnings);
         current
     }

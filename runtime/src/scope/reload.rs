@@ -40,9 +40,9 @@ impl Scope {
     /// The scope's override layers in search order, highest first.
     pub fn layers(&self) -> Vec<LayerRoot> {
         let disabled = locks::lock(&self.0.plugins.disabled).clone();
-        #[cfg(hookpoint_folder_plugins)]
+        #[cfg(all(feature = "folder-plugins", unix))]
         let folder = self.0.fs.active_folder_plugins();
-        #[cfg(not(hookpoint_folder_plugins))]
+        #[cfg(not(all(feature = "folder-plugins", unix)))]
         let folder = Vec::new();
         self.0.fs.config.layers(|n| !disabled.contains(n), &folder)
     }

@@ -24,10 +24,10 @@ pub(crate) enum CandidateRun {
     Handler(Handler),
     Registered(crate::registry::ClosureRun),
     /// Index into the snapshot's command hooks.
-    #[cfg(hookpoint_command_hooks)]
+    #[cfg(all(feature = "command-hooks", unix))]
     Command(u32),
     /// Index into the snapshot's wasm extensions.
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     Wasm(u32),
 }
 
@@ -126,7 +126,7 @@ impl CompiledTable {
     }
 
     /// True when a compiled-in extension or a declaration knows `point`.
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     pub(crate) fn knows(&self, point: &str) -> bool {
         self.by_point.contains_key(point) || self.declared.contains_key(point)
     }

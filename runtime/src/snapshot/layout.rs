@@ -27,7 +27,7 @@ pub(crate) fn build_list(
         inactive,
         generic: declared.is_some_and(|d| d.payload_key.is_none()),
         declared_type: declared.map(|d| d.payload_type),
-        #[cfg(hookpoint_overrides)]
+        #[cfg(all(feature = "overrides", unix))]
         codec: declared.and_then(|d| d.codec),
         ordering_cycle: cycle.unwrap_or_default(),
         ..PointList::default()
@@ -57,13 +57,13 @@ pub(crate) fn build_list(
                 list.first_async.get_or_insert(i as u32);
                 Run::AsyncWrap(f)
             }
-            #[cfg(hookpoint_command_hooks)]
+            #[cfg(all(feature = "command-hooks", unix))]
             CandidateRun::Command(ix) => {
                 list.has_commands = true;
                 Run::Command(ix)
             }
             // Like a command hook, a wasm extension needs the point's JSON codec.
-            #[cfg(hookpoint_wasm)]
+            #[cfg(all(feature = "wasm", unix))]
             CandidateRun::Wasm(ix) => {
                 list.has_commands = true;
                 Run::Wasm(ix)
@@ -146,7 +146,7 @@ fn shape(list: &PointList, runs: &[Run], meta: &[ExtMeta], bares: Vec<Option<Bar
 pub(crate) fn assemble(
     generation: u64,
     lists_by_name: Vec<(String, PointList)>,
-    #[cfg(hookpoint_command_hooks)] commands: Vec<crate::command::CommandSpec>,
+    #[cfg(all(feature = "command-hooks", unix))] commands: Vec<crate::command::CommandSpec>,
     plugin_configs: HashMap<String, serde_json::Value>,
     base: std::sync::Arc<super::MergeBase>,
 ) -> Snapshot {
@@ -164,9 +164,9 @@ pub(crate) fn assemble(
         generation,
         active_bits: active_bits(&lists),
         lists: lists.into(),
-        #[cfg(hookpoint_command_hooks)]
+        #[cfg(all(feature = "command-hooks", unix))]
         commands: std::sync::Arc::new(commands),
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         wasm: Default::default(),
         plugin_configs,
         unhealthy_plugins: Default::default(),

@@ -24,7 +24,7 @@ pub(crate) struct BuildInput<'a> {
     /// The scope's extensions registered at run time, by point.
     pub(crate) registered: &'a RegisteredCandidates,
     /// Override files, command hooks and refused files (with `fs`).
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     pub(crate) layers: super::overrides::LayerInput,
 }
 
@@ -38,15 +38,15 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<Di
         let slot = points.entry(point.clone()).or_default();
         slot.active.extend(cands.iter().cloned());
     }
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     let super::overrides::LayerInput {
         defs: layers,
-        #[cfg(hookpoint_command_hooks)]
+        #[cfg(all(feature = "command-hooks", unix))]
         commands,
     } = input.layers;
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     let (points, mut warnings) = layers.apply(table, points);
-    #[cfg(not(hookpoint_overrides))]
+    #[cfg(not(all(feature = "overrides", unix)))]
     let mut warnings = Vec::new();
     let lists = points
         .into_iter()
@@ -57,13 +57,13 @@ pub(crate) fn build(input: BuildInput<'_>, generation: u64) -> (Snapshot, Vec<Di
         .collect();
     let base = Arc::new(MergeBase {
         excluded,
-        #[cfg(hookpoint_overrides)]
+        #[cfg(all(feature = "overrides", unix))]
         layers,
     });
     let mut snap = assemble(
         generation,
         lists,
-        #[cfg(hookpoint_command_hooks)]
+        #[cfg(all(feature = "command-hooks", unix))]
         commands,
         input.plugin_configs,
         base,
@@ -222,7 +222,7 @@ pub(crate) fn compiled_snapshot(
             plugin_configs,
             unhealthy,
             registered,
-            #[cfg(hookpoint_overrides)]
+            #[cfg(all(feature = "overrides", unix))]
             layers: Default::default(),
         },
         generation,

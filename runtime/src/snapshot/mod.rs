@@ -18,7 +18,7 @@ mod compiled;
 mod layout;
 mod merge;
 pub(crate) mod ordering;
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 mod overrides;
 mod plugin_values;
 mod registered;
@@ -29,9 +29,9 @@ use std::sync::Arc;
 
 pub(crate) use compiled::{Candidate, CandidateRun, CompiledTable};
 pub(crate) use merge::compiled_snapshot;
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 pub(crate) use merge::{BuildInput, build};
-#[cfg(hookpoint_overrides)]
+#[cfg(all(feature = "overrides", unix))]
 pub(crate) use overrides::{LayerDefs, LayerInput, OverrideDef};
 pub(crate) use plugin_values::{PluginValues, TypedConfig};
 pub(crate) use registered::{MergeBase, RegisteredCandidates, relayout};
@@ -74,7 +74,7 @@ pub enum Layer {
 
 impl Layer {
     /// The rank used to order definitions of one extension: 1 is the highest, compiled-in lowest.
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     pub(crate) fn rank(&self) -> u8 {
         match self {
             Layer::Folder { rank, .. } => *rank,
@@ -102,10 +102,10 @@ pub(crate) enum Run {
     Wrap(WrapFn),
     AsyncWrap(AsyncWrapFn),
     /// Index into [`Snapshot::commands`].
-    #[cfg(hookpoint_command_hooks)]
+    #[cfg(all(feature = "command-hooks", unix))]
     Command(u32),
     /// Index into [`Snapshot::wasm`].
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     Wasm(u32),
     /// Index into the list's [`PointList::registered`].
     Registered(u32),
@@ -142,7 +142,7 @@ pub(crate) enum Matcher {
     /// `#[extension(when = pred)]`: a predicate over the typed payload.
     Typed(WhenFn),
     /// A manifest's `"match"`: JSON pointers into the payload as JSON (feature `overrides`).
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     Json(Arc<crate::matcher::JsonMatcher>),
 }
 
@@ -217,11 +217,11 @@ pub(crate) struct PointList {
     pub(crate) mixed_keys: bool,
     /// The declared point's payload type, for mismatch errors (points declared with `point!`).
     pub(crate) declared_type: Option<fn() -> &'static str>,
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     pub(crate) has_commands: bool,
     /// The declared point's JSON codec (points declared `#[serde]`), so a by-name dispatch of
     /// the declared payload type reaches command hooks too.
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     pub(crate) codec: Option<&'static crate::registry::JsonCodec>,
     pub(crate) first_async: Option<u32>,
     /// Set when the point must not run at all (duplicate definitions).
@@ -246,10 +246,10 @@ pub struct Snapshot {
     pub(crate) active_bits: Vec<u64>,
     /// Command hooks, indexed by [`Run::Command`] (shared with the snapshots a registration
     /// derives from this one).
-    #[cfg(hookpoint_command_hooks)]
+    #[cfg(all(feature = "command-hooks", unix))]
     pub(crate) commands: Arc<Vec<crate::command::CommandSpec>>,
     /// Wasm extensions, indexed by [`Run::Wasm`] (shared as `commands`).
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     pub(crate) wasm: Arc<Vec<crate::wasm::WasmHook>>,
     /// Merged plugin configs by plugin name.
     pub(crate) plugin_configs: HashMap<String, serde_json::Value>,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::{
     Candidate, CandidateRun, CompiledTable, ExtMeta, Inactive, Layer, Matcher, PointCandidates,
 };
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 use crate::command::CommandSpec;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::error::Origin;
@@ -28,10 +28,10 @@ pub(crate) struct OverrideDef {
     pub(crate) policy: Option<ErrorPolicy>,
     /// Index into the snapshot's command hooks when this file is a command hook (feature
     /// `command-hooks`).
-    #[cfg(hookpoint_command_hooks)]
+    #[cfg(all(feature = "command-hooks", unix))]
     pub(crate) command: Option<u32>,
     /// Index into the snapshot's wasm extensions when this file is one (feature `wasm`).
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     pub(crate) wasm: Option<u32>,
     /// Ordering constraints, replacing the definition's when given.
     pub(crate) after: Option<Arc<[Arc<str>]>>,
@@ -48,11 +48,11 @@ impl OverrideDef {
     /// What this file runs itself (a command hook or a wasm extension), or `None` when it
     /// changes the definition below it.
     fn run(&self) -> Option<CandidateRun> {
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         if let Some(ix) = self.wasm {
             return Some(CandidateRun::Wasm(ix));
         }
-        #[cfg(hookpoint_command_hooks)]
+        #[cfg(all(feature = "command-hooks", unix))]
         if let Some(ix) = self.command {
             return Some(CandidateRun::Command(ix));
         }
@@ -66,7 +66,7 @@ impl OverrideDef {
 
     /// What this file runs, for messages.
     fn what(&self) -> &'static str {
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         if self.wasm.is_some() {
             return "wasm extension";
         }
@@ -80,7 +80,7 @@ impl OverrideDef {
 pub(crate) struct LayerInput {
     pub(crate) defs: LayerDefs,
     /// The command hooks [`OverrideDef::command`] indexes (feature `command-hooks`).
-    #[cfg(hookpoint_command_hooks)]
+    #[cfg(all(feature = "command-hooks", unix))]
     pub(crate) commands: Vec<CommandSpec>,
 }
 

@@ -21,7 +21,7 @@ pub(crate) type RegisteredCandidates = BTreeMap<String, Vec<Candidate>>;
 pub(crate) struct MergeBase {
     /// Package name -> why its extensions do not run (plugin disabled or unhealthy).
     pub(crate) excluded: HashMap<&'static str, String>,
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     pub(crate) layers: super::LayerDefs,
 }
 
@@ -38,9 +38,9 @@ pub(crate) fn relayout(
     let base = &snap.base;
     let mut slot = point_candidates(table, &base.excluded, point);
     slot.active.extend(registered.iter().cloned());
-    #[cfg(hookpoint_overrides)]
+    #[cfg(all(feature = "overrides", unix))]
     let mut warnings = base.layers.apply_point(table, &mut slot, point);
-    #[cfg(not(hookpoint_overrides))]
+    #[cfg(not(all(feature = "overrides", unix)))]
     let mut warnings = Vec::new();
     let list = lay_out(table, point, slot, &mut warnings);
     let id = site::intern(point) as usize;
@@ -52,9 +52,9 @@ pub(crate) fn relayout(
         generation,
         active_bits: super::layout::active_bits(&lists),
         lists: lists.into(),
-        #[cfg(hookpoint_command_hooks)]
+        #[cfg(all(feature = "command-hooks", unix))]
         commands: snap.commands.clone(),
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         wasm: snap.wasm.clone(),
         plugin_configs: snap.plugin_configs.clone(),
         unhealthy_plugins: snap.unhealthy_plugins.clone(),

@@ -4,10 +4,10 @@
 
 // Test fixtures, not API: no `Debug` needed.
 #![allow(missing_debug_implementations)]
-#![cfg(hookpoint_wasm)]
+#![cfg(all(feature = "wasm", unix))]
 
 mod examples;
-#[cfg(hookpoint_folder_plugins)]
+#[cfg(all(feature = "folder-plugins", unix))]
 mod folder_plugin;
 mod guests;
 mod protocol;
@@ -172,7 +172,7 @@ pub fn wasm_error(e: &hookpoint::Error) -> &hookpoint::wasm::WasmError {
 /// `builder` without a watcher (the tests reload by hand); builds without the `watch` feature
 /// have none anyway.
 pub fn unwatched(builder: ScopeBuilder) -> ScopeBuilder {
-    #[cfg(hookpoint_watch)]
+    #[cfg(all(feature = "watch", unix))]
     let builder = builder.watch(false);
     builder
 }

@@ -261,7 +261,7 @@ fn reloading_a_new_version_while_threads_dispatch_never_tears_a_call() {
     assert_eq!(run(&scope).expect("dispatch").n, 1);
 }
 
-#[cfg(hookpoint_watch)]
+#[cfg(all(feature = "watch", unix))]
 #[test]
 fn a_module_dropped_into_a_watched_folder_takes_effect() {
     let layer = Layer::temp();
@@ -320,7 +320,7 @@ fn a_bad_module_is_not_recompiled_at_every_reload() {
     assert!(problems(&scope).iter().any(|p| p.contains("y.wat")));
 }
 
-#[cfg(hookpoint_watch)]
+#[cfg(all(feature = "watch", unix))]
 /// A module whose answer is `n` and a text of `v<n>` repeated: the data section, last in the
 /// file, is most of it, so half of one version over another answers a mixed text.
 fn long_version(n: u32) -> Vec<u8> {
@@ -328,7 +328,7 @@ fn long_version(n: u32) -> Vec<u8> {
     Guest::answer(&format!(r#"{{"payload":{{"n":{n},"text":"{text}"}}}}"#)).wasm()
 }
 
-#[cfg(hookpoint_watch)]
+#[cfg(all(feature = "watch", unix))]
 #[test]
 fn a_module_rewritten_in_place_in_two_writes_after_a_rename_save_is_never_loaded_torn() {
     use std::io::{Seek, SeekFrom, Write};

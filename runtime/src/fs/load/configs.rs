@@ -172,7 +172,7 @@ pub(crate) fn check_config_file(
 /// `value` overlaid by each layer's `plugins/<name>/config.json`, lowest layer first, for a
 /// folder plugin's lifecycle commands; a file that is not a JSON object is skipped here (the
 /// load reports it with its position).
-#[cfg(hookpoint_folder_plugins)]
+#[cfg(all(feature = "folder-plugins", unix))]
 pub(crate) fn overlay_layers(name: &str, mut value: Value, layers: &[LayerRoot]) -> Value {
     for layer in layers.iter().rev() {
         let Ok(bytes) =

@@ -3,27 +3,27 @@
 //! overrides for points nobody knows (reported with the nearest known point).
 
 use std::collections::BTreeSet;
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::last_good::{FileInEffect, LastGood};
-#[cfg(hookpoint_wasm)]
+#[cfg(all(feature = "wasm", unix))]
 use super::wasm::{Outcome, WasmFiles};
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 use crate::command::{CommandSpec, DEFAULT_TIMEOUT};
 use crate::diagnostic::{Code, Diagnostic};
-#[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
+#[cfg(any(all(feature = "command-hooks", unix), all(feature = "wasm", unix)))]
 use crate::error::Origin;
 use crate::fs::layers::FsConfig;
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 use crate::fs::read::Expect;
 use crate::fs::read::FileReader;
-#[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
+#[cfg(any(all(feature = "command-hooks", unix), all(feature = "wasm", unix)))]
 use crate::fs::scan::Manifest;
 use crate::fs::scan::OverrideKind;
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 use crate::fs::{scan::MAX_PROGRAM_COPY, switch};
 use crate::matcher::JsonMatcher;
 use crate::snapshot::{CompiledTable, Inactive, Layer, OverrideDef};
@@ -33,10 +33,10 @@ use crate::snapshot::{CompiledTable, Inactive, Layer, OverrideDef};
 pub(super) struct Definitions {
     pub(super) defs: Vec<OverrideDef>,
     /// Command hooks, indexed by [`OverrideDef::command`] (feature `command-hooks`).
-    #[cfg(hookpoint_command_hooks)]
+    #[cfg(all(feature = "command-hooks", unix))]
     pub(super) commands: Vec<CommandSpec>,
     /// Wasm extensions, indexed by [`OverrideDef::wasm`] (feature `wasm`).
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     pub(super) wasm: Vec<crate::wasm::WasmHook>,
     /// Command hooks that may not run (untrusted, switched off), shown as inactive.
     pub(super) refused: Vec<(String, Inactive)>,
@@ -45,7 +45,7 @@ pub(super) struct Definitions {
 }
 
 /// What a command hook runs: its argv, and the SHA-256 of what it runs, when known.
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 struct Argv {
     argv: Vec<OsString>,
     content: Option<String>,
@@ -56,7 +56,10 @@ struct Argv {
 pub(super) struct Context<'a> {
     pub(super) config: &'a FsConfig,
     pub(super) table: &'a CompiledTable,
-    #[cfg_attr(not(any(hookpoint_command_hooks, hookpoint_wasm)), allow(dead_code))]
+    #[cfg_attr(
+        not(any(all(feature = "command-hooks", unix), all(feature = "wasm", unix))),
+        allow(dead_code)
+    )]
     pub(super) reader: FileReader,
 }
 
@@ -64,7 +67,7 @@ pub(super) struct Context<'a> {
 pub(super) fn definitions(
     files: &[FileInEffect<'_>],
     last_good: &mut LastGood,
-    #[cfg(hookpoint_wasm)] wasm: &mut WasmFiles,
+    #[cfg(all(feature = "wasm", unix))] wasm: &mut WasmFiles,
     cx: &Context<'_>,
 ) -> Definitions {
     let table = cx.table;
@@ -82,7 +85,7 @@ pub(super) fn definitions(
         if let Some(def) = out.definition(
             f,
             last_good,
-            #[cfg(hookpoint_wasm)]
+            #[cfg(all(feature = "wasm", unix))]
             wasm,
             cx,
         ) {
@@ -94,12 +97,12 @@ pub(super) fn definitions(
 
 impl Definitions {
     /// What one file defines, or `None` when it is refused (recorded as a problem or refusal).
-    #[cfg_attr(not(hookpoint_command_hooks), allow(unused_variables))]
+    #[cfg_attr(not(all(feature = "command-hooks", unix)), allow(unused_variables))]
     fn definition(
         &mut self,
         f: &FileInEffect<'_>,
         last_good: &mut LastGood,
-        #[cfg(hookpoint_wasm)] wasm_files: &mut WasmFiles,
+        #[cfg(all(feature = "wasm", unix))] wasm_files: &mut WasmFiles,
         cx: &Context<'_>,
     ) -> Option<OverrideDef> {
         let (config, table) = (cx.config, cx.table);
@@ -110,31 +113,31 @@ impl Definitions {
         let manifest = match &f.file.kind {
             OverrideKind::Manifest(m) => Some(m),
             OverrideKind::Command { .. } => None,
-            #[cfg(hookpoint_wasm)]
+            #[cfg(all(feature = "wasm", unix))]
             OverrideKind::Wasm => None,
         };
-        #[cfg(not(hookpoint_wasm))]
+        #[cfg(not(all(feature = "wasm", unix)))]
         if manifest.is_some_and(|m| m.wasm.is_some()) {
             self.problem(Code::WasmInvalid, f, "`wasm` runs a wasm extension, which needs hookpoint's `wasm` feature; this build has none".into());
             return None;
         }
-        #[cfg(not(hookpoint_command_hooks))]
+        #[cfg(not(all(feature = "command-hooks", unix)))]
         if let Some(why) = no_command_hooks(&f.file.kind) {
             self.problem(Code::CommandHookRefused, f, why);
             return None;
         }
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         let (wasm, wasm_content) = match self.wasm_hook(f, &layer, manifest, wasm_files, cx)? {
             Some((ix, content)) => (Some(ix), Some(content)),
             None => (None, None),
         };
-        #[cfg(not(hookpoint_wasm))]
+        #[cfg(not(all(feature = "wasm", unix)))]
         let wasm_content: Option<String> = None;
         let matcher = match manifest.and_then(|m| m.matcher.as_ref()) {
             Some(v) => Some(self.matcher(f, v, table)?),
             None => None,
         };
-        #[cfg(hookpoint_command_hooks)]
+        #[cfg(all(feature = "command-hooks", unix))]
         let (command, command_content) = match self.argv(f, last_good, cx.reader)? {
             Some(Argv { argv, content }) => (
                 Some(self.command_hook(f, &layer, manifest, argv, config, table)?),
@@ -142,7 +145,7 @@ impl Definitions {
             ),
             None => (None, None),
         };
-        #[cfg(not(hookpoint_command_hooks))]
+        #[cfg(not(all(feature = "command-hooks", unix)))]
         let command_content: Option<String> = None;
         let names = |list: Option<&Vec<String>>| {
             list.map(|l| l.iter().map(|n| Arc::from(n.as_str())).collect())
@@ -155,9 +158,9 @@ impl Definitions {
             order: manifest.and_then(|m| m.order).or(f.file.stem_order),
             enabled: manifest.and_then(|m| m.enabled),
             policy: manifest.and_then(|m| m.on_error),
-            #[cfg(hookpoint_command_hooks)]
+            #[cfg(all(feature = "command-hooks", unix))]
             command,
-            #[cfg(hookpoint_wasm)]
+            #[cfg(all(feature = "wasm", unix))]
             wasm,
             after: names(manifest.and_then(|m| m.after.as_ref())),
             before: names(manifest.and_then(|m| m.before.as_ref())),
@@ -174,7 +177,7 @@ impl Definitions {
     /// one, `None` when refused. An executable runs its content as loaded (a bad one its last good
     /// content) and a pinned program its verified content, from private copies, never from the
     /// file itself.
-    #[cfg(hookpoint_command_hooks)]
+    #[cfg(all(feature = "command-hooks", unix))]
     fn argv(
         &mut self,
         f: &FileInEffect<'_>,
@@ -237,7 +240,7 @@ impl Definitions {
                     content: f.file.content.as_ref().map(|c| c.sha256.clone()),
                 }))
             }
-            #[cfg(hookpoint_wasm)]
+            #[cfg(all(feature = "wasm", unix))]
             OverrideKind::Wasm => Some(None),
         }
     }
@@ -272,7 +275,7 @@ impl Definitions {
 
     /// The wasm extension a file defines, as an index into [`Definitions::wasm`]: `Some(None)`
     /// when it defines none, `None` when it is refused (recorded like a command hook).
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     fn wasm_hook(
         &mut self,
         f: &FileInEffect<'_>,
@@ -335,7 +338,7 @@ fn unknown_point(f: &FileInEffect<'_>, known: &BTreeSet<&str>) -> Diagnostic {
 }
 
 /// The warning for a command hook or wasm extension that may not run here.
-#[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
+#[cfg(any(all(feature = "command-hooks", unix), all(feature = "wasm", unix)))]
 fn refused_warning(f: &FileInEffect<'_>, why: &str) -> Diagnostic {
     Diagnostic::warning(Code::CommandHookRefused, why)
         .in_file(&f.file.path)
@@ -345,7 +348,7 @@ fn refused_warning(f: &FileInEffect<'_>, why: &str) -> Diagnostic {
 
 /// Why a file is refused in a build without command hooks, if it is one: an executable, or a
 /// manifest with a `command`.
-#[cfg(not(hookpoint_command_hooks))]
+#[cfg(not(all(feature = "command-hooks", unix)))]
 fn no_command_hooks(kind: &OverrideKind) -> Option<String> {
     let what = match kind {
         OverrideKind::Command { .. } => "an executable file runs as a command hook",
@@ -357,7 +360,7 @@ fn no_command_hooks(kind: &OverrideKind) -> Option<String> {
     ))
 }
 
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 impl Definitions {
     /// Registers a command hook and returns its index, or `None` when it may not run (recorded
     /// as refused or as a problem).
@@ -407,7 +410,7 @@ impl Definitions {
 /// script given to an interpreter) names a file that a symlink in the layer leads outside it:
 /// the same rule as for extension files, so code from outside the layer never runs as its.
 /// Absolute words and words that name no file are the application's own choice.
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 fn word_leaving_the_layer(root: &std::path::Path, command: &[String]) -> Option<String> {
     let canon_root = std::fs::canonicalize(root).ok()?;
     command.iter().find_map(|word| {
@@ -431,7 +434,7 @@ fn word_leaving_the_layer(root: &std::path::Path, command: &[String]) -> Option<
 /// command's do), e.g. the script of `["python3", "hooks/x.py"]`. A file being written counts by
 /// its identity and times. (The command runs these files as they are when it starts; this only
 /// tells a change of them.)
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 fn command_content(root: &std::path::Path, command: &[String]) -> String {
     use sha2::Digest;
     let reader = FileReader::now();
@@ -460,7 +463,7 @@ fn command_content(root: &std::path::Path, command: &[String]) -> String {
 }
 
 /// A command hook's or wasm extension's file, shown as inactive with why.
-#[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
+#[cfg(any(all(feature = "command-hooks", unix), all(feature = "wasm", unix)))]
 fn inactive(f: &FileInEffect<'_>, layer: &Layer, why: String) -> Inactive {
     Inactive {
         name: Arc::from(f.file.name.as_str()),
@@ -487,7 +490,7 @@ fn no_codec(point: &str, table: &CompiledTable) -> Option<String> {
 }
 
 /// Why a command hook may not run here, if it may not.
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 fn refusal(f: &FileInEffect<'_>, config: &FsConfig) -> Option<String> {
     let place = format!("{} layer", f.layer.kind);
     command_refusal(
@@ -502,7 +505,7 @@ fn refusal(f: &FileInEffect<'_>, config: &FsConfig) -> Option<String> {
 /// Why a command (a hook, or a folder plugin's install/uninstall/check) from folder `place` may
 /// not run, if it may not: the scope's switch (or the process default), managed-only, an
 /// untrusted layer. `what` names the place in the message ("project layer", "plugin folder").
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 pub(crate) fn command_refusal(
     config: &FsConfig,
     trusted: bool,

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostic::Diagnostic;
 use crate::fs::layers::LayerRoot;
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 use crate::fs::read::{Expect, FileReadError, FileReader};
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 use crate::fs::scan::MAX_PROGRAM_COPY;
 use crate::fs::scan::{Content, LayerScan, OverrideFile};
 
@@ -20,7 +20,10 @@ pub(super) struct FileInEffect<'l> {
     pub(super) layer: &'l LayerRoot,
     pub(super) file: OverrideFile,
     /// True when this is the last good version standing in for a bad file.
-    #[cfg_attr(not(any(hookpoint_command_hooks, hookpoint_wasm)), allow(dead_code))]
+    #[cfg_attr(
+        not(any(all(feature = "command-hooks", unix), all(feature = "wasm", unix))),
+        allow(dead_code)
+    )]
     pub(super) from_last_good: bool,
 }
 
@@ -33,16 +36,16 @@ pub(crate) struct LastGood {
     /// over [`MAX_PROGRAM_COPY`] keep none).
     exec: HashMap<PathBuf, Content>,
     /// The last verified content of each pinned program (`sha256` in a manifest), by manifest.
-    #[cfg_attr(not(hookpoint_command_hooks), allow(dead_code))]
+    #[cfg_attr(not(all(feature = "command-hooks", unix)), allow(dead_code))]
     pinned: HashMap<PathBuf, Content>,
     /// Private copies of last good executables (created on demand, removed with the scope),
     /// named by their content's hash.
-    #[cfg(hookpoint_command_hooks)]
+    #[cfg(all(feature = "command-hooks", unix))]
     exec_copies: Option<tempfile::TempDir>,
 }
 
 /// The largest pinned program read, in bytes.
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 const MAX_PINNED: u64 = MAX_PROGRAM_COPY;
 
 impl LastGood {
@@ -110,14 +113,14 @@ impl LastGood {
     }
 
     /// The SHA-256 of the last good content of executable `path`, if one is kept.
-    #[cfg(hookpoint_command_hooks)]
+    #[cfg(all(feature = "command-hooks", unix))]
     pub(super) fn last_good_sha256(&self, path: &Path) -> Option<&str> {
         self.exec.get(path).map(|c| c.sha256.as_str())
     }
 
     /// Writes the last good content of executable `path` to a private 0700 file and returns its
     /// path (`None` when there is no last good content or it cannot be written).
-    #[cfg(hookpoint_command_hooks)]
+    #[cfg(all(feature = "command-hooks", unix))]
     pub(super) fn materialize(&mut self, path: &Path) -> Option<PathBuf> {
         let content = self.exec.get(path)?.clone();
         self.private_copy(path.file_name()?, &content.bytes)
@@ -126,7 +129,7 @@ impl LastGood {
     /// The program a pinned manifest runs: a private copy of `program` when its SHA-256 is
     /// `want`, else of the last content that was (with why the file itself is refused), and the
     /// SHA-256 of what runs.
-    #[cfg(hookpoint_command_hooks)]
+    #[cfg(all(feature = "command-hooks", unix))]
     pub(super) fn pinned_program(
         &mut self,
         manifest: &Path,
@@ -154,7 +157,7 @@ impl LastGood {
 
     /// A private 0700 file holding `content`, named after its hash and `name` (written once,
     /// reused by later reloads).
-    #[cfg(hookpoint_command_hooks)]
+    #[cfg(all(feature = "command-hooks", unix))]
     fn private_copy(&mut self, name: &std::ffi::OsStr, content: &[u8]) -> Option<PathBuf> {
         use std::os::unix::fs::OpenOptionsExt;
         if self.exec_copies.is_none() {
@@ -184,7 +187,7 @@ impl LastGood {
 
 /// The content of a pinned program (`sha256` in a manifest) when its SHA-256 is `want` (hex, any
 /// case), else why not (unreadable, larger than 8 MiB, being written, another hash).
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 pub(crate) fn verify_pin(
     program: &Path,
     want: &str,

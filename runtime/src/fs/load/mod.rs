@@ -9,14 +9,14 @@
 
 pub(crate) mod configs;
 mod definitions;
-#[cfg(hookpoint_folder_plugins)]
+#[cfg(all(feature = "folder-plugins", unix))]
 mod folder_plugins;
 mod last_good;
 #[cfg(test)]
 mod tests;
-#[cfg(hookpoint_wasm)]
+#[cfg(all(feature = "wasm", unix))]
 mod wasm;
-#[cfg(all(test, not(hookpoint_command_hooks)))]
+#[cfg(all(test, not(all(feature = "command-hooks", unix))))]
 mod without_command_hooks;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -30,13 +30,13 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::snapshot::{
     self, BuildInput, CompiledTable, LayerDefs, LayerInput, RegisteredCandidates, Snapshot,
 };
-#[cfg(hookpoint_folder_plugins)]
+#[cfg(all(feature = "folder-plugins", unix))]
 pub(crate) use folder_plugins::FolderPluginStatus;
-#[cfg(hookpoint_cli)]
+#[cfg(all(feature = "cli", unix))]
 pub(crate) use last_good::verify_pin;
-#[cfg(hookpoint_wasm)]
+#[cfg(all(feature = "wasm", unix))]
 pub(crate) use wasm::check_module_bytes;
-#[cfg(all(hookpoint_cli, hookpoint_wasm))]
+#[cfg(all(all(feature = "cli", unix), all(feature = "wasm", unix)))]
 pub(crate) use wasm::check_wasm_file;
 
 /// What a scope's loader remembers between reloads.
@@ -46,10 +46,10 @@ pub(crate) struct LoadState {
     scans: HashMap<PathBuf, LayerScan>,
     files: last_good::LastGood,
     configs: configs::ConfigsLastGood,
-    #[cfg(hookpoint_folder_plugins)]
+    #[cfg(all(feature = "folder-plugins", unix))]
     plugins: folder_plugins::FolderPlugins,
     /// Wasm extensions' last good modules and the scope's module cache.
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     wasm: wasm::WasmFiles,
 }
 
@@ -58,7 +58,7 @@ pub(crate) struct Loaded {
     pub(crate) snapshot: Snapshot,
     pub(crate) event: ReloadEvent,
     /// Every folder plugin found (or refused), with its state.
-    #[cfg(hookpoint_folder_plugins)]
+    #[cfg(all(feature = "folder-plugins", unix))]
     pub(crate) folder_plugins: Vec<FolderPluginStatus>,
 }
 
@@ -69,7 +69,7 @@ pub(crate) struct LoadInput<'a> {
     /// Package name -> plugin name, for disabled crate plugins.
     pub(crate) disabled: &'a HashMap<&'static str, &'static str>,
     /// The names of every disabled plugin, crate or folder.
-    #[cfg_attr(not(hookpoint_folder_plugins), allow(dead_code))]
+    #[cfg_attr(not(all(feature = "folder-plugins", unix)), allow(dead_code))]
     pub(crate) disabled_plugins: &'a BTreeSet<String>,
     /// The scope's extensions registered at run time, by point.
     pub(crate) registered: &'a RegisteredCandidates,
@@ -81,7 +81,7 @@ pub(crate) struct LoadInput<'a> {
     /// How files are read: a reload the watcher started reads only files that settled.
     pub(crate) reader: FileReader,
     /// Reloads the scope when a wasm module compiled off the reload path is ready.
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     pub(crate) wake: Option<crate::wasm::compile::Wake>,
 }
 
@@ -91,21 +91,21 @@ impl LoadState {
     /// asks for another pass (see `FolderPlugins::finish_leaving`; never without the
     /// `folder-plugins` feature).
     #[cfg_attr(
-        not(hookpoint_folder_plugins),
+        not(all(feature = "folder-plugins", unix)),
         allow(clippy::unused_self, unused_variables)
     )]
     pub(crate) fn after_publish(&mut self, event: &mut ReloadEvent) -> bool {
-        #[cfg(hookpoint_folder_plugins)]
+        #[cfg(all(feature = "folder-plugins", unix))]
         return self
             .plugins
             .finish_leaving(&mut event.warnings, &mut event.plugins_uninstalled);
-        #[cfg(not(hookpoint_folder_plugins))]
+        #[cfg(not(all(feature = "folder-plugins", unix)))]
         false
     }
 
     /// Rescans what is dirty, applies the last-good rule and merges everything into a snapshot
     /// (a build without folder plugins).
-    #[cfg(not(hookpoint_folder_plugins))]
+    #[cfg(not(all(feature = "folder-plugins", unix)))]
     pub(crate) fn load(&mut self, input: LoadInput<'_>) -> Loaded {
         self.load_layers(&input, Vec::new(), Vec::new())
     }
@@ -114,7 +114,7 @@ impl LoadState {
     /// merges everything into a snapshot. A folder plugin whose folder changed while its layer
     /// was read is left out and the layers are read again (each time one plugin fewer, so this
     /// ends), and another pass is asked for.
-    #[cfg(hookpoint_folder_plugins)]
+    #[cfg(all(feature = "folder-plugins", unix))]
     pub(crate) fn load(&mut self, mut input: LoadInput<'_>) -> Loaded {
         let mut problems = Vec::new();
         let mut warnings = Vec::new();
@@ -143,7 +143,7 @@ impl LoadState {
     fn load_layers(
         &mut self,
         input: &LoadInput<'_>,
-        #[cfg(hookpoint_folder_plugins)] folder: &folder_plugins::FolderPhase,
+        #[cfg(all(feature = "folder-plugins", unix))] folder: &folder_plugins::FolderPhase,
         mut problems: Vec<Diagnostic>,
         mut warnings: Vec<Diagnostic>,
     ) -> Loaded {
@@ -153,13 +153,13 @@ impl LoadState {
         {
             problems.push(p);
         }
-        #[cfg(hookpoint_folder_plugins)]
+        #[cfg(all(feature = "folder-plugins", unix))]
         let (joining, defaults) = (&folder.layers, &folder.defaults);
-        #[cfg(not(hookpoint_folder_plugins))]
+        #[cfg(not(all(feature = "folder-plugins", unix)))]
         let (joining, defaults) = (&[], &[]);
         let layers = input.config.layers(|n| !disabled.contains(n), joining);
         self.rescan(&layers, input.dirty.as_ref(), input.reader);
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         self.wasm.begin(input.config, input.wake.clone());
         let files = self
             .files
@@ -167,7 +167,7 @@ impl LoadState {
         let defs = definitions::definitions(
             &files,
             &mut self.files,
-            #[cfg(hookpoint_wasm)]
+            #[cfg(all(feature = "wasm", unix))]
             &mut self.wasm,
             &definitions::Context {
                 config: input.config,
@@ -176,7 +176,7 @@ impl LoadState {
             },
         );
         // A folder plugin's command hooks run from its pinned folder.
-        #[cfg(hookpoint_folder_plugins)]
+        #[cfg(all(feature = "folder-plugins", unix))]
         let defs = {
             let mut defs = defs;
             folder.hold_commands(&mut defs.commands);
@@ -184,9 +184,9 @@ impl LoadState {
         };
         problems.extend(defs.problems);
         warnings.extend(defs.warnings);
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         let wasm = defs.wasm;
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         warnings.extend(
             self.wasm
                 .sweep()
@@ -201,12 +201,15 @@ impl LoadState {
         );
         let unhealthy =
             crate::registry::unhealthy(&plugin_configs, |p| !disabled.contains(p), input.reported);
-        #[cfg(hookpoint_folder_plugins)]
+        #[cfg(all(feature = "folder-plugins", unix))]
         let folder_unhealthy = &folder.unhealthy;
-        #[cfg(not(hookpoint_folder_plugins))]
+        #[cfg(not(all(feature = "folder-plugins", unix)))]
         let folder_unhealthy = &BTreeMap::new();
         warn_unhealthy(&unhealthy, folder_unhealthy, &mut warnings);
-        #[cfg_attr(not(any(hookpoint_folder_plugins, hookpoint_wasm)), allow(unused_mut))]
+        #[cfg_attr(
+            not(any(all(feature = "folder-plugins", unix), all(feature = "wasm", unix))),
+            allow(unused_mut)
+        )]
         let (mut snap, merge_warnings) = snapshot::build(
             BuildInput {
                 table: input.table,
@@ -219,29 +222,29 @@ impl LoadState {
                         overrides: defs.defs,
                         refused: defs.refused,
                     },
-                    #[cfg(hookpoint_command_hooks)]
+                    #[cfg(all(feature = "command-hooks", unix))]
                     commands: defs.commands,
                 },
             },
             input.generation,
         );
         warnings.extend(merge_warnings);
-        #[cfg(hookpoint_folder_plugins)]
+        #[cfg(all(feature = "folder-plugins", unix))]
         snap.unhealthy_plugins.extend(folder.unhealthy.clone());
-        #[cfg(hookpoint_wasm)]
+        #[cfg(all(feature = "wasm", unix))]
         {
             snap.wasm = std::sync::Arc::new(wasm);
         }
         Loaded {
             snapshot: snap,
             event: reload_event(input.generation, problems, warnings),
-            #[cfg(hookpoint_folder_plugins)]
+            #[cfg(all(feature = "folder-plugins", unix))]
             folder_plugins: folder.statuses.clone(),
         }
     }
 
     /// What this scope's loader compiled or found cached, of wasm modules.
-    #[cfg(hookpoint_wasm)]
+    #[cfg(all(feature = "wasm", unix))]
     pub(crate) fn wasm_stats(&self) -> crate::wasm::WasmStats {
         self.wasm.stats()
     }

@@ -16,7 +16,7 @@ use crate::{LayerKind, LayerSpec, Scope, ScopeBuilder};
 /// A builder for a scope with no watcher (the tests reload by hand).
 fn unwatched(name: &str) -> ScopeBuilder {
     let b = ScopeBuilder::new(name);
-    #[cfg(hookpoint_watch)]
+    #[cfg(all(feature = "watch", unix))]
     let b = b.watch(false);
     b
 }
@@ -78,7 +78,7 @@ fn scope(layer: &Path) -> Scope {
         .expect("scope")
 }
 
-#[cfg(any(hookpoint_command_hooks, hookpoint_wasm))]
+#[cfg(any(all(feature = "command-hooks", unix), all(feature = "wasm", unix)))]
 fn run(scope: &Scope) -> Vec<String> {
     let mut doc = Doc::default();
     scope.enter(|| TORN.call(&mut doc)).expect("dispatch");
@@ -142,7 +142,7 @@ fn a_manifest_rewritten_while_it_is_read_keeps_its_last_good_version() {
     assert!(scope.status().problems.is_empty(), "{:?}", scope.status());
 }
 
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 #[test]
 fn a_command_hook_rewritten_while_it_is_read_runs_its_last_good_content() {
     let layer = tempfile::tempdir().expect("tempdir");
@@ -176,7 +176,7 @@ fn a_command_hook_rewritten_while_it_is_read_runs_its_last_good_content() {
     assert_eq!(run(&scope), ["two"]);
 }
 
-#[cfg(hookpoint_webui)]
+#[cfg(all(feature = "webui", unix))]
 #[test]
 fn a_web_ui_asset_rewritten_while_it_is_read_keeps_its_last_good_version() {
     let layer = tempfile::tempdir().expect("tempdir");
@@ -209,7 +209,7 @@ fn a_web_ui_asset_rewritten_while_it_is_read_keeps_its_last_good_version() {
     assert!(problem_of(&scope, &path).contains("changed while it was read"));
 }
 
-#[cfg(hookpoint_folder_plugins)]
+#[cfg(all(feature = "folder-plugins", unix))]
 #[test]
 fn a_plugin_config_rewritten_while_it_is_read_keeps_its_last_good_content() {
     let plugins = tempfile::tempdir().expect("tempdir");
@@ -247,7 +247,7 @@ fn a_plugin_config_rewritten_while_it_is_read_keeps_its_last_good_content() {
     assert!(problem_of(&scope, &path).contains("changed while it was read"));
 }
 
-#[cfg(hookpoint_wasm)]
+#[cfg(all(feature = "wasm", unix))]
 #[test]
 fn a_wasm_module_rewritten_while_it_is_read_keeps_its_last_good_version() {
     let layer = tempfile::tempdir().expect("tempdir");
@@ -317,7 +317,7 @@ fn a_reload_the_watcher_starts_leaves_a_file_modified_within_the_debounce_for_th
     assert_eq!(order_of_base(&scope), 22);
 }
 
-#[cfg(hookpoint_folder_plugins)]
+#[cfg(all(feature = "folder-plugins", unix))]
 #[test]
 fn a_reload_the_watcher_starts_leaves_a_plugin_json_modified_within_the_debounce_for_the_next() {
     let plugins = tempfile::tempdir().expect("tempdir");
@@ -361,7 +361,7 @@ fn a_reload_the_watcher_starts_leaves_a_plugin_json_modified_within_the_debounce
     assert_eq!(version(&scope).as_deref(), Some("2.0"));
 }
 
-#[cfg(hookpoint_command_hooks)]
+#[cfg(all(feature = "command-hooks", unix))]
 #[test]
 fn a_command_hook_runs_its_content_as_loaded_whatever_its_file_holds_now() {
     let layer = tempfile::tempdir().expect("tempdir");

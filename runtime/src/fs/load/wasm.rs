@@ -15,7 +15,7 @@ use sha2::{Digest as _, Sha256};
 use super::last_good::FileInEffect;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::fs::layers::FsConfig;
-#[cfg(hookpoint_cli)]
+#[cfg(all(feature = "cli", unix))]
 use crate::fs::layers::LayerRoot;
 use crate::fs::read::{Expect, FileReadError, FileReader, Stamp};
 use crate::fs::scan::{Manifest, OverrideKind};
@@ -234,7 +234,7 @@ impl WasmFiles {
 /// Checks the wasm extension `file` of layer folder `root` as a load would — its module file,
 /// grants, `sha256` pin, compilation and guest interface — keeping nothing (the standalone
 /// `hookpoint validate`). `None` when it would load, or when `file` is no wasm extension.
-#[cfg(hookpoint_cli)]
+#[cfg(all(feature = "cli", unix))]
 pub(crate) fn check_wasm_file(
     root: &Path,
     file: &crate::fs::scan::OverrideFile,

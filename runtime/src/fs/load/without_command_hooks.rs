@@ -35,7 +35,7 @@ fn put(root: &Path, rel: &str, content: &str, mode: u32) -> PathBuf {
 
 fn scope(layer: &Path) -> Scope {
     let b = ScopeBuilder::new("loader-no-command-hooks");
-    #[cfg(hookpoint_watch)]
+    #[cfg(all(feature = "watch", unix))]
     let b = b.watch(false);
     b.layer(layer, LayerSpec::new(LayerKind::new("app"), 0))
         .build()

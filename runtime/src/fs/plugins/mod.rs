@@ -7,12 +7,12 @@
 //! that folder, and its folder is its version. Which plugins the user switched off persists in a
 //! [`toggles`] file.
 
-#[cfg(hookpoint_folder_plugins)]
+#[cfg(all(feature = "folder-plugins", unix))]
 pub(crate) mod discover;
-#[cfg(hookpoint_folder_plugins)]
+#[cfg(all(feature = "folder-plugins", unix))]
 pub(crate) mod lifecycle;
-#[cfg(hookpoint_folder_plugins)]
+#[cfg(all(feature = "folder-plugins", unix))]
 pub(crate) mod manifest;
-#[cfg(hookpoint_folder_plugins)]
+#[cfg(all(feature = "folder-plugins", unix))]
 pub(crate) mod pin;
 pub(crate) mod toggles;
