@@ -72,3 +72,17 @@ fn plugin_crate_signs_until_disabled() {
         "Your order has shipped.\n-- The Shop\nYour order has shipped.\n"
     );
 }
+
+#[test]
+fn folder_plugin_installs_joins_and_uninstalls() {
+    assert_eq!(
+        run("folder_plugin"),
+        "without the plugin: == my app ==\n\
+         installed: [\"motd\"]\n\
+         with the plugin: == my app == | Mind the gap.\n\
+         uninstalled: [\"motd\"]\n\
+         after removing it: == my app ==\n\
+         install motd\n\
+         uninstall motd\n"
+    );
+}
