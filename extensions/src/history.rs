@@ -2,15 +2,20 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::{ChatMessage, ModelToolCall};
+
 /// Who wrote a history message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// The user, or the framework speaking for the user (a correction note).
     User,
-    /// The model (Agent Zero's "ai" messages): a tool request as JSON.
+    /// The model (Agent Zero's "ai" messages): a tool request as JSON, or (native tool calls)
+    /// the reply's text with its [`tool_calls`](Message::tool_calls).
     Assistant,
-    /// A tool result, sent to the model as a user message `{"tool_name", "tool_result"}`.
+    /// A tool result: sent to the model as a user message `{"tool_name", "tool_result"}`, or
+    /// (the result of a native call, [`tool_call_id`](Message::tool_call_id) set) as a `tool`
+    /// message whose content is the result.
     Tool,
 }
 
@@ -33,6 +38,36 @@ pub struct Message {
     pub role: Role,
     /// Its text, masked by `hist_add_before`.
     pub content: String,
+    /// The native tool calls of an assistant message (masked). Absent from the JSON when empty,
+    /// so older saved histories read as they were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ModelToolCall>,
+    /// The native call a tool message answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl Message {
+    /// The message as the model is sent it: a native call's result as a `tool` message, an
+    /// assistant message with its tool calls, anything else as `user` or `assistant` text.
+    pub fn to_chat(&self) -> ChatMessage {
+        match &self.tool_call_id {
+            Some(id) => ChatMessage::tool_result(id, &self.content),
+            None => ChatMessage {
+                tool_calls: self.tool_calls.clone(),
+                ..ChatMessage::new(self.role.chat_role(), &self.content)
+            },
+        }
+    }
+
+    /// The estimated size in tokens ([`estimate_tokens`]) of the content and of the tool calls'
+    /// names and arguments.
+    pub fn tokens(&self) -> u32 {
+        self.tool_calls
+            .iter()
+            .map(|c| estimate_tokens(&c.name).saturating_add(estimate_tokens(&c.arguments)))
+            .fold(estimate_tokens(&self.content), u32::saturating_add)
+    }
 }
 
 /// The messages of one agent context, oldest first. Messages are appended; only compaction
@@ -46,8 +81,26 @@ pub struct History {
 impl History {
     /// Appends a message; returns its id.
     pub fn push(&mut self, role: Role, content: String) -> u64 {
+        self.push_native(role, content, Vec::new(), None)
+    }
+
+    /// Appends a message with native tool calls (an assistant's) or the id of the call it
+    /// answers (a tool result's); returns its id.
+    pub fn push_native(
+        &mut self,
+        role: Role,
+        content: String,
+        tool_calls: Vec<ModelToolCall>,
+        tool_call_id: Option<String>,
+    ) -> u64 {
         let id = self.messages.last().map_or(0, |m| m.id + 1);
-        self.messages.push(Message { id, role, content });
+        self.messages.push(Message {
+            id,
+            role,
+            content,
+            tool_calls,
+            tool_call_id,
+        });
         id
     }
 
@@ -66,12 +119,12 @@ impl History {
         self.messages.is_empty()
     }
 
-    /// The estimated size of the history in tokens: the sum of [`estimate_tokens`] over the
-    /// messages' contents.
+    /// The estimated size of the history in tokens: the sum of [`Message::tokens`] (the
+    /// contents, and native tool calls' names and arguments).
     pub fn tokens(&self) -> u32 {
         self.messages
             .iter()
-            .map(|m| estimate_tokens(&m.content))
+            .map(Message::tokens)
             .fold(0, u32::saturating_add)
     }
 
@@ -86,6 +139,8 @@ impl History {
             id: last,
             role: Role::User,
             content: summary,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
         };
         self.messages.splice(..n, [summary]);
     }

@@ -63,12 +63,24 @@ pub struct HistoryCompaction {
 }
 
 impl HistoryCompaction {
-    /// The older messages as a transcript, one `role: content` line each.
+    /// The older messages as a transcript, one `role: content` line each (an assistant's
+    /// native tool calls follow its content as `[calls name(arguments), ...]`).
     pub fn transcript(&self) -> String {
         let lines: Vec<String> = self
             .messages
             .iter()
-            .map(|m| format!("{}: {}", role_name(m.role), m.content))
+            .map(|m| {
+                let mut line = format!("{}: {}", role_name(m.role), m.content);
+                if !m.tool_calls.is_empty() {
+                    let calls: Vec<String> = m
+                        .tool_calls
+                        .iter()
+                        .map(|c| format!("{}({})", c.name, c.arguments))
+                        .collect();
+                    line.push_str(&format!(" [calls {}]", calls.join(", ")));
+                }
+                line
+            })
             .collect();
         lines.join("\n")
     }
