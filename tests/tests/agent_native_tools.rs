@@ -186,8 +186,15 @@ fn one_call_is_offered_as_tools_run_and_answered_with_a_tool_message() {
         let reply = agent.send("echo hi").await.expect("send");
         assert_eq!(reply.text, "It said hi.");
         assert_eq!(runs("nt-one"), [("nt_echo".into(), json!({"text": "hi"}))]);
-        let tools: Vec<_> = reply.tools.iter().map(|t| (t.tool.as_str(), t.status)).collect();
-        assert_eq!(tools, [("nt_echo", ToolStatus::Ok), ("response", ToolStatus::Ok)]);
+        let tools: Vec<_> = reply
+            .tools
+            .iter()
+            .map(|t| (t.tool.as_str(), t.status))
+            .collect();
+        assert_eq!(
+            tools,
+            [("nt_echo", ToolStatus::Ok), ("response", ToolStatus::Ok)]
+        );
 
         let bodies = bodies.lock().unwrap().clone();
         assert_eq!(bodies.len(), 2);
@@ -197,7 +204,10 @@ fn one_call_is_offered_as_tools_run_and_answered_with_a_tool_message() {
             .iter()
             .map(|t| t["function"]["name"].as_str().unwrap())
             .collect();
-        assert!(offered.contains(&"nt_echo") && offered.contains(&"response"), "{offered:?}");
+        assert!(
+            offered.contains(&"nt_echo") && offered.contains(&"response"),
+            "{offered:?}"
+        );
         let echo = bodies[0]["tools"]
             .as_array()
             .unwrap()
@@ -213,9 +223,16 @@ fn one_call_is_offered_as_tools_run_and_answered_with_a_tool_message() {
         );
         assert_eq!(
             assistant_calls(&bodies[1]),
-            [("call_e1".into(), "nt_echo".into(), r#"{"text": "hi"}"#.into())]
+            [(
+                "call_e1".into(),
+                "nt_echo".into(),
+                r#"{"text": "hi"}"#.into()
+            )]
         );
-        assert_eq!(tool_messages(&bodies[1]), [("call_e1".into(), "echo: hi".into())]);
+        assert_eq!(
+            tool_messages(&bodies[1]),
+            [("call_e1".into(), "echo: hi".into())]
+        );
         let last = messages(&bodies[1]).last().cloned().unwrap();
         assert_eq!(last["role"], "tool", "the result is the last message sent");
     });
@@ -253,22 +270,37 @@ fn two_calls_in_one_reply_run_in_order_and_both_results_go_back() {
         assert_eq!(
             assistant_calls(&bodies[1]),
             [
-                ("call_a".into(), "nt_echo".into(), r#"{"text": "first"}"#.into()),
+                (
+                    "call_a".into(),
+                    "nt_echo".into(),
+                    r#"{"text": "first"}"#.into()
+                ),
                 ("call_b".into(), "nt_clock".into(), "{}".into()),
             ]
         );
         assert_eq!(
-            (&msgs[n - 2]["role"], &msgs[n - 2]["tool_call_id"], &msgs[n - 2]["content"]),
+            (
+                &msgs[n - 2]["role"],
+                &msgs[n - 2]["tool_call_id"],
+                &msgs[n - 2]["content"]
+            ),
             (&json!("tool"), &json!("call_a"), &json!("echo: first"))
         );
         assert_eq!(
-            (&msgs[n - 1]["role"], &msgs[n - 1]["tool_call_id"], &msgs[n - 1]["content"]),
+            (
+                &msgs[n - 1]["role"],
+                &msgs[n - 1]["tool_call_id"],
+                &msgs[n - 1]["content"]
+            ),
             (&json!("tool"), &json!("call_b"), &json!("12:00"))
         );
         // The history keeps the same: one assistant message with both calls, a tool message each.
         let history = agent.handle().history();
         let h = history.messages();
-        let calls = h.iter().find(|m| !m.tool_calls.is_empty()).expect("the calls");
+        let calls = h
+            .iter()
+            .find(|m| !m.tool_calls.is_empty())
+            .expect("the calls");
         assert_eq!(calls.role, Role::Assistant);
         assert_eq!(calls.tool_calls.len(), 2);
         let answered: Vec<_> = h.iter().filter_map(|m| m.tool_call_id.clone()).collect();
@@ -282,7 +314,11 @@ fn arguments_split_into_a_hundred_chunks_are_reassembled() {
         let text = "0123456789".repeat(30);
         let args = json!({ "text": text }).to_string();
         let events = tool_call_events(&[("call_long", "nt_echo", &args)], 100);
-        assert_eq!(events.len(), 1 + 100 + 3, "an opening piece, 100 argument pieces");
+        assert_eq!(
+            events.len(),
+            1 + 100 + 3,
+            "an opening piece, 100 argument pieces"
+        );
         let (url, _) = serve_each(vec![
             Behaviour::Stream(events),
             Behaviour::Stream(text_events("Long echo done.")),
@@ -291,7 +327,10 @@ fn arguments_split_into_a_hundred_chunks_are_reassembled() {
         let mut agent = native_agent("nt-hundred", &url);
         let reply = agent.send("echo a long text").await.expect("send");
         assert_eq!(reply.text, "Long echo done.");
-        assert_eq!(runs("nt-hundred"), [("nt_echo".into(), json!({ "text": text }))]);
+        assert_eq!(
+            runs("nt-hundred"),
+            [("nt_echo".into(), json!({ "text": text }))]
+        );
     });
 }
 
@@ -341,7 +380,11 @@ fn a_piece_that_does_not_fit_or_a_cut_stream_is_a_clear_error_and_no_tool_runs()
         let cases: Vec<(&str, Vec<String>, &str)> = vec![
             (
                 "nt-bad-index",
-                vec![opened.clone(), piece(2, None, None, "{}"), finish("tool_calls")],
+                vec![
+                    opened.clone(),
+                    piece(2, None, None, "{}"),
+                    finish("tool_calls"),
+                ],
                 "index 2 was never opened",
             ),
             (
@@ -385,9 +428,16 @@ fn a_piece_that_does_not_fit_or_a_cut_stream_is_a_clear_error_and_no_tool_runs()
                 other => panic!("{name}: expected a malformed or cut reply, got {other}"),
             }
             assert!(runs(name).is_empty(), "{name}: no tool of the reply runs");
-            assert!(seen(name, "before_call").is_empty(), "{name}: nothing fired");
+            assert!(
+                seen(name, "before_call").is_empty(),
+                "{name}: nothing fired"
+            );
             let history = agent.handle().history();
-            assert_eq!(history.len(), before + 1, "{name}: only the user message is added");
+            assert_eq!(
+                history.len(),
+                before + 1,
+                "{name}: only the user message is added"
+            );
             assert!(history.messages().iter().all(|m| m.tool_calls.is_empty()));
         }
     });
@@ -413,7 +463,9 @@ fn arguments_that_are_not_json_are_bad_arguments_the_model_sees() {
         assert_eq!(results.len(), 1);
         assert_eq!(results[0].0, "call_bad");
         assert!(
-            results[0].1.contains("the arguments of `nt_echo` are not valid JSON")
+            results[0]
+                .1
+                .contains("the arguments of `nt_echo` are not valid JSON")
                 && results[0].1.contains(r#"{"text": "unclosed"#),
             "{}",
             results[0].1
@@ -442,7 +494,10 @@ fn the_text_protocol_sends_no_tools_and_reads_no_tool_calls_as_before() {
             system.contains("Reply with exactly one JSON object") && system.contains("# Tools"),
             "{system}"
         );
-        assert!(system.contains("## nt_echo"), "the text prompt lists the tools");
+        assert!(
+            system.contains("## nt_echo"),
+            "the text prompt lists the tools"
+        );
     });
 }
 
@@ -472,7 +527,11 @@ fn native_calls_go_through_decisions_masking_the_wrap_and_after_call_in_order() 
     let mut agent = scripted("nt-chain", &model, secrets);
     let reply = rt().block_on(agent.send("do three things")).unwrap();
     assert_eq!(reply.text, "All three handled.");
-    let statuses: Vec<_> = reply.tools.iter().map(|t| (t.tool.as_str(), t.status)).collect();
+    let statuses: Vec<_> = reply
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), t.status))
+        .collect();
     assert_eq!(
         statuses,
         [
@@ -502,7 +561,10 @@ fn native_calls_go_through_decisions_masking_the_wrap_and_after_call_in_order() 
         })
         .collect();
     assert_eq!(decided, ["nt_echo", "nt_denied", "nt_clock", "response"]);
-    let wrapped: Vec<String> = seen("nt-chain", "wrap").into_iter().map(|(t, _)| t).collect();
+    let wrapped: Vec<String> = seen("nt-chain", "wrap")
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
     assert_eq!(wrapped, ["nt_echo", "nt_clock", "response"]);
 
     let requests = model.requests();
@@ -513,13 +575,26 @@ fn native_calls_go_through_decisions_masking_the_wrap_and_after_call_in_order() 
     assert!(!sent.to_string().contains("sk-live-4242"), "masked: {sent}");
     let results = tool_messages(&json!({ "messages": sent }));
     assert_eq!(results.len(), 3);
-    assert_eq!(results[0], ("call_0".into(), "echo: §§secret(TOKEN)".into()));
+    assert_eq!(
+        results[0],
+        ("call_0".into(), "echo: §§secret(TOKEN)".into())
+    );
     assert_eq!(results[1].0, "call_1");
-    assert!(results[1].1.contains("nt_denied is never allowed"), "{}", results[1].1);
-    assert_eq!(results[2], ("call_2".into(), "12:00 (checked after the call)".into()));
+    assert!(
+        results[1].1.contains("nt_denied is never allowed"),
+        "{}",
+        results[1].1
+    );
+    assert_eq!(
+        results[2],
+        ("call_2".into(), "12:00 (checked after the call)".into())
+    );
     let history = agent.handle().history();
     let last = history.messages().last().unwrap();
-    assert_eq!((last.role, last.content.as_str()), (Role::Assistant, "All three handled."));
+    assert_eq!(
+        (last.role, last.content.as_str()),
+        (Role::Assistant, "All three handled.")
+    );
 }
 
 #[test]
@@ -541,14 +616,21 @@ fn a_native_call_that_waits_stops_the_rest_and_resume_answers_it_by_its_id() {
     assert_eq!(pending[0].tool, "nt_ask");
     assert!(runs("nt-wait").is_empty(), "neither call ran yet");
     let skipped = &reply.tools[0];
-    assert_eq!((skipped.tool.as_str(), skipped.status), ("nt_clock", ToolStatus::Denied));
+    assert_eq!(
+        (skipped.tool.as_str(), skipped.status),
+        ("nt_clock", ToolStatus::Denied)
+    );
     assert!(
-        skipped.output.contains("`nt_ask` before it in the same reply waits"),
+        skipped
+            .output
+            .contains("`nt_ask` before it in the same reply waits"),
         "{}",
         skipped.output
     );
     let id = pending[0].id;
-    let reply = rt().block_on(agent.resume([(id, Approval::Approve)])).unwrap();
+    let reply = rt()
+        .block_on(agent.resume([(id, Approval::Approve)]))
+        .unwrap();
     assert_eq!(reply.text, "Approved and done.");
     assert_eq!(runs("nt-wait"), [("nt_ask".into(), json!({}))]);
     let sent = serde_json::to_value(&model.requests()[1].messages).unwrap();
@@ -557,7 +639,11 @@ fn a_native_call_that_waits_stops_the_rest_and_resume_answers_it_by_its_id() {
         .map(|(id, _)| id)
         .collect();
     answered.sort();
-    assert_eq!(answered, ["call_0", "call_1"], "every call of the reply is answered");
+    assert_eq!(
+        answered,
+        ["call_0", "call_1"],
+        "every call of the reply is answered"
+    );
 }
 
 #[test]
@@ -606,7 +692,10 @@ fn a_native_reply_with_no_call_and_no_text_gets_a_correction() {
     );
     let mut agent = scripted("nt-empty", &model, SecretStore::new());
     let reply = rt().block_on(agent.send("hello")).unwrap();
-    assert_eq!((reply.text.as_str(), reply.iterations), ("Now an answer.", 2));
+    assert_eq!(
+        (reply.text.as_str(), reply.iterations),
+        ("Now an answer.", 2)
+    );
     let history = agent.handle().history();
     assert!(
         history

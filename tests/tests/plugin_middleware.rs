@@ -472,9 +472,8 @@ fn a_cached_reply_of_native_tool_calls_is_played_back_and_the_tools_are_part_of_
         rt().block_on(agent.send_with("echo, then answer", hooks))
     };
     let called = || {
-        ScriptedModel::new("m").then(|_| {
-            ScriptedReply::fail(ModelError::BadResponse("the model was called".into()))
-        })
+        ScriptedModel::new("m")
+            .then(|_| ScriptedReply::fail(ModelError::BadResponse("the model was called".into())))
     };
 
     let first = run(
@@ -490,9 +489,20 @@ fn a_cached_reply_of_native_tool_calls_is_played_back_and_the_tools_are_part_of_
     // The same requests: both replies come from the cache, the tool call too, and it runs.
     let second = run(called(), Hooks::new()).unwrap();
     assert_eq!(second.text, "echoed", "answered from the cache");
-    let tools: Vec<_> = second.tools.iter().map(|t| (t.tool.as_str(), t.status)).collect();
-    assert_eq!(tools, [("mw.echo", ToolStatus::Ok), ("response", ToolStatus::Ok)]);
-    assert_eq!(NATIVE_ECHOES.load(Ordering::SeqCst), 2, "the replayed call ran");
+    let tools: Vec<_> = second
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), t.status))
+        .collect();
+    assert_eq!(
+        tools,
+        [("mw.echo", ToolStatus::Ok), ("response", ToolStatus::Ok)]
+    );
+    assert_eq!(
+        NATIVE_ECHOES.load(Ordering::SeqCst),
+        2,
+        "the replayed call ran"
+    );
 
     // The same messages with other tools offered (the native prompt does not list them): a miss.
     let fewer = Hooks::new().on(&TOOL_REGISTER, "fewer", 90, |r: &mut ToolRegistry| {

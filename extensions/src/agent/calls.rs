@@ -17,9 +17,7 @@ use super::tools::ToolRun;
 use crate::approval::{Interruption, Waiting};
 use crate::lock::lock;
 use crate::log::LogKind;
-use crate::payloads::{
-    GuardrailTrip, LoopData, StopReason, ToolOutcome, ToolSpec, ToolStatus,
-};
+use crate::payloads::{GuardrailTrip, LoopData, StopReason, ToolOutcome, ToolSpec, ToolStatus};
 
 /// Why the calls after a guardrail's trip are not run.
 const TRIPPED: &str = "a guardrail tripped and the task ended";
@@ -169,7 +167,9 @@ async fn not_run(
         core.log
             .add(LogKind::Warning, format!("`{tool}` not run"), &text);
         let outcome = ToolOutcome::refused(ToolStatus::Denied, text);
-        let result = core.conclude(tool, args, outcome, task_id, Some(id)).await?;
+        let result = core
+            .conclude(tool, args, outcome, task_id, Some(id))
+            .await?;
         tally.add(core, result);
     }
     Ok(())
@@ -188,7 +188,11 @@ async fn run_guarded(
     let tool = request.tool_name.clone();
     let before = guard.tripped().is_some();
     let run = match guard
-        .beside(core, core.run_tool(request, tools, task_id, reply_to), false)
+        .beside(
+            core,
+            core.run_tool(request, tools, task_id, reply_to),
+            false,
+        )
         .await
     {
         Ok(run) => run?,

@@ -16,8 +16,7 @@ use crate::lock::lock;
 use crate::log::LogKind;
 use crate::model::{ToolProtocol, Usage};
 use crate::payloads::{
-    ChainEnd, LoopData, MonologueEnd, MonologueStart, Outgoing, StopReason, ToolResult,
-    UserMessage,
+    ChainEnd, LoopData, MonologueEnd, MonologueStart, Outgoing, StopReason, ToolResult, UserMessage,
 };
 use crate::points::{
     BEFORE_MAIN_LLM_CALL, MESSAGE_LOOP_END, MESSAGE_LOOP_PROMPTS_AFTER,

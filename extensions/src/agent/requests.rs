@@ -166,7 +166,8 @@ mod tests {
         let planned = requests_of(&r, ToolProtocol::Text).unwrap();
         let bad = planned[0].request.as_ref().unwrap_err();
         assert!(
-            bad.why.starts_with("the arguments of `calc` are not valid JSON")
+            bad.why
+                .starts_with("the arguments of `calc` are not valid JSON")
                 && bad.why.contains("{'x': 1,}"),
             "{}",
             bad.why
@@ -180,7 +181,11 @@ mod tests {
         let r = planned[0].request.as_ref().unwrap();
         assert_eq!(
             (planned[0].id.as_deref(), r.tool_name.as_str(), &r.tool_args),
-            (None, "response", &serde_json::json!({"text": "It is noon."}))
+            (
+                None,
+                "response",
+                &serde_json::json!({"text": "It is noon."})
+            )
         );
         assert!(requests_of(&reply("  ", &[]), ToolProtocol::Native).is_err());
         // The text protocol reads the same text as a reply that is not a tool request.

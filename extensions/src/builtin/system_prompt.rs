@@ -16,12 +16,16 @@ fn main_prompt(prompt: &mut SystemPrompt) {
         .map(|a| a.config().role.clone())
         .unwrap_or_default();
     let communication = match prompt.protocol {
-        ToolProtocol::Text => "Reply with exactly one JSON object: \
+        ToolProtocol::Text => {
+            "Reply with exactly one JSON object: \
          {\"thoughts\": [\"...\"], \"headline\": \"...\", \"tool_name\": \"...\", \"tool_args\": {...}}. \
-         Use the `response` tool for your final answer.",
-        ToolProtocol::Native => "Use the tools through tool calls; you may call several in one reply, \
+         Use the `response` tool for your final answer."
+        }
+        ToolProtocol::Native => {
+            "Use the tools through tool calls; you may call several in one reply, \
          and they run in order. Give your final answer with the `response` tool, or as a reply \
-         of text without tool calls.",
+         of text without tool calls."
+        }
     };
     prompt.push(format!(
         "# Role\nYou are {}. {role}\n\n# Communication\n{communication}",

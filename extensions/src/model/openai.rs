@@ -621,7 +621,8 @@ mod tests {
                 .expect("the event is there")
         };
         assert!(
-            at(|e| matches!(e, ModelEvent::ToolCall(_))) < at(|e| matches!(e, ModelEvent::Usage(_))),
+            at(|e| matches!(e, ModelEvent::ToolCall(_)))
+                < at(|e| matches!(e, ModelEvent::Usage(_))),
             "the calls are handed out at the finish reason, before the usage that follows it"
         );
     }
@@ -635,7 +636,8 @@ mod tests {
         assert!(calls(&events).is_empty(), "{events:?}");
         match events.last() {
             Some(Err(ModelError::Cut(m))) => assert!(
-                m.contains("after 2 events") && m.contains("a tool call was still being received and is not run"),
+                m.contains("after 2 events")
+                    && m.contains("a tool call was still being received and is not run"),
                 "{m}"
             ),
             other => panic!("expected a cut stream, got {other:?}"),
@@ -652,7 +654,10 @@ mod tests {
         assert!(calls(&events).is_empty(), "{events:?}");
         match events.last() {
             Some(Err(ModelError::BadResponse(m))) => {
-                assert!(m.contains("stream event 2:") && m.contains("index 3 was never opened"), "{m}")
+                assert!(
+                    m.contains("stream event 2:") && m.contains("index 3 was never opened"),
+                    "{m}"
+                )
             }
             other => panic!("expected a malformed answer, got {other:?}"),
         }
@@ -692,7 +697,8 @@ mod tests {
                 ModelEvent::ToolCall(ModelToolCall::new("call_b", "echo", "{\"text\":\"hi\"}")),
             ]
         );
-        let no_id = json!({"choices": [{"message": {"tool_calls": [{"function": {"name": "clock"}}]}}]});
+        let no_id =
+            json!({"choices": [{"message": {"tool_calls": [{"function": {"name": "clock"}}]}}]});
         assert!(whole_body_events(&no_id.to_string()).is_err());
     }
 }

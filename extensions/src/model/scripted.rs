@@ -104,7 +104,11 @@ impl ScriptedReply {
         let mut pieces = Vec::new();
         for (i, (name, args)) in calls.into_iter().enumerate() {
             let index = i as u64;
-            pieces.push(ToolCallDelta::start(index, format!("call_{i}"), name.as_ref()));
+            pieces.push(ToolCallDelta::start(
+                index,
+                format!("call_{i}"),
+                name.as_ref(),
+            ));
             pieces.extend(
                 split(&args.to_string(), 24)
                     .into_iter()

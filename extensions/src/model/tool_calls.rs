@@ -388,11 +388,15 @@ mod tests {
     fn arguments_split_across_a_hundred_pieces_are_reassembled() {
         let args = json!({"text": "x".repeat(500), "n": 42}).to_string();
         let chars: Vec<char> = args.chars().collect();
-        let size = chars.len().div_ceil(100);
+        let cut = |k: usize| k * chars.len() / 100;
+        let pieces: Vec<String> = (0..100)
+            .map(|k| chars[cut(k)..cut(k + 1)].iter().collect())
+            .collect();
+        assert!(pieces.iter().all(|p| !p.is_empty()));
         let mut calls = ToolCallAssembler::default();
-        calls.push(ToolCallDelta::start(0, "call_1", "echo")).unwrap();
-        let pieces: Vec<String> = chars.chunks(size).map(|c| c.iter().collect()).collect();
-        assert_eq!(pieces.len(), 100);
+        calls
+            .push(ToolCallDelta::start(0, "call_1", "echo"))
+            .unwrap();
         for p in pieces {
             calls.push(ToolCallDelta::args(0, p)).unwrap();
         }
@@ -427,12 +431,11 @@ mod tests {
     #[test]
     fn a_piece_at_an_index_never_opened_is_a_clear_error() {
         let mut calls = ToolCallAssembler::default();
-        calls.push(ToolCallDelta::start(0, "call_a", "first")).unwrap();
+        calls
+            .push(ToolCallDelta::start(0, "call_a", "first"))
+            .unwrap();
         let why = message(calls.push(ToolCallDelta::args(1, "{}")).unwrap_err());
-        assert!(
-            why.contains("piece 2: index 1 was never opened"),
-            "{why}"
-        );
+        assert!(why.contains("piece 2: index 1 was never opened"), "{why}");
     }
 
     #[test]
@@ -498,9 +501,13 @@ mod tests {
     #[test]
     fn a_second_id_or_name_on_one_index_or_a_shared_id_is_an_error() {
         let mut calls = ToolCallAssembler::default();
-        calls.push(ToolCallDelta::start(0, "call_a", "first")).unwrap();
+        calls
+            .push(ToolCallDelta::start(0, "call_a", "first"))
+            .unwrap();
         // The same id and name again (some servers repeat them) are fine.
-        calls.push(ToolCallDelta::start(0, "call_a", "first")).unwrap();
+        calls
+            .push(ToolCallDelta::start(0, "call_a", "first"))
+            .unwrap();
         let why = message(
             calls
                 .push(ToolCallDelta::start(0, "call_b", "first"))
@@ -534,7 +541,13 @@ mod tests {
             {"index": 0, "id": null, "function": {"arguments": "{}"}},
         ]))
         .unwrap();
-        assert_eq!(ok[0], ToolCallDelta { arguments: Some(String::new()), ..ToolCallDelta::start(0, "call_1", "clock") });
+        assert_eq!(
+            ok[0],
+            ToolCallDelta {
+                arguments: Some(String::new()),
+                ..ToolCallDelta::start(0, "call_1", "clock")
+            }
+        );
         assert_eq!(ok[1], ToolCallDelta::args(0, "{}"));
         for (bad, says) in [
             (json!({"index": 0}), "not a list"),
@@ -542,8 +555,14 @@ mod tests {
             (json!([{"index": -1}]), "not a non-negative integer"),
             (json!([{"index": "0"}]), "not a non-negative integer"),
             (json!([{"index": 0, "type": "code"}]), "of type `code`"),
-            (json!([{"index": 0, "function": "clock"}]), "`function` that is not an object"),
-            (json!([{"index": 0, "function": {"arguments": {"a": 1}}}]), "`arguments` that is not a string"),
+            (
+                json!([{"index": 0, "function": "clock"}]),
+                "`function` that is not an object",
+            ),
+            (
+                json!([{"index": 0, "function": {"arguments": {"a": 1}}}]),
+                "`arguments` that is not a string",
+            ),
         ] {
             let why = read_deltas(&bad).unwrap_err();
             assert!(why.contains(says), "{bad}: {why}");

@@ -328,12 +328,16 @@ mod tests {
     #[test]
     fn a_tool_call_is_stored_and_read_back() {
         let call = ModelToolCall::new("call_1", "clock", "{}");
-        let text = serde_json::to_string(&[Stored::of(&ModelEvent::ToolCall(call.clone()))]).unwrap();
+        let text =
+            serde_json::to_string(&[Stored::of(&ModelEvent::ToolCall(call.clone()))]).unwrap();
         let back: Vec<Stored> = serde_json::from_str(&text).unwrap();
         let events: Vec<ModelEvent> = back.into_iter().map(Stored::event).collect();
         assert_eq!(events, [ModelEvent::ToolCall(call)]);
         // Entries stored before tool calls read as they did.
-        let old: Vec<Stored> = serde_json::from_str(r#"[{"content": "hi"}, {"usage": {"prompt": 1, "completion": 2}}]"#).unwrap();
+        let old: Vec<Stored> = serde_json::from_str(
+            r#"[{"content": "hi"}, {"usage": {"prompt": 1, "completion": 2}}]"#,
+        )
+        .unwrap();
         assert_eq!(old.len(), 2);
     }
 }

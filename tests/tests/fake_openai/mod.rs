@@ -149,7 +149,10 @@ pub fn finish(reason: &str) -> String {
 
 /// A native reply of text only: `text` in two chunks, `finish_reason: stop`, usage, `[DONE]`.
 pub fn text_events(text: &str) -> Vec<String> {
-    let at = text.char_indices().nth(text.chars().count() / 2).map_or(0, |(i, _)| i);
+    let at = text
+        .char_indices()
+        .nth(text.chars().count() / 2)
+        .map_or(0, |(i, _)| i);
     let (a, b) = text.split_at(at);
     vec![
         delta("content", a),
@@ -174,11 +177,15 @@ pub fn piece(index: u64, id: Option<&str>, name: Option<&str>, args: &str) -> St
     json!({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}).to_string()
 }
 
-/// The pieces of `args` split into `n` chunks (on char boundaries; fewer when it is shorter).
+/// `args` split into `n` pieces of about the same length (on char boundaries; one per char when
+/// it is shorter).
 pub fn split_args(args: &str, n: usize) -> Vec<String> {
     let chars: Vec<char> = args.chars().collect();
-    let size = chars.len().div_ceil(n.max(1)).max(1);
-    chars.chunks(size).map(|c| c.iter().collect()).collect()
+    let n = n.clamp(1, chars.len().max(1));
+    let cut = |k: usize| k * chars.len() / n;
+    (0..n)
+        .map(|k| chars[cut(k)..cut(k + 1)].iter().collect())
+        .collect()
 }
 
 /// A native reply of tool calls `(id, name, arguments)`, one after the other: each call's first
@@ -195,7 +202,11 @@ pub fn tool_call_events(calls: &[(&str, &str, &str)], chunks: usize) -> Vec<Stri
                 .map(|p| piece(i, None, None, p)),
         );
     }
-    out.extend([finish("tool_calls"), usage_chunk(80, 20), "[DONE]".to_owned()]);
+    out.extend([
+        finish("tool_calls"),
+        usage_chunk(80, 20),
+        "[DONE]".to_owned(),
+    ]);
     out
 }
 
