@@ -158,3 +158,73 @@ impl History {
 pub fn estimate_tokens(text: &str) -> u32 {
     u32::try_from(text.len().div_ceil(4)).unwrap_or(u32::MAX)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_calls() -> History {
+        let mut h = History::default();
+        h.push(Role::User, "go".into());
+        let call = ModelToolCall::new("call_1", "echo", r#"{"text": "a long argument here"}"#);
+        h.push_native(Role::Assistant, String::new(), vec![call], None);
+        h.push_native(
+            Role::Tool,
+            "a long argument here".into(),
+            Vec::new(),
+            Some("call_1".into()),
+        );
+        h
+    }
+
+    #[test]
+    fn native_calls_and_results_are_sent_as_the_api_takes_them() {
+        let h = with_calls();
+        let sent: Vec<serde_json::Value> = h
+            .messages()
+            .iter()
+            .map(|m| serde_json::to_value(m.to_chat()).unwrap())
+            .collect();
+        assert_eq!(
+            sent[0],
+            serde_json::json!({"role": "user", "content": "go"})
+        );
+        assert_eq!(sent[1]["role"], "assistant");
+        assert_eq!(sent[1]["tool_calls"][0]["id"], "call_1");
+        assert_eq!(sent[1]["tool_calls"][0]["function"]["name"], "echo");
+        assert_eq!(
+            sent[2],
+            serde_json::json!({"role": "tool", "content": "a long argument here", "tool_call_id": "call_1"})
+        );
+    }
+
+    #[test]
+    fn tool_calls_count_toward_the_size_and_old_json_reads() {
+        let h = with_calls();
+        let call = &h.messages()[1];
+        assert_eq!(
+            call.tokens(),
+            estimate_tokens("echo") + estimate_tokens(&call.tool_calls[0].arguments)
+        );
+        assert_eq!(
+            h.tokens(),
+            h.messages().iter().map(Message::tokens).sum::<u32>()
+        );
+        let old: History = serde_json::from_str(
+            r#"{"messages": [{"id": 0, "role": "tool", "content": "{\"tool_name\": \"x\", \"tool_result\": \"y\"}"}]}"#,
+        )
+        .unwrap();
+        let m = &old.messages()[0];
+        assert!(m.tool_calls.is_empty() && m.tool_call_id.is_none());
+        assert_eq!(
+            m.to_chat().role,
+            "user",
+            "a text-protocol result is a user message"
+        );
+        let back = serde_json::to_value(m).unwrap();
+        assert!(
+            back.get("tool_calls").is_none() && back.get("tool_call_id").is_none(),
+            "{back}"
+        );
+    }
+}

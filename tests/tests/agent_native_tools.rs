@@ -22,8 +22,8 @@ use hookpoint_extensions::{
     approval::Approval,
     history::Role,
     model::{Model, ModelError, OpenAiModel, ToolCallDelta, ToolProtocol},
-    payloads::{StopReason, ToolInvocation, ToolOutcome},
-    points::TOOL_CALL,
+    payloads::{ChatModelResult, StopReason, ToolInvocation, ToolOutcome},
+    points::{CHAT_MODEL_CALL_AFTER, TOOL_CALL},
     prelude::*,
 };
 use serde_json::{Value, json};
@@ -110,6 +110,16 @@ async fn wrap_native_tools(
         .unwrap()
         .push((me(), "wrap", inv.tool.clone(), inv.args.clone()));
     next.run(inv).await
+}
+
+#[extension(point = CHAT_MODEL_CALL_AFTER)]
+fn observe_native_replies(result: &mut ChatModelResult) {
+    for c in &result.tool_calls {
+        let args = Value::String(c.arguments.clone());
+        SEEN.lock()
+            .unwrap()
+            .push((me(), "chat_model_call_after", c.name.clone(), args));
+    }
 }
 
 #[extension(point = TOOL_AFTER_CALL)]
@@ -594,6 +604,22 @@ fn native_calls_go_through_decisions_masking_the_wrap_and_after_call_in_order() 
     assert_eq!(
         (last.role, last.content.as_str()),
         (Role::Assistant, "All three handled.")
+    );
+    let stored = history
+        .messages()
+        .iter()
+        .find(|m| !m.tool_calls.is_empty())
+        .unwrap();
+    assert_eq!(
+        stored.tool_calls[0].arguments, r#"{"text":"§§secret(TOKEN)"}"#,
+        "the history holds the calls masked"
+    );
+    let observed: Vec<(String, Value)> = seen("nt-chain", "chat_model_call_after");
+    assert_eq!(observed.len(), 3, "chat_model_call_after sees the calls");
+    assert_eq!(
+        observed[0].1,
+        json!(r#"{"text":"§§secret(TOKEN)"}"#),
+        "masked"
     );
 }
 

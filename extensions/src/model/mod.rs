@@ -284,3 +284,29 @@ pub async fn collect(mut stream: ModelStream) -> Result<Completion, ModelError> 
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn old_and_null_shapes_of_a_chat_message_read() {
+        let old: ChatMessage =
+            serde_json::from_str(r#"{"role": "user", "content": "hi"}"#).unwrap();
+        assert_eq!(old, ChatMessage::new("user", "hi"));
+        let calls: ChatMessage = serde_json::from_str(
+            r#"{"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "clock", "arguments": "{}"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            calls,
+            ChatMessage::assistant_calls("", vec![ModelToolCall::new("c", "clock", "{}")])
+        );
+        let request: ModelRequest = serde_json::from_str(r#"{"messages": []}"#).unwrap();
+        assert!(request.tools.is_empty());
+        assert_eq!(
+            serde_json::to_string(&request).unwrap(),
+            r#"{"messages":[]}"#
+        );
+    }
+}

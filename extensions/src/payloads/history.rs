@@ -93,3 +93,24 @@ fn role_name(role: Role) -> &'static str {
         Role::Tool => "tool",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ModelToolCall;
+
+    #[test]
+    fn the_transcript_shows_native_tool_calls() {
+        let mut history = crate::history::History::default();
+        let call = ModelToolCall::new("c1", "clock", "{}");
+        history.push_native(Role::Assistant, "Looking.".into(), vec![call], None);
+        let compaction = HistoryCompaction {
+            messages: history.messages().to_vec(),
+            ..HistoryCompaction::default()
+        };
+        assert_eq!(
+            compaction.transcript(),
+            "assistant: Looking. [calls clock({})]"
+        );
+    }
+}
