@@ -731,3 +731,42 @@ fn a_native_reply_with_no_call_and_no_text_gets_a_correction() {
         "{history:?}"
     );
 }
+
+#[test]
+fn calls_after_a_native_answer_are_not_run_and_every_call_is_answered() {
+    let model = Arc::new(
+        ScriptedModel::new("scripted-native")
+            .with_tool_protocol(ToolProtocol::Native)
+            .reply(ScriptedReply::tool_calls([
+                ("response", json!({"text": "Answered first."})),
+                ("nt_clock", json!({})),
+            ]))
+            .reply(ScriptedReply::text("Second answer.")),
+    );
+    let mut agent = scripted("nt-answered", &model, SecretStore::new());
+    let reply = rt().block_on(agent.send("answer")).unwrap();
+    assert_eq!(reply.text, "Answered first.");
+    assert!(
+        runs("nt-answered").is_empty(),
+        "nt_clock is not run after the answer"
+    );
+    let skipped = &reply.tools[1];
+    assert_eq!(
+        (skipped.tool.as_str(), skipped.status),
+        ("nt_clock", ToolStatus::Denied)
+    );
+    assert!(
+        skipped
+            .output
+            .contains("the reply answered the user before it"),
+        "{}",
+        skipped.output
+    );
+    // The next request answers both calls of that reply, the answer's too.
+    rt().block_on(agent.send("and now?")).unwrap();
+    let sent = serde_json::to_value(&model.requests()[1].messages).unwrap();
+    let answered = tool_messages(&json!({ "messages": sent }));
+    assert_eq!(answered.len(), 2, "{answered:?}");
+    assert_eq!(answered[0], ("call_0".into(), "Answered first.".into()));
+    assert_eq!(answered[1].0, "call_1");
+}
