@@ -20,6 +20,7 @@
 //! cargo run --example agent -- --watch           # then edit an override: applied live
 //! cargo run --example agent -- --forget          # start with an empty memory
 //! cargo run --example agent -- --base-url http://127.0.0.1:8080/v1 --model qwen2.5 "Hi!"
+//! cargo run --example agent -- --base-url http://127.0.0.1:8080/v1 --model qwen2.5 --tool-protocol native "Hi!"
 //! cargo run --example agent -- hookpoint explain system_prompt   # hookpoint's command line
 //! ```
 
@@ -42,7 +43,7 @@ use hookpoint::{Scope, ScopeBuilder};
 use hookpoint_extensions::layout::{self, AgentZeroLayout};
 use hookpoint_extensions::{
     agent::{SavedContext, startup_notes},
-    model::OpenAiModel,
+    model::{OpenAiModel, ToolProtocol},
     payloads::*,
     points,
     prelude::*,
@@ -79,6 +80,10 @@ struct Args {
     /// The endpoint's API key (default: $OPENAI_API_KEY, if set).
     #[arg(long)]
     api_key: Option<String>,
+    /// How the endpoint's model asks for tools: `text` (a JSON object in its reply) or `native`
+    /// (the API's tool calls).
+    #[arg(long, default_value_t = ToolProtocol::Text, requires = "base_url")]
+    tool_protocol: ToolProtocol,
     /// After the session, watch the override folder and show changes applied live.
     #[arg(long)]
     watch: bool,
@@ -106,7 +111,7 @@ fn models(args: &Args) -> Models {
     match (&args.base_url, &args.model) {
         (Some(url), Some(name)) => {
             let _ = house::ENDPOINT.set(url.clone());
-            let mut model = OpenAiModel::new(url, name);
+            let mut model = OpenAiModel::new(url, name).with_tool_protocol(args.tool_protocol);
             if let Some(key) = args
                 .api_key
                 .clone()

@@ -71,12 +71,16 @@ impl Approvals {
     }
 }
 
-/// One pending call as the saved context keeps it: the call, and the tool's spec as it was
-/// registered then (edited arguments are checked against it before anything fires).
+/// One pending call as the saved context keeps it: the call, the tool's spec as it was
+/// registered then (edited arguments are checked against it before anything fires), and the id
+/// of the native tool call it is, whose result goes back under it (absent in contexts saved
+/// before native tool calls, and for the text protocol).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Waiting {
     pub(crate) call: PendingCall,
     pub(crate) spec: ToolSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reply_to: Option<String>,
 }
 
 /// Where an interrupted task stopped: its id, its user message, the iteration whose tool call

@@ -105,6 +105,10 @@
 //! - `tool.before_call` extensions [`allow`](payloads::ToolCall::allow), [`ask`](payloads::ToolCall::ask) or
 //!   [`deny`](payloads::ToolCall::deny); the most restrictive wins whatever the order, the application
 //!   answers an ask ([`AgentBuilder::on_ask`](agent::AgentBuilder::on_ask)), the model sees every denial reason.
+//! - How a model asks for tools is its [`ToolProtocol`](model::ToolProtocol): Agent Zero's
+//!   JSON object in the reply (the default) or native tool calls — the tools offered as the
+//!   API's `tools`, several calls in one reply run in order through the same chain, each
+//!   result sent back as a `tool` message.
 //! - [`TaskContext`](context::TaskContext): task facts everyone reads, lessons from `tool.error`, and per-plugin
 //!   state reachable only through the plugin's own [`Namespace`](context::Namespace) type.
 //!

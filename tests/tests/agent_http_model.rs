@@ -1,136 +1,20 @@
-//! The OpenAI-compatible HTTP model against a fake server on 127.0.0.1 that each test starts:
-//! a streamed answer with reasoning and usage, a server that hangs (a clear timeout error), a
-//! stream with malformed JSON (a clear error), an HTTP error, a closed port — and in every
-//! failure the history keeps what it had.
+//! The OpenAI-compatible HTTP model against a fake server on 127.0.0.1 that each test starts
+//! (`fake_openai`): a streamed answer with reasoning and usage, a server that hangs (a clear
+//! timeout error), a stream with malformed JSON (a clear error), an HTTP error, a closed port —
+//! and in every failure the history keeps what it had. Native tool calls: `agent_native_tools`.
 
-use std::sync::{Arc, Mutex};
+mod fake_openai;
+
 use std::time::Duration;
 
+use fake_openai::{Behaviour, answer_events, delta, serve};
 use hookpoint_extensions::{
     agent::AgentError,
     model::{ModelError, OpenAiModel, Usage},
     prelude::*,
 };
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-
-/// What the fake server does with a request.
-#[derive(Clone)]
-enum Behaviour {
-    /// Answers with these SSE `data:` payloads.
-    Stream(Vec<String>),
-    /// Reads the request and never answers.
-    Hang,
-    /// Answers with this status and body.
-    Status(u16, String),
-    /// Answers 200 with this content type and body (a proxy's page, an empty body).
-    Page(&'static str, String),
-    /// Answers 429 with this `Retry-After` header value.
-    Busy(&'static str),
-}
-
-/// Starts a server for at most `max` connections; returns its base URL and the request bodies.
-async fn serve(behaviour: Behaviour, max: usize) -> (String, Arc<Mutex<Vec<serde_json::Value>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let url = format!("http://{}/v1", listener.local_addr().expect("addr"));
-    let bodies = Arc::new(Mutex::new(Vec::new()));
-    let seen = Arc::clone(&bodies);
-    tokio::spawn(async move {
-        for _ in 0..max {
-            let Ok((socket, _)) = listener.accept().await else {
-                return;
-            };
-            let (b, seen) = (behaviour.clone(), Arc::clone(&seen));
-            tokio::spawn(async move { answer(socket, b, seen).await });
-        }
-    });
-    (url, bodies)
-}
-
-async fn read_request(socket: &mut TcpStream) -> Option<serde_json::Value> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        let n = socket.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        let text = String::from_utf8_lossy(&buf);
-        if let Some(end) = text.find("\r\n\r\n") {
-            let length = text[..end]
-                .lines()
-                .find_map(|l| {
-                    l.to_ascii_lowercase()
-                        .strip_prefix("content-length:")
-                        .map(|v| v.trim().parse::<usize>())
-                })
-                .and_then(Result::ok)
-                .unwrap_or(0);
-            if buf.len() >= end + 4 + length {
-                return serde_json::from_slice(&buf[end + 4..end + 4 + length]).ok();
-            }
-        }
-    }
-}
-
-async fn answer(
-    mut socket: TcpStream,
-    behaviour: Behaviour,
-    seen: Arc<Mutex<Vec<serde_json::Value>>>,
-) {
-    let Some(body) = read_request(&mut socket).await else {
-        return;
-    };
-    seen.lock().unwrap().push(body);
-    let response = match behaviour {
-        Behaviour::Hang => {
-            // Hold the connection open, answering nothing, until the test's runtime ends.
-            std::future::pending::<()>().await;
-            return;
-        }
-        Behaviour::Status(code, body) => format!(
-            "HTTP/1.1 {code} Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        ),
-        Behaviour::Busy(retry_after) => format!(
-            "HTTP/1.1 429 Too Many Requests\r\nRetry-After: {retry_after}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
-        ),
-        Behaviour::Page(content_type, body) => format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        ),
-        Behaviour::Stream(events) => {
-            let mut out = String::from(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
-            );
-            for e in events {
-                out.push_str(&format!("data: {e}\n\n"));
-            }
-            out
-        }
-    };
-    let _ = socket.write_all(response.as_bytes()).await;
-    let _ = socket.shutdown().await;
-}
-
-fn delta(field: &str, text: &str) -> String {
-    json!({"choices": [{"index": 0, "delta": {field: text}}]}).to_string()
-}
-
-fn answer_events(answer: &str) -> Vec<String> {
-    let reply = json!({"thoughts": ["easy"], "headline": "answering", "tool_name": "response", "tool_args": {"text": answer}}).to_string();
-    let (a, b) = reply.split_at(reply.len() / 2);
-    vec![
-        delta("reasoning_content", "The user wants "),
-        delta("reasoning_content", "a greeting."),
-        delta("content", a),
-        delta("content", b),
-        json!({"choices": [], "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}}).to_string(),
-        "[DONE]".to_owned(),
-    ]
-}
+use tokio::net::TcpListener;
 
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()

@@ -1,16 +1,18 @@
 //! The middleware plugin in an agent: a retried 429 (and giving up after the cap, naming the
 //! last error), a fallback model, limits per task and per agent as a stop reason (0 stops
-//! before the first call), a tool timeout, and the plugin toggled off at run time.
+//! before the first call), a tool timeout, the plugin toggled off at run time, and a cached
+//! reply of native tool calls played back (the tools offered are part of the key).
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use hookpoint::{Scope, ScopeBuilder, extension};
+use hookpoint::{Flow, Scope, ScopeBuilder, extension};
 use hookpoint_extensions::layout::AgentZeroLayout;
 use hookpoint_extensions::{
-    agent::AgentError,
-    model::ModelError,
+    agent::{AgentError, Hooks},
+    model::{ModelError, ToolProtocol},
     payloads::{LimitSpan, StopReason, ToolStatus},
     prelude::*,
 };
@@ -24,9 +26,15 @@ fn register_tools(tools: &mut ToolRegistry) {
     tools.add(ToolSpec::new("mw.slow", "Takes a second."));
 }
 
+/// Runs of `mw.echo` by agents whose name starts with `mw-native`.
+static NATIVE_ECHOES: AtomicUsize = AtomicUsize::new(0);
+
 #[extension(point = TOOL_EXECUTE)]
 async fn run_tools(exec: &mut ToolExecution) {
     if exec.claim("mw.echo").is_some() {
+        if current_agent().is_some_and(|a| a.name().starts_with("mw-native")) {
+            NATIVE_ECHOES.fetch_add(1, Ordering::SeqCst);
+        }
         exec.ok("echo");
     }
     if exec.claim("mw.slow").is_some() {
@@ -447,4 +455,60 @@ fn a_cache_folder_that_is_a_file_is_a_warning_and_the_call_goes_on_uncached() {
             "{warned:?}"
         );
     }
+}
+
+#[test]
+fn a_cached_reply_of_native_tool_calls_is_played_back_and_the_tools_are_part_of_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"cache": {"enabled": true, "dir": dir.path().join("cache")}});
+    let scope = scope("mw-native-cache", dir.path(), config);
+    let native = |m: ScriptedModel| m.with_tool_protocol(ToolProtocol::Native);
+    let run = |model: ScriptedModel, hooks: Hooks| {
+        let mut agent = Agent::builder("mw-native")
+            .scope(scope.clone())
+            .model(native(model))
+            .build()
+            .unwrap();
+        rt().block_on(agent.send_with("echo, then answer", hooks))
+    };
+    let called = || {
+        ScriptedModel::new("m")
+            .then(|_| ScriptedReply::fail(ModelError::BadResponse("the model was called".into())))
+    };
+
+    let first = run(
+        ScriptedModel::new("m")
+            .reply(ScriptedReply::tool_calls([("mw.echo", json!({}))]))
+            .reply(ScriptedReply::text("echoed")),
+        Hooks::new(),
+    )
+    .unwrap();
+    assert_eq!(first.text, "echoed");
+    assert_eq!(NATIVE_ECHOES.load(Ordering::SeqCst), 1);
+
+    // The same requests: both replies come from the cache, the tool call too, and it runs.
+    let second = run(called(), Hooks::new()).unwrap();
+    assert_eq!(second.text, "echoed", "answered from the cache");
+    let tools: Vec<_> = second
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), t.status))
+        .collect();
+    assert_eq!(
+        tools,
+        [("mw.echo", ToolStatus::Ok), ("response", ToolStatus::Ok)]
+    );
+    assert_eq!(
+        NATIVE_ECHOES.load(Ordering::SeqCst),
+        2,
+        "the replayed call ran"
+    );
+
+    // The same messages with other tools offered (the native prompt does not list them): a miss.
+    let fewer = Hooks::new().on(&TOOL_REGISTER, "fewer", 90, |r: &mut ToolRegistry| {
+        r.remove("mw.slow");
+        Box::pin(async { Ok(Flow::Continue) })
+    });
+    let err = run(called(), fewer).expect_err("another key");
+    assert!(err.to_string().contains("the model was called"), "{err}");
 }

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::AgentError;
 use super::handle::{AgentCore, AgentRef, CURRENT};
-use crate::history::{History, Role, estimate_tokens};
+use crate::history::{History, Role};
 use crate::lock::lock;
 use crate::log::LogKind;
 use crate::payloads::HistoryCompaction;
@@ -42,7 +42,7 @@ fn split(history: &History, budget: u32) -> Option<usize> {
     let messages = history.messages();
     let (mut start, mut kept) = (messages.len(), 0u32);
     while start > 0 {
-        let t = estimate_tokens(&messages[start - 1].content);
+        let t = messages[start - 1].tokens();
         if kept.saturating_add(t) > budget / 2 {
             break;
         }

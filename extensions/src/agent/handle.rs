@@ -14,7 +14,7 @@ use crate::decision::AskFn;
 use crate::history::{History, Role};
 use crate::lock::lock;
 use crate::log::AgentLog;
-use crate::model::{ChatMessage, Model, ModelError, ModelRequest, collect};
+use crate::model::{ChatMessage, Model, ModelError, ModelRequest, ModelToolCall, collect};
 use crate::payloads::{
     EmbeddingModelChanged, HistoryAdd, JobLoop, ModelCall, ModelRole, Outgoing, UtilModelCall,
     UtilModelResult,
@@ -94,10 +94,31 @@ impl AgentCore {
     /// `hist_add_before` (masked), then the history — masked again, so it never holds a
     /// secret value whatever an extension wrote.
     pub(crate) fn hist_add(&self, role: Role, content: String) -> Result<u64, hookpoint::Error> {
+        self.hist_add_native(role, content, Vec::new(), None)
+    }
+
+    /// [`hist_add`](Self::hist_add) of a message with native tool calls (an assistant's) or the
+    /// id of the call it answers (a tool result's). `hist_add_before` sees the content; the
+    /// calls are masked before they are stored.
+    pub(crate) fn hist_add_native(
+        &self,
+        role: Role,
+        content: String,
+        mut tool_calls: Vec<ModelToolCall>,
+        mut tool_call_id: Option<String>,
+    ) -> Result<u64, hookpoint::Error> {
         let mut add = HistoryAdd { role, content };
         self.fire_sync(&HIST_ADD_BEFORE, &mut add)?;
         self.secrets.mask_in_place(&mut add.content);
-        Ok(lock(&self.history).push(add.role, add.content))
+        for c in &mut tool_calls {
+            for t in [&mut c.id, &mut c.name, &mut c.arguments] {
+                self.secrets.mask_in_place(t);
+            }
+        }
+        if let Some(id) = &mut tool_call_id {
+            self.secrets.mask_in_place(id);
+        }
+        Ok(lock(&self.history).push_native(add.role, add.content, tool_calls, tool_call_id))
     }
 
     pub(crate) fn task_context(&self) -> Option<TaskContext> {
@@ -303,6 +324,7 @@ impl AgentRef {
                 ChatMessage::new("system", &call.system),
                 ChatMessage::new("user", &call.message),
             ],
+            tools: Vec::new(),
         };
         let reply = self
             .core

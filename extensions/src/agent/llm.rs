@@ -8,11 +8,12 @@ use hookpoint::Error;
 
 use super::AgentError;
 use super::handle::AgentCore;
+use super::requests::ChatReply;
 use crate::log::LogKind;
-use crate::model::{ChatMessage, ModelEvent, ModelRequest, ModelStream, Usage};
+use crate::model::{ChatMessage, ModelEvent, ModelRequest, ModelStream, ModelToolCall, Usage};
 use crate::payloads::{
     ChatModelCall, ChatModelResult, LimitReached, ModelCall, ModelRole, Outgoing, StreamChunk,
-    StreamKind,
+    StreamKind, ToolSpec,
 };
 use crate::points::{
     CHAT_MODEL_CALL_AFTER, CHAT_MODEL_CALL_BEFORE, REASONING_STREAM, REASONING_STREAM_CHUNK,
@@ -117,15 +118,25 @@ impl Drop for FinishOnDrop<'_> {
     }
 }
 
+/// What one read of a reply's stream gives: the raw answer and tool calls, the usage, and the
+/// answer and reasoning as shown (masked).
+struct Read {
+    reply: ChatReply,
+    usage: Usage,
+    shown: (String, String),
+}
+
 impl AgentCore {
-    /// Calls the chat model with `messages` through `model.call`; returns the raw answer (for
-    /// parsing; the history masks it), or the limit that stopped the call. The log shows the
-    /// masked stream live.
+    /// Calls the chat model with `messages` (and `tools` offered as native tool calls, when
+    /// any) through `model.call`; returns the raw answer and tool calls (for parsing; the
+    /// history masks them), or the limit that stopped the call. The log shows the masked stream
+    /// live.
     pub(crate) async fn call_chat_model(
         &self,
         messages: Vec<ChatMessage>,
+        tools: Vec<ToolSpec>,
         usage: &mut Usage,
-    ) -> Result<Result<String, LimitReached>, AgentError> {
+    ) -> Result<Result<ChatReply, LimitReached>, AgentError> {
         let mut call = ChatModelCall {
             model: self.model.name().to_owned(),
             messages,
@@ -140,6 +151,7 @@ impl AgentCore {
                 model: call.model,
                 request: ModelRequest {
                     messages: call.messages,
+                    tools,
                 },
                 attempt: 0,
             })
@@ -148,26 +160,24 @@ impl AgentCore {
             return Ok(Err(limit));
         }
         let model = reply.model;
-        let (raw, call_usage, shown) = self.read_reply(&model, reply.events).await?;
-        usage.add(call_usage);
+        let read = self.read_reply(&model, reply.events).await?;
+        usage.add(read.usage);
         let mut result = ChatModelResult {
             model,
-            response: shown.0,
-            reasoning: shown.1,
-            usage: call_usage,
+            response: read.shown.0,
+            reasoning: read.shown.1,
+            tool_calls: read.reply.tool_calls.clone(),
+            usage: read.usage,
             duration_ms: started.elapsed().as_millis() as u64,
         };
         self.fire(&CHAT_MODEL_CALL_AFTER, &mut result).await?;
-        Ok(Ok(raw))
+        Ok(Ok(read.reply))
     }
 
-    /// Reads a reply's stream through the stream points: the raw answer, the usage, and the
-    /// answer and reasoning as shown (masked).
-    async fn read_reply(
-        &self,
-        model: &str,
-        mut events: ModelStream,
-    ) -> Result<(String, Usage, (String, String)), AgentError> {
+    /// Reads a reply's stream through the stream points: the raw answer and tool calls, the
+    /// usage, and the answer and reasoning as shown (masked). Tool calls are kept only once the
+    /// stream ended without an error: a failed reply runs none of them.
+    async fn read_reply(&self, model: &str, mut events: ModelStream) -> Result<Read, AgentError> {
         let entry = self
             .log
             .push(LogKind::Agent, "agent reply", "", false, None);
@@ -178,6 +188,7 @@ impl AgentCore {
             Stream::new(StreamKind::Response, Some(entry)),
         );
         let (mut raw, mut call_usage) = (String::new(), Usage::default());
+        let mut tool_calls: Vec<ModelToolCall> = Vec::new();
         while let Some(event) = events.next().await {
             match event {
                 Ok(ModelEvent::Reasoning(t)) => reasoning.chunk(self, t).await?,
@@ -187,6 +198,7 @@ impl AgentCore {
                     raw.push_str(&t);
                     response.chunk(self, t).await?;
                 }
+                Ok(ModelEvent::ToolCall(c)) => tool_calls.push(c),
                 Ok(ModelEvent::Usage(u)) => call_usage.add(u),
                 Err(source) => {
                     self.log.finish(entry);
@@ -200,7 +212,13 @@ impl AgentCore {
         reasoning.end(self).await?;
         response.end(self).await?;
         self.log.finish(entry);
-        let shown = (response.payload.full, reasoning.payload.full);
-        Ok((raw, call_usage, shown))
+        Ok(Read {
+            reply: ChatReply {
+                text: raw,
+                tool_calls,
+            },
+            usage: call_usage,
+            shown: (response.payload.full, reasoning.payload.full),
+        })
     }
 }

@@ -7,7 +7,9 @@
 //!   [`current_agent`] (history, log, task context, utility model...).
 //! - `fire`: one dispatch helper (scope, trace, the points-off switch of the benchmark).
 //! - `monologue`: `send` → one monologue → its loop iterations.
-//! - `prompt`, `llm`, `tools`, `reply`: the steps of one iteration.
+//! - `prompt`, `llm`, `requests`, `calls`, `tools`, `reply`: the steps of one iteration (the
+//!   prompt, the model call, the reply's tool requests in either protocol, running them in
+//!   order, one request's tool chain, the text protocol's JSON object).
 //! - `compact`: the history compacted when it is over its budget.
 //! - `guard`: the task's input guardrails, beside the model call.
 //! - `saved`: a context saved and restored.
@@ -16,6 +18,7 @@
 //! - `resume`: an interrupted task going on with the application's answers.
 
 mod builder;
+mod calls;
 mod compact;
 mod fire;
 mod guard;
@@ -26,6 +29,7 @@ mod model_call;
 mod monologue;
 mod prompt;
 mod reply;
+mod requests;
 mod resume;
 mod saved;
 mod subordinate;
@@ -83,10 +87,11 @@ pub enum AgentError {
 ///
 /// A tool's result is read from [`tools`](Self::tools): every tool request of this `send`, in
 /// order, as the model saw its result (after `tool.after_call`; masked) — denied, unknown and
-/// failed calls too, and the final `response` call last when the agent answered. The same
-/// results are in the history (each but the final answer as a [`Role::Tool`](crate::history::Role::Tool)
-/// message `{"tool_name": .., "tool_result": ..}`) and in the log ([`LogKind::Tool`](crate::log::LogKind::Tool)
-/// entries).
+/// failed calls too, and the final `response` call last when the agent answered (with native
+/// tool calls, calls after it in the same reply are not run and follow it as `denied`). The
+/// same results are in the history (each but the final answer as a [`Role::Tool`](crate::history::Role::Tool)
+/// message `{"tool_name": .., "tool_result": ..}`, or, for a native call, a `tool` message
+/// answering its id) and in the log ([`LogKind::Tool`](crate::log::LogKind::Tool) entries).
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -160,11 +165,16 @@ impl Agent {
     /// `user_message_ui`, `task.start`, `monologue_start`, the loop's points, `monologue_end`,
     /// `task.end` and `process_chain_end`.
     ///
-    /// Each iteration asks the model for one tool request and runs it through the whole tool
+    /// Each iteration asks the model for a tool request and runs it through the whole tool
     /// chain — the `response` tool too, which ends the monologue with its text as
     /// [`Reply::text`] (a `tool.before_call` extension may deny it like any tool; the loop then
     /// goes on). A reply that is not a tool request gets a correction in the history and the
     /// loop goes on. Every tool's result is in [`Reply::tools`].
+    ///
+    /// With a chat model whose [`ToolProtocol`](crate::model::ToolProtocol) is `Native`, the
+    /// request offers the tools and a reply may carry several tool calls: they run in order,
+    /// each through the same chain, their results go back as `tool` messages, and the model is
+    /// called again; a reply of text without calls is the final answer (a `response` call).
     ///
     /// # Errors
     /// [`AgentError`]: a model failure (timeout, HTTP, malformed answer) or an extension error

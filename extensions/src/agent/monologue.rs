@@ -4,20 +4,19 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use super::calls::run_requests;
 use super::guard::Guard;
 use super::handle::AgentCore;
-use super::reply::parse_tool_request;
-use super::tools::ToolRun;
+use super::requests::{NATIVE_MISFORMAT_NOTE, requests_of};
 use super::{Agent, AgentError, Reply};
 use crate::approval::{Approval, CallId, Interruption};
 use crate::context::{TaskContext, TaskFacts};
 use crate::history::Role;
 use crate::lock::lock;
 use crate::log::LogKind;
-use crate::model::Usage;
+use crate::model::{ToolProtocol, Usage};
 use crate::payloads::{
-    ChainEnd, GuardrailTrip, LoopData, MonologueEnd, MonologueStart, Outgoing, StopReason,
-    ToolResult, UserMessage,
+    ChainEnd, LoopData, MonologueEnd, MonologueStart, Outgoing, StopReason, ToolResult, UserMessage,
 };
 use crate::points::{
     BEFORE_MAIN_LLM_CALL, MESSAGE_LOOP_END, MESSAGE_LOOP_PROMPTS_AFTER,
@@ -240,7 +239,7 @@ fn next_iteration(core: &AgentCore, ld: &mut LoopData) -> Option<StopReason> {
 }
 
 /// `message_loop_end`, then why the monologue ends, if it does.
-async fn end_iteration(
+pub(super) async fn end_iteration(
     core: &AgentCore,
     ld: &mut LoopData,
     answered: bool,
@@ -256,7 +255,7 @@ async fn end_iteration(
     })
 }
 
-/// One iteration: prompts, model call, the tool it asks for.
+/// One iteration: prompts, model call, the tools it asks for.
 async fn iteration(
     core: &AgentCore,
     ld: &mut LoopData,
@@ -276,7 +275,12 @@ async fn iteration(
     core.fire(&MESSAGE_LOOP_PROMPTS_AFTER, ld).await?;
     core.fire(&PLANNING_STARTED, ld).await?;
     core.fire(&BEFORE_MAIN_LLM_CALL, ld).await?;
-    let call = core.call_chat_model(core.messages(ld), &mut tally.usage);
+    let protocol = core.model.tool_protocol();
+    let offered = match protocol {
+        ToolProtocol::Native => tools.clone(),
+        ToolProtocol::Text => Vec::new(),
+    };
+    let call = core.call_chat_model(core.messages(ld), offered, &mut tally.usage);
     let reply = match guard.beside(core, call, true).await {
         Ok(reply) => reply?,
         Err(trip) => return Ok(Some(StopReason::GuardrailTripped(trip))),
@@ -286,40 +290,22 @@ async fn iteration(
         Err(limit) => return Ok(Some(limit_reached(core, limit))),
     };
     core.check_intervention()?;
-    ld.last_response = reply.clone();
-    core.hist_add(Role::Assistant, reply.clone())?;
-    let mut answered = false;
-    match parse_tool_request(&reply) {
-        Ok(request) => match run_guarded(core, request, &tools, task_id, guard).await? {
-            Err(trip) => return Ok(Some(StopReason::GuardrailTripped(trip))),
-            Ok(ToolRun::Done(result, stop)) => {
-                answered = tally.add(core, result);
-                if let Some(trip) = guard.tripped() {
-                    return Ok(Some(StopReason::GuardrailTripped(trip.clone())));
-                }
-                if let Some(limit) = stop {
-                    return Ok(Some(limit_reached(core, limit)));
-                }
-            }
-            Ok(ToolRun::Waiting(waiting)) => {
-                // The iteration stops here, before `message_loop_end`; `resume` ends it.
-                let pending = vec![waiting.call.clone()];
-                *lock(&core.interrupted) = Some(Interruption {
-                    task_id,
-                    user_message: ld.user_message.clone(),
-                    iteration: ld.iteration,
-                    waiting: vec![waiting],
-                });
-                return Ok(Some(StopReason::Interrupted(pending)));
-            }
-        },
+    ld.last_response = reply.text.clone();
+    let calls = reply.tool_calls.clone();
+    core.hist_add_native(Role::Assistant, reply.text.clone(), calls, None)?;
+    match requests_of(&reply, protocol) {
+        Ok(planned) => run_requests(core, ld, tally, planned, &tools, guard, task_id).await,
         Err(why) => {
             core.log
                 .add(LogKind::Warning, "reply is not a tool request", &why);
-            core.hist_add(Role::User, format!("{MISFORMAT_NOTE} ({why})"))?;
+            let note = match protocol {
+                ToolProtocol::Text => MISFORMAT_NOTE,
+                ToolProtocol::Native => NATIVE_MISFORMAT_NOTE,
+            };
+            core.hist_add(Role::User, format!("{note} ({why})"))?;
+            end_iteration(core, ld, false).await
         }
     }
-    end_iteration(core, ld, answered).await
 }
 
 /// The task's stop at a limit, logged.
@@ -327,34 +313,6 @@ pub(super) fn limit_reached(core: &AgentCore, limit: crate::payloads::LimitReach
     core.log
         .add(LogKind::Warning, "limit reached", limit.to_string());
     StopReason::LimitReached(limit)
-}
-
-/// The tool call beside the guardrails: never cut off; a trip while it runs is logged as coming
-/// after a completed call (its result stays), and ends the task after it.
-async fn run_guarded(
-    core: &AgentCore,
-    request: super::reply::ToolRequest,
-    tools: &[crate::payloads::ToolSpec],
-    task_id: u64,
-    guard: &mut Guard<'_>,
-) -> Result<Result<ToolRun, GuardrailTrip>, AgentError> {
-    let tool = request.tool_name.clone();
-    let before = guard.tripped().is_some();
-    let run = match guard
-        .beside(core, core.run_tool(request, tools, task_id), false)
-        .await
-    {
-        Ok(run) => run?,
-        Err(trip) => return Ok(Err(trip)),
-    };
-    if let (false, Some(trip)) = (before, guard.tripped()) {
-        core.log.add(
-            LogKind::Warning,
-            format!("guardrail `{}` tripped after the model finished", trip.guardrail),
-            format!("the completed call of `{tool}` is not retracted: its result stays in the history; the task ends after it"),
-        );
-    }
-    Ok(Ok(run))
 }
 
 /// `monologue_end`, `task.end`, and `process_chain_end` for the main agent — whatever happened.

@@ -33,13 +33,14 @@ impl AgentCore {
             agent_name: self.name.clone(),
             parts: Vec::new(),
             tools: tools.to_vec(),
+            protocol: self.model.tool_protocol(),
         };
         self.fire(&SYSTEM_PROMPT, &mut prompt).await?;
         Ok(prompt.parts)
     }
 
     /// The messages of this round: the system prompt (sections, then the extras), then the
-    /// history.
+    /// history (native tool calls and their results as the API takes them).
     pub(crate) fn messages(&self, ld: &LoopData) -> Vec<ChatMessage> {
         let mut system = ld.system.join("\n\n");
         for (name, text) in ld.extras_persistent.iter().chain(&ld.extras_temporary) {
@@ -50,7 +51,7 @@ impl AgentCore {
             lock(&self.history)
                 .messages()
                 .iter()
-                .map(|m| ChatMessage::new(m.role.chat_role(), &m.content)),
+                .map(crate::history::Message::to_chat),
         );
         out
     }

@@ -140,7 +140,11 @@ impl AgentCore {
         approval: Approval,
         task_id: u64,
     ) -> Result<crate::payloads::ToolResult, AgentError> {
-        let Waiting { call, spec } = w;
+        let Waiting {
+            call,
+            spec,
+            reply_to,
+        } = w;
         self.log.add(
             LogKind::Info,
             format!("answer for `{}` ({})", call.tool, call.id),
@@ -176,7 +180,8 @@ impl AgentCore {
                 },
             },
         };
-        self.conclude(call.tool, args, outcome, task_id).await
+        self.conclude(call.tool, args, outcome, task_id, reply_to.as_deref())
+            .await
     }
 
     /// A new message while calls wait: each is rejected (the model sees why), so the history
@@ -193,7 +198,8 @@ impl AgentCore {
             self.log
                 .add(LogKind::Warning, format!("{} abandoned", w.call.id), &why);
             let outcome = ToolOutcome::refused(ToolStatus::Denied, why);
-            self.conclude(w.call.tool, w.call.args, outcome, stopped.task_id)
+            let reply_to = w.reply_to.as_deref();
+            self.conclude(w.call.tool, w.call.args, outcome, stopped.task_id, reply_to)
                 .await?;
         }
         Ok(())

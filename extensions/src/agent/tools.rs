@@ -72,12 +72,14 @@ pub(crate) enum ToolRun {
 
 impl AgentCore {
     /// Runs one tool request through the chain; returns the result the model will see, or the
-    /// call that waits for an answer ([`Decision::Ask`] that no callback answered).
+    /// call that waits for an answer ([`Decision::Ask`] that no callback answered). `reply_to`
+    /// is the id of the native tool call the request is (its result goes back under it).
     pub(crate) async fn run_tool(
         &self,
         request: ToolRequest,
         tools: &[ToolSpec],
         task_id: u64,
+        reply_to: Option<&str>,
     ) -> Result<ToolRun, AgentError> {
         let mut select = ToolSelect {
             tool: request.tool_name,
@@ -94,24 +96,27 @@ impl AgentCore {
                 self.execute(call, task_id).await?
             }
             Gate::Wait(call, verdicts, spec) => {
-                return Ok(ToolRun::Waiting(self.wait(call, verdicts, spec)));
+                let reply_to = reply_to.map(str::to_owned);
+                return Ok(ToolRun::Waiting(self.wait(call, verdicts, spec, reply_to)));
             }
         };
         let stop = outcome.stop.clone();
         let result = self
-            .conclude(select.tool, masked_args, outcome, task_id)
+            .conclude(select.tool, masked_args, outcome, task_id, reply_to)
             .await?;
         Ok(ToolRun::Done(result, stop))
     }
 
     /// After the call ran or was refused: `error_format` / `tool.error` for a failure,
-    /// `tool_execute_after`, `tool.after_call`, then the history and `memory.write`.
+    /// `tool_execute_after`, `tool.after_call`, then the history (under the native call
+    /// `reply_to`, if it is one) and `memory.write`.
     pub(crate) async fn conclude(
         &self,
         tool: String,
         mut masked_args: Value,
         outcome: ToolOutcome,
         task_id: u64,
+        reply_to: Option<&str>,
     ) -> Result<ToolResult, AgentError> {
         // The arguments as the last point left them; masked again when the next point fires.
         self.secrets.mask_json(&mut masked_args);
@@ -131,12 +136,19 @@ impl AgentCore {
         };
         self.fire(&TOOL_EXECUTE_AFTER, &mut result).await?;
         self.fire(&TOOL_AFTER_CALL, &mut result).await?;
-        self.record_result(&result, task_id).await?;
+        self.record_result(&result, task_id, reply_to).await?;
         Ok(result)
     }
 
-    /// A call that waits: a new id, the masked arguments and reasons, the tool's spec.
-    fn wait(&self, call: ToolCall, verdicts: Vec<Verdict>, spec: ToolSpec) -> Waiting {
+    /// A call that waits: a new id, the masked arguments and reasons, the tool's spec, the
+    /// native call it answers.
+    fn wait(
+        &self,
+        call: ToolCall,
+        verdicts: Vec<Verdict>,
+        spec: ToolSpec,
+        reply_to: Option<String>,
+    ) -> Waiting {
         let id = CallId(self.next_call.fetch_add(1, Ordering::Relaxed));
         let mut args = call.args;
         self.secrets.mask_json(&mut args);
@@ -153,6 +165,7 @@ impl AgentCore {
         Waiting {
             call: pending,
             spec,
+            reply_to,
         }
     }
 
@@ -390,9 +403,22 @@ impl AgentCore {
 
     /// `hist_add_tool_result`, the history, the log, then `memory.write` — except for a result
     /// that ends the monologue (the answer is already in the history as the model's request,
-    /// as Agent Zero's `response` tool adds nothing).
-    async fn record_result(&self, result: &ToolResult, task_id: u64) -> Result<(), AgentError> {
+    /// as Agent Zero's `response` tool adds nothing; a native call of it gets its `tool`
+    /// message all the same, as every native call must, and nothing else).
+    ///
+    /// The result of a native call (`reply_to`) is a tool message answering it, its content
+    /// the output; otherwise the content is `{"tool_name": .., "tool_result": ..}`.
+    async fn record_result(
+        &self,
+        result: &ToolResult,
+        task_id: u64,
+        reply_to: Option<&str>,
+    ) -> Result<(), AgentError> {
         if result.break_loop {
+            if let Some(call) = reply_to {
+                let call = Some(call.to_owned());
+                self.hist_add_native(Role::Tool, result.output.clone(), Vec::new(), call)?;
+            }
             return Ok(());
         }
         let mut entry = ToolResultEntry {
@@ -400,8 +426,17 @@ impl AgentCore {
             output: result.output.clone(),
         };
         self.fire_sync(&HIST_ADD_TOOL_RESULT, &mut entry)?;
-        let content = serde_json::json!({"tool_name": entry.tool, "tool_result": entry.output});
-        let id = self.hist_add(Role::Tool, content.to_string())?;
+        let id = match reply_to {
+            Some(call) => {
+                let call = Some(call.to_owned());
+                self.hist_add_native(Role::Tool, entry.output, Vec::new(), call)?
+            }
+            None => {
+                let content =
+                    serde_json::json!({"tool_name": entry.tool, "tool_result": entry.output});
+                self.hist_add(Role::Tool, content.to_string())?
+            }
+        };
         let status = serde_json::to_value(result.status).unwrap_or_default();
         self.log.push(
             LogKind::Tool,

@@ -4,27 +4,42 @@
 use hookpoint::extension;
 
 use crate::agent::current_agent;
+use crate::model::ToolProtocol;
 use crate::payloads::{LoopData, SystemPrompt};
 use crate::points::{PLANNING_STARTED, SYSTEM_PROMPT};
 
-/// The role, and the reply protocol.
+/// How to reply, for the text protocol.
+const TEXT_PROTOCOL: &str = "Reply with exactly one JSON object: \
+    {\"thoughts\": [\"...\"], \"headline\": \"...\", \"tool_name\": \"...\", \"tool_args\": {...}}. \
+    Use the `response` tool for your final answer.";
+
+/// How to reply, for native tool calls.
+const NATIVE_PROTOCOL: &str = "Use the tools through tool calls; you may call several in one \
+    reply, and they run in order. Give your final answer with the `response` tool, or as a reply \
+    of text without tool calls.";
+
+/// The role, and the reply protocol: one JSON object per reply (the text protocol), or the
+/// API's tool calls (native).
 #[extension(point = SYSTEM_PROMPT, order = 10)]
 fn main_prompt(prompt: &mut SystemPrompt) {
     let role = current_agent()
         .map(|a| a.config().role.clone())
         .unwrap_or_default();
+    let communication = match prompt.protocol {
+        ToolProtocol::Text => TEXT_PROTOCOL,
+        ToolProtocol::Native => NATIVE_PROTOCOL,
+    };
     prompt.push(format!(
-        "# Role\nYou are {}. {role}\n\n# Communication\nReply with exactly one JSON object: \
-         {{\"thoughts\": [\"...\"], \"headline\": \"...\", \"tool_name\": \"...\", \"tool_args\": {{...}}}}. \
-         Use the `response` tool for your final answer.",
+        "# Role\nYou are {}. {role}\n\n# Communication\n{communication}",
         prompt.agent_name
     ));
 }
 
-/// The tools of this round, each with its argument schema.
+/// The tools of this round, each with its argument schema — for the text protocol only: with
+/// native tool calls the request carries them.
 #[extension(point = SYSTEM_PROMPT, order = 11)]
 fn tools_prompt(prompt: &mut SystemPrompt) {
-    if prompt.tools.is_empty() {
+    if prompt.tools.is_empty() || prompt.protocol == ToolProtocol::Native {
         return;
     }
     let mut text = String::from("# Tools");

@@ -1,13 +1,19 @@
 //! Models behind one trait: the agent streams a request and reads events (reasoning text,
-//! answer text, token usage).
+//! answer text, complete tool calls, token usage).
 //!
 //! - [`ScriptedModel`]: offline, deterministic replies (the default; tests and the demo).
 //! - [`OpenAiModel`] (feature `http`): an OpenAI-compatible `/chat/completions` endpoint with
 //!   streaming (server-sent events), e.g. a local llama.cpp, vLLM or Ollama server.
+//!
+//! How a model asks for tools is a setting of the model ([`ToolProtocol`]): Agent Zero's JSON
+//! object in the reply's text (the default), or the API's native tool calls
+//! ([`ModelToolCall`], reassembled from a stream by [`ToolCallAssembler`]).
 
 #[cfg(feature = "http")]
 pub(crate) mod openai;
+mod protocol;
 mod scripted;
+mod tool_calls;
 
 use std::time::Duration;
 
@@ -17,15 +23,36 @@ use serde::{Deserialize, Serialize};
 
 #[cfg(feature = "http")]
 pub use openai::OpenAiModel;
+pub use protocol::ToolProtocol;
 pub use scripted::{ScriptedModel, ScriptedReply};
+pub use tool_calls::{MAX_TOOL_CALLS, ModelToolCall, ToolCallAssembler, ToolCallDelta};
+
+use crate::payloads::ToolSpec;
 
 /// One chat message as OpenAI-compatible endpoints take it.
+///
+/// With native tool calls an assistant message carries its [`tool_calls`](Self::tool_calls)
+/// and each result goes back as a `tool` message with the call's
+/// [`tool_call_id`](Self::tool_call_id). Both are left out of the JSON when unset, so a message
+/// of the text protocol reads and writes as before (and old saved JSON reads as it was).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatMessage {
-    /// `system`, `user` or `assistant`.
+    /// `system`, `user`, `assistant`, or `tool` (a native tool call's result).
     pub role: String,
-    /// The text.
+    /// The text (`null` in JSON reads as empty: an assistant message with tool calls may have
+    /// none).
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub content: String,
+    /// The native tool calls of an assistant message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ModelToolCall>,
+    /// The call a `tool` message answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
 }
 
 impl ChatMessage {
@@ -34,6 +61,31 @@ impl ChatMessage {
         ChatMessage {
             role: role.into(),
             content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    /// An assistant message with native tool calls (and the text the model wrote beside them,
+    /// often empty).
+    pub fn assistant_calls(content: impl Into<String>, tool_calls: Vec<ModelToolCall>) -> Self {
+        ChatMessage {
+            tool_calls,
+            ..ChatMessage::new("assistant", content)
+        }
+    }
+
+    /// A `tool` message: the result of the native call `tool_call_id`.
+    ///
+    /// ```
+    /// use hookpoint_extensions::model::ChatMessage;
+    /// let m = ChatMessage::tool_result("call_1", "42");
+    /// assert_eq!(serde_json::to_value(&m).unwrap(), serde_json::json!({"role": "tool", "content": "42", "tool_call_id": "call_1"}));
+    /// ```
+    pub fn tool_result(tool_call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        ChatMessage {
+            tool_call_id: Some(tool_call_id.into()),
+            ..ChatMessage::new("tool", content)
         }
     }
 }
@@ -43,6 +95,12 @@ impl ChatMessage {
 pub struct ModelRequest {
     /// The messages, the system prompt first.
     pub messages: Vec<ChatMessage>,
+    /// The tools offered as native tool calls (name, description, JSON Schema of the
+    /// arguments): this round's tool list when the chat model's protocol is
+    /// [`ToolProtocol::Native`], empty otherwise (the text protocol lists them in the system
+    /// prompt). Left out of the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
 }
 
 /// Token counts of one model call (as the endpoint reports them; the scripted model estimates
@@ -75,6 +133,9 @@ pub enum ModelEvent {
     Reasoning(String),
     /// A piece of the answer.
     Content(String),
+    /// A complete native tool call, sent only once the reply is complete (a stream cut off
+    /// mid-call never sends it); several calls come in the reply's order.
+    ToolCall(ModelToolCall),
     /// Token usage, usually once at the end.
     Usage(Usage),
 }
@@ -176,6 +237,13 @@ pub trait Model: Send + Sync {
 
     /// Starts a call; the reply arrives as events.
     fn stream(&self, request: ModelRequest) -> ModelStream;
+
+    /// How this model asks for tools: [`ToolProtocol::Text`] (the default: Agent Zero's JSON
+    /// object in the reply) or [`ToolProtocol::Native`] (the agent offers the tools in
+    /// [`ModelRequest::tools`] and reads [`ModelEvent::ToolCall`]s).
+    fn tool_protocol(&self) -> ToolProtocol {
+        ToolProtocol::Text
+    }
 }
 
 /// A whole reply, collected from a stream.
@@ -185,6 +253,8 @@ pub struct Completion {
     pub content: String,
     /// The reasoning, if the model streamed any.
     pub reasoning: String,
+    /// The native tool calls, in order.
+    pub tool_calls: Vec<ModelToolCall>,
     /// Token usage.
     pub usage: Usage,
 }
@@ -208,8 +278,35 @@ pub async fn collect(mut stream: ModelStream) -> Result<Completion, ModelError> 
         match event? {
             ModelEvent::Reasoning(t) => out.reasoning.push_str(&t),
             ModelEvent::Content(t) => out.content.push_str(&t),
+            ModelEvent::ToolCall(c) => out.tool_calls.push(c),
             ModelEvent::Usage(u) => out.usage.add(u),
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn old_and_null_shapes_of_a_chat_message_read() {
+        let old: ChatMessage =
+            serde_json::from_str(r#"{"role": "user", "content": "hi"}"#).unwrap();
+        assert_eq!(old, ChatMessage::new("user", "hi"));
+        let calls: ChatMessage = serde_json::from_str(
+            r#"{"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "clock", "arguments": "{}"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            calls,
+            ChatMessage::assistant_calls("", vec![ModelToolCall::new("c", "clock", "{}")])
+        );
+        let request: ModelRequest = serde_json::from_str(r#"{"messages": []}"#).unwrap();
+        assert!(request.tools.is_empty());
+        assert_eq!(
+            serde_json::to_string(&request).unwrap(),
+            r#"{"messages":[]}"#
+        );
+    }
 }

@@ -8,12 +8,25 @@ use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
-use super::{Model, ModelError, ModelEvent, ModelRequest, ModelStream, Usage};
+use super::tool_calls::read_deltas;
+use super::{
+    Model, ModelError, ModelEvent, ModelRequest, ModelStream, ToolCallAssembler, ToolCallDelta,
+    ToolProtocol, Usage,
+};
 
 /// A chat model behind an OpenAI-compatible endpoint (OpenAI, llama.cpp's server, vLLM, Ollama,
 /// LM Studio...). Requests `stream: true` with usage; reads `delta.content`, `delta.reasoning_content`
 /// (or `delta.reasoning`) and `usage`. A server that answers with one JSON body instead of a
 /// stream is read too.
+///
+/// With [`ToolProtocol::Native`] ([`with_tool_protocol`](Self::with_tool_protocol)) the
+/// request's tools are sent as `tools` (`{"type": "function", "function": {name, description,
+/// parameters}}`) and the reply's `delta.tool_calls` are reassembled
+/// ([`ToolCallAssembler`]): each call is handed out whole once the reply is complete (its
+/// `finish_reason`, or `[DONE]`). A piece that does not fit (an index never opened, a second
+/// id on one index, a call without an id) fails the reply with
+/// [`ModelError::BadResponse`]; a stream cut off mid-call is [`ModelError::Cut`]. Either way no
+/// call of that reply runs.
 ///
 /// Waiting is bounded: the response headers and each next chunk must arrive within
 /// [`idle_timeout`](Self::idle_timeout) (default 60 s), else the call fails with
@@ -33,6 +46,7 @@ pub struct OpenAiModel {
     model: String,
     api_key: Option<String>,
     idle: Duration,
+    protocol: ToolProtocol,
 }
 
 /// The bytes of an error body kept for the message.
@@ -56,7 +70,21 @@ impl OpenAiModel {
             model: model.into(),
             api_key: None,
             idle: Duration::from_secs(60),
+            protocol: ToolProtocol::Text,
         }
+    }
+
+    /// How the model asks for tools (default [`ToolProtocol::Text`]): set
+    /// [`ToolProtocol::Native`] for an endpoint and model that support tool calling.
+    ///
+    /// ```
+    /// use hookpoint_extensions::model::{Model, OpenAiModel, ToolProtocol};
+    /// let model = OpenAiModel::new("http://127.0.0.1:8080/v1", "qwen2.5").with_tool_protocol(ToolProtocol::Native);
+    /// assert_eq!(model.tool_protocol(), ToolProtocol::Native);
+    /// ```
+    pub fn with_tool_protocol(mut self, protocol: ToolProtocol) -> Self {
+        self.protocol = protocol;
+        self
     }
 
     /// Sends `Authorization: Bearer <key>`.
@@ -72,12 +100,30 @@ impl OpenAiModel {
     }
 
     fn body(&self, request: &ModelRequest) -> Value {
-        serde_json::json!({
+        let mut body = serde_json::json!({
             "model": self.model,
             "messages": request.messages,
             "stream": true,
             "stream_options": {"include_usage": true},
-        })
+        });
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|t| {
+                    serde_json::json!({
+                        "type": "function",
+                        "function": {
+                            "name": t.name,
+                            "description": t.description,
+                            "parameters": t.parameters,
+                        },
+                    })
+                })
+                .collect();
+            body["tools"] = Value::Array(tools);
+        }
+        body
     }
 
     async fn open(&self, request: ModelRequest) -> Result<State, ModelError> {
@@ -131,6 +177,7 @@ impl OpenAiModel {
                 ended: true,
                 content_type,
                 idle: self.idle,
+                calls: ToolCallAssembler::default(),
             }));
         }
         Ok(State::Pending(Reading {
@@ -140,6 +187,7 @@ impl OpenAiModel {
             ended: false,
             content_type,
             idle: self.idle,
+            calls: ToolCallAssembler::default(),
         }))
     }
 }
@@ -170,6 +218,8 @@ struct Reading {
     /// The response's `Content-Type`, for the error when a 200 is not a stream at all.
     content_type: String,
     idle: Duration,
+    /// The tool calls being received; handed out when the answer is complete.
+    calls: ToolCallAssembler,
 }
 
 impl Reading {
@@ -184,8 +234,13 @@ impl Reading {
                 self.content_type
             ))
         } else {
+            let open = match self.calls.open() {
+                0 => String::new(),
+                1 => "; a tool call was still being received and is not run".to_owned(),
+                n => format!("; {n} tool calls were still being received and none is run"),
+            };
             ModelError::Cut(format!(
-                "the stream ended after {} events without `[DONE]` or a `finish_reason`: the connection closed before the answer was complete",
+                "the stream ended after {} events without `[DONE]` or a `finish_reason`: the connection closed before the answer was complete{open}",
                 self.read
             ))
         })
@@ -196,8 +251,65 @@ impl Reading {
 enum Chunk {
     /// `[DONE]`.
     Done,
-    /// Events; `true` when the chunk carries a `finish_reason`.
-    Events(Vec<ModelEvent>, bool),
+    /// A chunk of the answer.
+    Events(Parsed),
+}
+
+/// What one chunk of the answer carries.
+struct Parsed {
+    events: Vec<ModelEvent>,
+    /// Pieces of tool calls (`delta.tool_calls`).
+    deltas: Vec<ToolCallDelta>,
+    /// The chunk carries a `finish_reason`.
+    finished: bool,
+}
+
+/// What reading one `data:` payload did to the answer.
+#[derive(PartialEq)]
+enum Took {
+    /// More is to come.
+    More,
+    /// A `finish_reason`: the answer is complete (usage may follow).
+    Finished,
+    /// `[DONE]`: nothing after it is read.
+    Done,
+}
+
+/// Reads the `data:` payload number `n` into `queue`, its tool-call pieces into `calls`; at
+/// the answer's end (`finish_reason`, `[DONE]`) the complete tool calls follow its events.
+fn take(
+    calls: &mut ToolCallAssembler,
+    data: &str,
+    n: usize,
+    queue: &mut VecDeque<ModelEvent>,
+) -> Result<Took, ModelError> {
+    let took = match chunk_events(data, n)? {
+        Chunk::Done => Took::Done,
+        Chunk::Events(parsed) => {
+            queue.extend(parsed.events);
+            for d in parsed.deltas {
+                calls.push(d).map_err(|e| at_event(e, n))?;
+            }
+            if parsed.finished {
+                Took::Finished
+            } else {
+                Took::More
+            }
+        }
+    };
+    if took != Took::More {
+        let done = calls.finish().map_err(|e| at_event(e, n))?;
+        queue.extend(done.into_iter().map(ModelEvent::ToolCall));
+    }
+    Ok(took)
+}
+
+/// `e` told as coming from stream event `n`.
+fn at_event(e: ModelError, n: usize) -> ModelError {
+    match e {
+        ModelError::BadResponse(m) => ModelError::BadResponse(format!("stream event {n}: {m}")),
+        other => other,
+    }
 }
 
 /// The events of one SSE `data:` payload.
@@ -219,6 +331,11 @@ fn chunk_events(data: &str, n: usize) -> Result<Chunk, ModelError> {
     }
     let mut out = Vec::new();
     let delta = &v["choices"][0]["delta"];
+    let deltas = match delta.get("tool_calls") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(calls) => read_deltas(calls)
+            .map_err(|why| ModelError::BadResponse(format!("stream event {n}: {why}")))?,
+    };
     for key in ["reasoning_content", "reasoning"] {
         if let Some(t) = delta[key].as_str().filter(|t| !t.is_empty()) {
             out.push(ModelEvent::Reasoning(t.to_owned()));
@@ -231,7 +348,11 @@ fn chunk_events(data: &str, n: usize) -> Result<Chunk, ModelError> {
         out.push(ModelEvent::Usage(u));
     }
     let finished = v["choices"][0]["finish_reason"].is_string();
-    Ok(Chunk::Events(out, finished))
+    Ok(Chunk::Events(Parsed {
+        events: out,
+        deltas,
+        finished,
+    }))
 }
 
 fn usage(v: &Value) -> Option<Usage> {
@@ -247,16 +368,56 @@ fn whole_body_events(text: &str) -> Result<Vec<ModelEvent>, ModelError> {
     let v: Value = serde_json::from_str(text)
         .map_err(|e| ModelError::BadResponse(format!("the response body is not JSON ({e})")))?;
     let message = &v["choices"][0]["message"];
-    let content = message["content"].as_str().ok_or_else(|| {
-        ModelError::BadResponse("the response has no `choices[0].message.content`".into())
-    })?;
+    let calls = whole_body_calls(&message["tool_calls"])?;
+    let content = match message["content"].as_str() {
+        Some(c) => c,
+        // With tool calls the content may be `null` or absent.
+        None if !calls.is_empty() => "",
+        None => {
+            return Err(ModelError::BadResponse(
+                "the response has no `choices[0].message.content`".into(),
+            ));
+        }
+    };
     let mut out = Vec::new();
     if let Some(r) = message["reasoning_content"].as_str() {
         out.push(ModelEvent::Reasoning(r.to_owned()));
     }
-    out.push(ModelEvent::Content(content.to_owned()));
+    if !content.is_empty() || calls.is_empty() {
+        out.push(ModelEvent::Content(content.to_owned()));
+    }
+    out.extend(calls.into_iter().map(ModelEvent::ToolCall));
     out.extend(usage(&v).map(ModelEvent::Usage));
     Ok(out)
+}
+
+/// The complete `tool_calls` of a non-streamed message, read by the same rules as streamed ones
+/// (each element is one whole piece at its position).
+fn whole_body_calls(tool_calls: &Value) -> Result<Vec<super::ModelToolCall>, ModelError> {
+    let Some(items) = tool_calls.as_array() else {
+        return match tool_calls {
+            Value::Null => Ok(Vec::new()),
+            other => Err(ModelError::BadResponse(format!(
+                "the response's `tool_calls` is not a list: {other}"
+            ))),
+        };
+    };
+    let indexed: Vec<Value> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let mut item = item.clone();
+            if let Some(o) = item.as_object_mut() {
+                o.insert("index".into(), Value::from(i));
+            }
+            item
+        })
+        .collect();
+    let mut calls = ToolCallAssembler::default();
+    for d in read_deltas(&Value::Array(indexed)).map_err(ModelError::BadResponse)? {
+        calls.push(d)?;
+    }
+    calls.finish()
 }
 
 /// One step of the stream: the next event, or the end.
@@ -292,12 +453,10 @@ async fn step(state: State) -> Option<(Result<ModelEvent, ModelError>, State)> {
             Ok(Some(Ok(event))) => event,
         };
         r.read = n;
-        match chunk_events(&event.data, n) {
-            Ok(Chunk::Events(events, finished)) => {
-                r.ended |= finished;
-                r.queue.extend(events);
-            }
-            Ok(Chunk::Done) => {
+        match take(&mut r.calls, &event.data, n, &mut r.queue) {
+            Ok(Took::More) => {}
+            Ok(Took::Finished) => r.ended = true,
+            Ok(Took::Done) => {
                 // Nothing after `[DONE]` is read, even if the server keeps the connection.
                 r.ended = true;
                 r.sse = None;
@@ -316,6 +475,10 @@ impl Model for OpenAiModel {
         let state = State::Start(self.clone(), request);
         Box::pin(futures_util::stream::unfold(state, step))
     }
+
+    fn tool_protocol(&self) -> ToolProtocol {
+        self.protocol
+    }
 }
 
 impl std::fmt::Debug for OpenAiModel {
@@ -325,6 +488,7 @@ impl std::fmt::Debug for OpenAiModel {
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "…"))
             .field("idle_timeout", &self.idle)
+            .field("tool_protocol", &self.protocol)
             .finish()
     }
 }
@@ -338,6 +502,8 @@ pub(crate) fn sse_events(chunks: Vec<Vec<u8>>) -> Vec<Result<ModelEvent, String>
     let mut sse = Box::pin(body.eventsource());
     let mut out = Vec::new();
     let mut n = 0;
+    let mut calls = ToolCallAssembler::default();
+    let mut queue = VecDeque::new();
     // An in-memory stream is always ready: every `next` completes at once.
     while let Some(Some(event)) = sse.next().now_or_never() {
         n += 1;
@@ -348,9 +514,11 @@ pub(crate) fn sse_events(chunks: Vec<Vec<u8>>) -> Vec<Result<ModelEvent, String>
                 break;
             }
         };
-        match chunk_events(&event.data, n) {
-            Ok(Chunk::Events(events, _)) => out.extend(events.into_iter().map(Ok)),
-            Ok(Chunk::Done) => break,
+        let took = take(&mut calls, &event.data, n, &mut queue);
+        out.extend(queue.drain(..).map(Ok));
+        match took {
+            Ok(Took::More | Took::Finished) => {}
+            Ok(Took::Done) => break,
             Err(e) => {
                 out.push(Err(e.to_string()));
                 break;
@@ -358,4 +526,179 @@ pub(crate) fn sse_events(chunks: Vec<Vec<u8>>) -> Vec<Result<ModelEvent, String>
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::model::ModelToolCall;
+
+    /// The events a body of these `data:` payloads (a JSON string is sent as its text, e.g.
+    /// `[DONE]`) reads as, the stream ending after them, as [`step`] reads a live one.
+    fn read(payloads: &[Value]) -> Vec<Result<ModelEvent, ModelError>> {
+        let data = |p: &Value| match p {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let body: String = payloads
+            .iter()
+            .map(|p| format!("data: {}\n\n", data(p)))
+            .collect();
+        let bytes = futures_util::stream::iter([Ok::<_, reqwest::Error>(body.into_bytes())]);
+        let reading = Reading {
+            queue: VecDeque::new(),
+            sse: Some(Box::pin(bytes.eventsource())),
+            read: 0,
+            ended: false,
+            content_type: "text/event-stream".into(),
+            idle: Duration::from_secs(5),
+            calls: ToolCallAssembler::default(),
+        };
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime")
+            .block_on(futures_util::stream::unfold(State::Pending(reading), step).collect())
+    }
+
+    fn piece(index: u64, id: Option<&str>, name: Option<&str>, args: &str) -> Value {
+        let mut call = json!({"index": index, "function": {"arguments": args}});
+        if let Some(id) = id {
+            call["id"] = json!(id);
+            call["type"] = json!("function");
+        }
+        if let Some(name) = name {
+            call["function"]["name"] = json!(name);
+        }
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+    }
+
+    fn finish(reason: &str) -> Value {
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
+    }
+
+    fn calls(events: &[Result<ModelEvent, ModelError>]) -> Vec<ModelToolCall> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Ok(ModelEvent::ToolCall(c)) => Some(c.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn interleaved_calls_come_out_whole_at_the_finish_reason() {
+        let events = read(&[
+            json!({"choices": [{"index": 0, "delta": {"content": "Let me look."}}]}),
+            piece(0, Some("call_a"), Some("clock"), ""),
+            piece(1, Some("call_b"), Some("calculator"), "{\"expr"),
+            piece(0, None, None, "{}"),
+            piece(1, None, None, "ession\": \"6 * 7\"}"),
+            finish("tool_calls"),
+            json!({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 4}}),
+            json!("[DONE]"),
+        ]);
+        assert!(events.iter().all(Result::is_ok), "{events:?}");
+        assert_eq!(
+            events[0],
+            Ok(ModelEvent::Content("Let me look.".into())),
+            "text comes as it streams"
+        );
+        assert_eq!(
+            calls(&events),
+            [
+                ModelToolCall::new("call_a", "clock", "{}"),
+                ModelToolCall::new("call_b", "calculator", "{\"expression\": \"6 * 7\"}"),
+            ]
+        );
+        let at = |want: fn(&ModelEvent) -> bool| {
+            events
+                .iter()
+                .position(|e| want(e.as_ref().expect("ok")))
+                .expect("the event is there")
+        };
+        assert!(
+            at(|e| matches!(e, ModelEvent::ToolCall(_)))
+                < at(|e| matches!(e, ModelEvent::Usage(_))),
+            "the calls are handed out at the finish reason, before the usage that follows it"
+        );
+    }
+
+    #[test]
+    fn a_stream_cut_mid_call_is_cut_and_hands_out_no_call() {
+        let events = read(&[
+            piece(0, Some("call_a"), Some("echo"), "{\"text\": "),
+            piece(0, None, None, "\"hal"),
+        ]);
+        assert!(calls(&events).is_empty(), "{events:?}");
+        match events.last() {
+            Some(Err(ModelError::Cut(m))) => assert!(
+                m.contains("after 2 events")
+                    && m.contains("a tool call was still being received and is not run"),
+                "{m}"
+            ),
+            other => panic!("expected a cut stream, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_piece_that_does_not_fit_fails_the_reply_with_no_call() {
+        let events = read(&[
+            piece(0, Some("call_a"), Some("echo"), "{}"),
+            piece(3, None, None, "{}"),
+            finish("tool_calls"),
+        ]);
+        assert!(calls(&events).is_empty(), "{events:?}");
+        match events.last() {
+            Some(Err(ModelError::BadResponse(m))) => {
+                assert!(
+                    m.contains("stream event 2:") && m.contains("index 3 was never opened"),
+                    "{m}"
+                )
+            }
+            other => panic!("expected a malformed answer, got {other:?}"),
+        }
+        // A call whose id never came is refused when the reply completes.
+        let events = read(&[piece(0, None, Some("echo"), "{}"), finish("tool_calls")]);
+        assert!(calls(&events).is_empty(), "{events:?}");
+        assert!(
+            matches!(events.last(), Some(Err(ModelError::BadResponse(m))) if m.contains("stream event 2:") && m.contains("has no id")),
+            "{events:?}"
+        );
+    }
+
+    #[test]
+    fn the_tools_are_sent_only_when_the_request_has_some() {
+        let model = OpenAiModel::new("http://127.0.0.1:1/v1", "m");
+        let mut request = ModelRequest::default();
+        assert!(model.body(&request).get("tools").is_none());
+        request.tools = vec![crate::payloads::ToolSpec::new("clock", "The time.")];
+        let body = model.body(&request);
+        assert_eq!(body["tools"][0]["type"], "function");
+        assert_eq!(body["tools"][0]["function"]["name"], "clock");
+        assert_eq!(body["tools"][0]["function"]["description"], "The time.");
+        assert_eq!(body["tools"][0]["function"]["parameters"]["type"], "object");
+    }
+
+    #[test]
+    fn a_whole_body_with_tool_calls_and_no_content_is_read() {
+        let body = json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_a", "type": "function", "function": {"name": "clock", "arguments": "{}"}},
+            {"id": "call_b", "type": "function", "function": {"name": "echo", "arguments": "{\"text\":\"hi\"}"}},
+        ]}}]});
+        let events = whole_body_events(&body.to_string()).unwrap();
+        assert_eq!(
+            events,
+            [
+                ModelEvent::ToolCall(ModelToolCall::new("call_a", "clock", "{}")),
+                ModelEvent::ToolCall(ModelToolCall::new("call_b", "echo", "{\"text\":\"hi\"}")),
+            ]
+        );
+        let no_id =
+            json!({"choices": [{"message": {"tool_calls": [{"function": {"name": "clock"}}]}}]});
+        assert!(whole_body_events(&no_id.to_string()).is_err());
+    }
 }

@@ -3,17 +3,26 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use super::{Model, ModelError, ModelEvent, ModelRequest, ModelStream, Usage};
+use super::{
+    Model, ModelError, ModelEvent, ModelRequest, ModelStream, ToolCallAssembler, ToolCallDelta,
+    ToolProtocol, Usage,
+};
 use crate::lock::lock;
 
-/// One scripted reply: its reasoning and answer chunks, or an error.
+/// One scripted reply: its reasoning and answer chunks, its native tool calls' pieces, or an
+/// error.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScriptedReply {
     /// Reasoning chunks, streamed before the answer.
     pub reasoning: Vec<String>,
     /// Answer chunks, streamed in order.
     pub content: Vec<String>,
-    /// When set, the stream fails with this error after the chunks.
+    /// Pieces of native tool calls, after the answer's chunks: they go through a
+    /// [`ToolCallAssembler`] as a live stream's do, and the complete calls are streamed at the
+    /// end of the reply — or, when a piece does not fit, the stream fails with the assembler's
+    /// error instead and no call is sent.
+    pub tool_calls: Vec<ToolCallDelta>,
+    /// When set, the stream fails with this error after the chunks (no tool call is sent then).
     pub error: Option<ModelError>,
 }
 
@@ -32,6 +41,7 @@ impl ScriptedReply {
         ScriptedReply {
             reasoning: Vec::new(),
             content: split(text.as_ref(), 24),
+            tool_calls: Vec::new(),
             error: None,
         }
     }
@@ -41,6 +51,7 @@ impl ScriptedReply {
         ScriptedReply {
             reasoning: Vec::new(),
             content: chunks.into_iter().map(Into::into).collect(),
+            tool_calls: Vec::new(),
             error: None,
         }
     }
@@ -72,11 +83,58 @@ impl ScriptedReply {
         )
     }
 
+    /// Native tool calls (for a model with [`ToolProtocol::Native`]), one per `(name, args)`,
+    /// with the ids `call_0`, `call_1`, ... and no text. Each call is streamed as pieces — its
+    /// id and name, then its arguments' JSON in chunks of 24 characters — and reassembled
+    /// before the agent gets it.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use hookpoint_extensions::model::{ModelRequest, ScriptedModel, ScriptedReply, complete};
+    /// let reply = ScriptedReply::tool_calls([("calculator", serde_json::json!({"expression": "6 * 7"}))]);
+    /// let model = ScriptedModel::new("m").reply(reply);
+    /// let done = complete(&model, ModelRequest::default()).await.unwrap();
+    /// assert_eq!((done.tool_calls[0].id.as_str(), done.tool_calls[0].name.as_str()), ("call_0", "calculator"));
+    /// assert_eq!(done.tool_calls[0].arguments, r#"{"expression":"6 * 7"}"#);
+    /// # });
+    /// ```
+    pub fn tool_calls<S: AsRef<str>>(
+        calls: impl IntoIterator<Item = (S, serde_json::Value)>,
+    ) -> Self {
+        let mut pieces = Vec::new();
+        for (i, (name, args)) in calls.into_iter().enumerate() {
+            let index = i as u64;
+            pieces.push(ToolCallDelta::start(
+                index,
+                format!("call_{i}"),
+                name.as_ref(),
+            ));
+            pieces.extend(
+                split(&args.to_string(), 24)
+                    .into_iter()
+                    .map(|p| ToolCallDelta::args(index, p)),
+            );
+        }
+        Self::tool_call_deltas(pieces)
+    }
+
+    /// Native tool calls streamed exactly as these pieces (to test interleaving, arguments that
+    /// are not JSON, or pieces that do not fit).
+    pub fn tool_call_deltas(deltas: impl IntoIterator<Item = ToolCallDelta>) -> Self {
+        ScriptedReply {
+            reasoning: Vec::new(),
+            content: Vec::new(),
+            tool_calls: deltas.into_iter().collect(),
+            error: None,
+        }
+    }
+
     /// A stream that fails with `error` (after any chunks already set).
     pub fn fail(error: ModelError) -> Self {
         ScriptedReply {
             reasoning: Vec::new(),
             content: Vec::new(),
+            tool_calls: Vec::new(),
             error: Some(error),
         }
     }
@@ -91,7 +149,10 @@ impl ScriptedReply {
 type ReplyFn = dyn Fn(&ModelRequest) -> ScriptedReply + Send + Sync;
 
 /// An offline model: plays back queued replies, then asks a function (or answers "Done.").
-/// It records every request it gets, and estimates usage at four characters per token.
+/// It records every request it gets, and estimates usage at four characters per token. Its
+/// [`ToolProtocol`] is [`Text`](ToolProtocol::Text) unless set with
+/// [`with_tool_protocol`](Self::with_tool_protocol); it plays back what it is given either way
+/// (a text reply or native tool calls).
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -107,6 +168,7 @@ pub struct ScriptedModel {
     queue: Mutex<VecDeque<ScriptedReply>>,
     then: Option<Box<ReplyFn>>,
     requests: Arc<Mutex<Vec<ModelRequest>>>,
+    protocol: ToolProtocol,
 }
 
 impl ScriptedModel {
@@ -117,7 +179,14 @@ impl ScriptedModel {
             queue: Mutex::default(),
             then: None,
             requests: Arc::default(),
+            protocol: ToolProtocol::Text,
         }
+    }
+
+    /// The tool protocol the agent uses with this model (default [`ToolProtocol::Text`]).
+    pub fn with_tool_protocol(mut self, protocol: ToolProtocol) -> Self {
+        self.protocol = protocol;
+        self
     }
 
     /// Queues a reply (builder style).
@@ -167,34 +236,60 @@ impl Model for ScriptedModel {
         let reply = self.next_reply(&request);
         let prompt_chars: usize = request.messages.iter().map(|m| m.content.len()).sum();
         lock(&self.requests).push(request);
-        let reply_chars: usize = reply
+        Box::pin(futures_util::stream::iter(play(reply, prompt_chars)))
+    }
+
+    fn tool_protocol(&self) -> ToolProtocol {
+        self.protocol
+    }
+}
+
+/// The events of `reply`: reasoning, answer, the tool calls reassembled from their pieces, then
+/// the usage — or the error (the reply's own, or the assembler's) instead of the calls and the
+/// usage.
+fn play(reply: ScriptedReply, prompt_chars: usize) -> Vec<Result<ModelEvent, ModelError>> {
+    let arguments = reply.tool_calls.iter().filter_map(|d| d.arguments.as_ref());
+    let reply_chars: usize = reply
+        .reasoning
+        .iter()
+        .chain(&reply.content)
+        .chain(arguments)
+        .map(String::len)
+        .sum();
+    let mut events: Vec<Result<ModelEvent, ModelError>> = Vec::new();
+    events.extend(
+        reply
             .reasoning
-            .iter()
-            .chain(&reply.content)
-            .map(String::len)
-            .sum();
-        let mut events: Vec<Result<ModelEvent, ModelError>> = Vec::new();
-        events.extend(
-            reply
-                .reasoning
-                .into_iter()
-                .map(|c| Ok(ModelEvent::Reasoning(c))),
-        );
-        events.extend(
-            reply
-                .content
-                .into_iter()
-                .map(|c| Ok(ModelEvent::Content(c))),
-        );
-        match reply.error {
-            Some(e) => events.push(Err(e)),
-            None => events.push(Ok(ModelEvent::Usage(Usage {
+            .into_iter()
+            .map(|c| Ok(ModelEvent::Reasoning(c))),
+    );
+    events.extend(
+        reply
+            .content
+            .into_iter()
+            .map(|c| Ok(ModelEvent::Content(c))),
+    );
+    if let Some(e) = reply.error {
+        events.push(Err(e));
+        return events;
+    }
+    let mut calls = ToolCallAssembler::default();
+    let assembled = reply
+        .tool_calls
+        .into_iter()
+        .try_for_each(|d| calls.push(d))
+        .and_then(|()| calls.finish());
+    match assembled {
+        Ok(calls) => {
+            events.extend(calls.into_iter().map(|c| Ok(ModelEvent::ToolCall(c))));
+            events.push(Ok(ModelEvent::Usage(Usage {
                 prompt_tokens: estimate_tokens(prompt_chars),
                 completion_tokens: estimate_tokens(reply_chars),
-            }))),
+            })));
         }
-        Box::pin(futures_util::stream::iter(events))
+        Err(e) => events.push(Err(e)),
     }
+    events
 }
 
 impl std::fmt::Debug for ScriptedModel {

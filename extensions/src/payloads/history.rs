@@ -63,12 +63,24 @@ pub struct HistoryCompaction {
 }
 
 impl HistoryCompaction {
-    /// The older messages as a transcript, one `role: content` line each.
+    /// The older messages as a transcript, one `role: content` line each (an assistant's
+    /// native tool calls follow its content as `[calls name(arguments), ...]`).
     pub fn transcript(&self) -> String {
         let lines: Vec<String> = self
             .messages
             .iter()
-            .map(|m| format!("{}: {}", role_name(m.role), m.content))
+            .map(|m| {
+                let mut line = format!("{}: {}", role_name(m.role), m.content);
+                if !m.tool_calls.is_empty() {
+                    let calls: Vec<String> = m
+                        .tool_calls
+                        .iter()
+                        .map(|c| format!("{}({})", c.name, c.arguments))
+                        .collect();
+                    line.push_str(&format!(" [calls {}]", calls.join(", ")));
+                }
+                line
+            })
             .collect();
         lines.join("\n")
     }
@@ -79,5 +91,26 @@ fn role_name(role: Role) -> &'static str {
         Role::User => "user",
         Role::Assistant => "assistant",
         Role::Tool => "tool",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ModelToolCall;
+
+    #[test]
+    fn the_transcript_shows_native_tool_calls() {
+        let mut history = crate::history::History::default();
+        let call = ModelToolCall::new("c1", "clock", "{}");
+        history.push_native(Role::Assistant, "Looking.".into(), vec![call], None);
+        let compaction = HistoryCompaction {
+            messages: history.messages().to_vec(),
+            ..HistoryCompaction::default()
+        };
+        assert_eq!(
+            compaction.transcript(),
+            "assistant: Looking. [calls clock({})]"
+        );
     }
 }

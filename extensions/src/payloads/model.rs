@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{ChatMessage, Usage};
+use crate::model::{ChatMessage, ModelToolCall, Usage};
 
 /// `chat_model_call_before`: just before the chat model is called (after
 /// `before_main_llm_call`). Extensions may rewrite `messages` (e.g. trim, translate); what they
@@ -25,6 +25,9 @@ pub struct ChatModelResult {
     pub response: String,
     /// The reasoning as shown (masked).
     pub reasoning: String,
+    /// The native tool calls of the reply, in order (masked; empty for the text protocol).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ModelToolCall>,
     /// Tokens of this call.
     pub usage: Usage,
     /// Wall time of the call, in milliseconds.

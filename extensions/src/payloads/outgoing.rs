@@ -20,6 +20,7 @@ use super::{
     ToolResultEntry, ToolSelect, ToolSpec, UserMessage, UtilModelCall, UtilModelResult,
 };
 use super::{GuardrailInput, MemoryRecall, Subagent};
+use crate::model::{ChatMessage, ModelToolCall};
 use crate::secrets::SecretStore;
 
 /// A payload the core fires: how it is masked before extensions see it, and how the trace shows
@@ -128,7 +129,10 @@ impl Outgoing for ChainEnd {
 
 impl Outgoing for HistoryCompaction {
     fn mask_secrets(&mut self, secrets: &SecretStore) {
-        texts(secrets, self.messages.iter_mut().map(|m| &mut m.content));
+        for m in &mut self.messages {
+            secrets.mask_in_place(&mut m.content);
+            tool_calls(secrets, &mut m.tool_calls);
+        }
         texts(secrets, &mut self.facts);
         texts(secrets, self.summary.iter_mut().chain(&mut self.veto));
     }
@@ -146,10 +150,26 @@ impl Outgoing for ToolResultEntry {
     }
 }
 
+/// The texts of native tool calls: id, name, arguments.
+fn tool_calls(secrets: &SecretStore, calls: &mut [ModelToolCall]) {
+    for c in calls {
+        texts(secrets, [&mut c.id, &mut c.name, &mut c.arguments]);
+    }
+}
+
+/// The texts of chat messages: content, tool calls, the id a tool message answers.
+fn chat_messages(secrets: &SecretStore, messages: &mut [ChatMessage]) {
+    for m in messages {
+        secrets.mask_in_place(&mut m.content);
+        tool_calls(secrets, &mut m.tool_calls);
+        texts(secrets, &mut m.tool_call_id);
+    }
+}
+
 impl Outgoing for ChatModelCall {
     fn mask_secrets(&mut self, secrets: &SecretStore) {
         secrets.mask_in_place(&mut self.model);
-        texts(secrets, self.messages.iter_mut().map(|m| &mut m.content));
+        chat_messages(secrets, &mut self.messages);
     }
 }
 
@@ -159,6 +179,7 @@ impl Outgoing for ChatModelResult {
             secrets,
             [&mut self.model, &mut self.response, &mut self.reasoning],
         );
+        tool_calls(secrets, &mut self.tool_calls);
     }
 }
 
@@ -289,10 +310,8 @@ impl Outgoing for MemoryWrite {
 
 impl Outgoing for super::ModelCall {
     fn mask_secrets(&mut self, secrets: &SecretStore) {
-        texts(
-            secrets,
-            self.request.messages.iter_mut().map(|m| &mut m.content),
-        );
+        chat_messages(secrets, &mut self.request.messages);
+        self.request.tools.iter_mut().for_each(|t| spec(secrets, t));
     }
 }
 

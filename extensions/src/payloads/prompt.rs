@@ -3,11 +3,13 @@
 use serde::{Deserialize, Serialize};
 
 use super::ToolSpec;
+use crate::model::ToolProtocol;
 
 /// `system_prompt`: the system prompt is assembled, each iteration, as a list of sections.
 /// Extensions push sections (the built-ins: `main_prompt` 10, `tools_prompt` 11, `mcp_prompt`
 /// 12, `secrets_prompt` 13, `skills_prompt` 13, `project_prompt` 14) and may rewrite or remove
-/// earlier ones. `tools` is this round's tool list (from `tool.register`). Read.
+/// earlier ones. `tools` is this round's tool list (from `tool.register`) and `protocol` how
+/// the chat model asks for them. Read.
 ///
 /// ```
 /// let mut prompt = hookpoint_extensions::payloads::SystemPrompt::new("ada");
@@ -22,6 +24,10 @@ pub struct SystemPrompt {
     pub parts: Vec<String>,
     /// The tools the model may call this round. Read.
     pub tools: Vec<ToolSpec>,
+    /// How the chat model asks for tools: with [`ToolProtocol::Native`] the request offers the
+    /// tools (the prompt need not list them) and the model calls them natively. Read.
+    #[serde(default)]
+    pub protocol: ToolProtocol,
 }
 
 impl SystemPrompt {

@@ -47,6 +47,7 @@ fn call() -> ModelCall {
                 ChatMessage::new("system", "You are a helpful agent. ".repeat(40)),
                 ChatMessage::new("user", "Which units do I prefer for the weather report?"),
             ],
+            tools: Vec::new(),
         },
         attempt: 0,
     }

@@ -2,11 +2,13 @@
 //! cache when the same request was answered before, within the TTL; otherwise calls the rest of
 //! the nest, reads the reply whole and stores it when it ended without an error.
 //!
-//! The key is a SHA-256 of the role, the model's name and the request's messages as JSON (the
-//! request is masked before `model.call`, so no secret value reaches the file). A hit is played
-//! back as a reply marked [`ReplySource::Cache`], so the stream points still fire; it counts as
-//! no model call for the limits (which are inside it). An entry that does not parse is logged,
-//! deleted and answered as a miss.
+//! The key is a SHA-256 of the role, the model's name, the request's messages as JSON and —
+//! when the request offers native tool calls — its tools (the request is masked before
+//! `model.call`, so no secret value reaches the file). A request without tools keys as it did
+//! before tools could be offered, so entries stored then still answer. A hit is played back as a
+//! reply marked [`ReplySource::Cache`] — its native tool calls too — so the stream points still
+//! fire; it counts as no model call for the limits (which are inside it). An entry that does not
+//! parse is logged, deleted and answered as a miss.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -16,7 +18,7 @@ use hookpoint::{AsyncNext, Error, extension};
 use hookpoint_extensions::{
     agent::current_agent,
     log::LogKind,
-    model::{ModelEvent, Usage},
+    model::{ModelEvent, ModelToolCall, Usage},
     payloads::{ModelCall, ModelReply, ReplySource},
     points::MODEL_CALL,
 };
@@ -70,13 +72,17 @@ async fn model_cache(
     Ok(ModelReply::replay(model, events, failure).with_source(source))
 }
 
-/// The cache key of a call: hex SHA-256 of its role, model and messages.
+/// The cache key of a call: hex SHA-256 of its role, model, messages and (when it offers any)
+/// tools.
 fn key_of(call: &ModelCall) -> Result<String, Error> {
-    let request = serde_json::json!({
+    let mut request = serde_json::json!({
         "role": call.role,
         "model": call.model,
         "messages": call.request.messages,
     });
+    if !call.request.tools.is_empty() {
+        request["tools"] = serde_json::to_value(&call.request.tools).map_err(Error::new)?;
+    }
     let bytes = serde_json::to_vec(&request).map_err(Error::new)?;
     let digest = Sha256::digest(&bytes);
     Ok(digest.iter().map(|b| format!("{b:02x}")).collect())
@@ -102,6 +108,7 @@ fn warn(heading: &str, why: &str) {
 enum Stored {
     Reasoning(String),
     Content(String),
+    ToolCall(ModelToolCall),
     Usage { prompt: u64, completion: u64 },
 }
 
@@ -110,6 +117,7 @@ impl Stored {
         match e {
             ModelEvent::Reasoning(t) => Stored::Reasoning(t.clone()),
             ModelEvent::Content(t) => Stored::Content(t.clone()),
+            ModelEvent::ToolCall(c) => Stored::ToolCall(c.clone()),
             ModelEvent::Usage(u) => Stored::Usage {
                 prompt: u.prompt_tokens,
                 completion: u.completion_tokens,
@@ -121,6 +129,7 @@ impl Stored {
         match self {
             Stored::Reasoning(t) => ModelEvent::Reasoning(t),
             Stored::Content(t) => ModelEvent::Content(t),
+            Stored::ToolCall(c) => ModelEvent::ToolCall(c),
             Stored::Usage { prompt, completion } => ModelEvent::Usage(Usage {
                 prompt_tokens: prompt,
                 completion_tokens: completion,
@@ -277,4 +286,58 @@ fn open(dir: &Path, path: &Path) -> Result<Connection, String> {
         })
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(conn)
+}
+
+#[cfg(test)]
+mod tests {
+    use hookpoint_extensions::model::{ChatMessage, ModelRequest};
+    use hookpoint_extensions::payloads::{ModelRole, ToolSpec};
+
+    use super::*;
+
+    fn call(tools: Vec<ToolSpec>) -> ModelCall {
+        ModelCall {
+            role: ModelRole::Chat,
+            model: "m".into(),
+            request: ModelRequest {
+                messages: vec![ChatMessage::new("user", "hi")],
+                tools,
+            },
+            attempt: 0,
+        }
+    }
+
+    #[test]
+    fn a_request_without_tools_keys_as_before_and_tools_change_the_key() {
+        // The key of the role, model and messages alone, as entries stored before requests
+        // could offer tools were keyed.
+        let before = serde_json::json!({
+            "role": "chat",
+            "model": "m",
+            "messages": [{"role": "user", "content": "hi"}],
+        });
+        let digest = Sha256::digest(serde_json::to_vec(&before).unwrap());
+        let before: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(key_of(&call(Vec::new())).unwrap(), before);
+        let clock = key_of(&call(vec![ToolSpec::new("clock", "The time.")])).unwrap();
+        let other = key_of(&call(vec![ToolSpec::new("calendar", "The date.")])).unwrap();
+        assert_ne!(clock, before);
+        assert_ne!(clock, other);
+    }
+
+    #[test]
+    fn a_tool_call_is_stored_and_read_back() {
+        let call = ModelToolCall::new("call_1", "clock", "{}");
+        let text =
+            serde_json::to_string(&[Stored::of(&ModelEvent::ToolCall(call.clone()))]).unwrap();
+        let back: Vec<Stored> = serde_json::from_str(&text).unwrap();
+        let events: Vec<ModelEvent> = back.into_iter().map(Stored::event).collect();
+        assert_eq!(events, [ModelEvent::ToolCall(call)]);
+        // Entries stored before tool calls read as they did.
+        let old: Vec<Stored> = serde_json::from_str(
+            r#"[{"content": "hi"}, {"usage": {"prompt": 1, "completion": 2}}]"#,
+        )
+        .unwrap();
+        assert_eq!(old.len(), 2);
+    }
 }
