@@ -14,6 +14,8 @@ pub(crate) mod openai;
 mod protocol;
 mod scripted;
 mod tool_calls;
+#[cfg(feature = "http")]
+mod wire_names;
 
 use std::time::Duration;
 
