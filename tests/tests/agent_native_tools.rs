@@ -4,7 +4,8 @@
 //! back as `tool` messages. Against the fake OpenAI-compatible server (`fake_openai`): one call,
 //! two calls in one reply, arguments in 100 chunks, interleaved calls, pieces that do not fit
 //! and a stream cut mid-call (a clear error, no tool run), arguments that are not JSON (a
-//! `BadArguments` result the model sees), and the text protocol unchanged. With the scripted
+//! `BadArguments` result the model sees), a tool whose name OpenAI does not take (sent and
+//! answered under a wire name, run under its own), and the text protocol unchanged. With the scripted
 //! model: the chain, a call that waits for approval, and scripted pieces.
 
 mod fake_openai;
@@ -70,11 +71,15 @@ fn register_native_tools(tools: &mut ToolRegistry) {
     tools.add(ToolSpec::new("nt_clock", "The time."));
     tools.add(ToolSpec::new("nt_denied", "Always denied."));
     tools.add(ToolSpec::new("nt_ask", "Needs the user's approval."));
+    tools.add(ToolSpec::new(
+        "nt.dotted",
+        "A name OpenAI does not take as it is.",
+    ));
 }
 
 #[extension(point = TOOL_EXECUTE)]
 fn run_native_tools(exec: &mut ToolExecution) {
-    for tool in ["nt_echo", "nt_clock", "nt_denied", "nt_ask"] {
+    for tool in ["nt_echo", "nt_clock", "nt_denied", "nt_ask", "nt.dotted"] {
         let Some(args) = exec.claim(tool) else {
             continue;
         };
@@ -245,6 +250,53 @@ fn one_call_is_offered_as_tools_run_and_answered_with_a_tool_message() {
         );
         let last = messages(&bodies[1]).last().cloned().unwrap();
         assert_eq!(last["role"], "tool", "the result is the last message sent");
+    });
+}
+
+#[test]
+fn a_dotted_tool_name_goes_on_the_wire_as_a_valid_name_and_runs_under_its_own() {
+    rt().block_on(async {
+        let (url, bodies) = serve_each(vec![
+            Behaviour::Stream(tool_call_events(&[("call_d", "nt_dotted", "{}")], 1)),
+            Behaviour::Stream(text_events("Dotted done.")),
+        ])
+        .await;
+        let mut agent = native_agent("nt-dotted", &url);
+        let reply = agent.send("run the dotted tool").await.expect("send");
+        assert_eq!(reply.text, "Dotted done.");
+        assert_eq!(runs("nt-dotted"), [("nt.dotted".into(), json!({}))]);
+        assert_eq!(
+            (reply.tools[0].tool.as_str(), reply.tools[0].status),
+            ("nt.dotted", ToolStatus::Ok)
+        );
+        let bodies = bodies.lock().unwrap().clone();
+        let offered: Vec<&str> = bodies[0]["tools"]
+            .as_array()
+            .expect("tools offered")
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect();
+        assert!(offered.contains(&"nt_dotted"), "{offered:?}");
+        assert!(
+            offered.iter().all(|n| !n.contains('.')),
+            "no name with a dot goes out: {offered:?}"
+        );
+        assert_eq!(
+            assistant_calls(&bodies[1]),
+            [("call_d".into(), "nt_dotted".into(), "{}".into())],
+            "the history's call goes back under the wire name"
+        );
+        assert_eq!(tool_messages(&bodies[1]), [("call_d".into(), "ran".into())]);
+        let history = agent.handle().history();
+        let stored = history
+            .messages()
+            .iter()
+            .find(|m| !m.tool_calls.is_empty())
+            .expect("the call");
+        assert_eq!(
+            stored.tool_calls[0].name, "nt.dotted",
+            "the history keeps the real name"
+        );
     });
 }
 
