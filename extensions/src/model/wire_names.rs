@@ -130,6 +130,23 @@ mod tests {
         assert_eq!(names.wire("calculator"), "calculator");
         assert_eq!(names.wire("code-run_2"), "code-run_2");
         assert_eq!(names.real("calculator"), "calculator");
+        // A valid name keeps its name even when a name before it sanitises to it.
+        let names = WireNames::new(["code.run-2", "code_run-2"]);
+        assert_eq!(names.wire("code_run-2"), "code_run-2");
+        assert_ne!(names.wire("code.run-2"), "code_run-2");
+    }
+
+    #[test]
+    fn a_taken_suffix_is_passed_over() {
+        let first = WireNames::unique("db.search", &HashSet::from(["db_search".to_owned()]));
+        assert!(first.starts_with("db_search_"), "{first}");
+        let taken = HashSet::from(["db_search".to_owned(), first.clone()]);
+        let second = WireNames::unique("db.search", &taken);
+        assert!(
+            second.starts_with("db_search_") && is_valid(&second),
+            "{second}"
+        );
+        assert_ne!(first, second);
     }
 
     #[test]
