@@ -180,6 +180,9 @@ mod tests {
             (names.real(a), names.real(b), names.real("db_search")),
             ("db.search", "db/search", "db_search")
         );
+        // The suffix is the same on every run and platform.
+        let pair = WireNames::new(["db.search", "db_search"]);
+        assert_eq!(pair.wire("db.search"), "db_search_4a0317");
         // The same names give the same wire names.
         let again = WireNames::new(["db.search", "db/search", "db_search"]);
         assert_eq!((again.wire("db.search"), again.wire("db/search")), (a, b));
