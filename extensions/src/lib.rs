@@ -139,6 +139,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "http")]
 #[doc(hidden)]
 pub mod __fuzz;
 pub mod agent;

@@ -1,11 +1,12 @@
 //! What building an agent and writing its first extensions takes, in one import:
 //! `use hookpoint_extensions::prelude::*;`.
 //!
-//! The agent and its handle, the models to drive it, and the tool chain (the points a tool is
-//! made of and their payloads). Everything else is one module away: every point in
-//! [`points`](crate::points), every payload in [`payloads`](crate::payloads), the context's
-//! parts in [`history`](crate::history), [`log`](crate::log), [`secrets`](crate::secrets),
-//! [`context`](crate::context), [`decision`](crate::decision).
+//! The agent and its handle, the models to drive it (`OpenAiModel` with the feature `http`),
+//! and the tool chain (the points a tool is made of and their payloads). Everything else is
+//! one module away: every point in [`points`](crate::points), every payload in
+//! [`payloads`](crate::payloads), the context's parts in [`history`](crate::history),
+//! [`log`](crate::log), [`secrets`](crate::secrets), [`context`](crate::context),
+//! [`decision`](crate::decision).
 //!
 //! ```
 //! use hookpoint_extensions::prelude::*;
@@ -21,7 +22,9 @@
 
 pub use crate::agent::{Agent, AgentBuilder, AgentError, AgentRef, Reply, current_agent};
 pub use crate::log::LogKind;
-pub use crate::model::{Model, OpenAiModel, ScriptedModel, ScriptedReply};
+#[cfg(feature = "http")]
+pub use crate::model::OpenAiModel;
+pub use crate::model::{Model, ScriptedModel, ScriptedReply};
 pub use crate::payloads::{
     ToolCall, ToolError, ToolExecution, ToolRegistry, ToolResult, ToolSpec, ToolStatus,
 };

@@ -4,8 +4,11 @@
 //! back as `tool` messages. Against the fake OpenAI-compatible server (`fake_openai`): one call,
 //! two calls in one reply, arguments in 100 chunks, interleaved calls, pieces that do not fit
 //! and a stream cut mid-call (a clear error, no tool run), arguments that are not JSON (a
-//! `BadArguments` result the model sees), and the text protocol unchanged. With the scripted
-//! model: the chain, a call that waits for approval, and scripted pieces.
+//! `BadArguments` result the model sees), a tool whose name OpenAI does not take (sent and
+//! answered under a wire name, run under its own), and the text protocol unchanged. With the scripted
+//! model: the chain, a call that waits for approval, and scripted pieces; the calls after one
+//! that answered, one during which a guardrail tripped, and one a limit stopped, are not run
+//! and are answered.
 
 mod fake_openai;
 
@@ -22,11 +25,15 @@ use hookpoint_extensions::{
     approval::Approval,
     history::Role,
     model::{Model, ModelError, OpenAiModel, ToolCallDelta, ToolProtocol},
-    payloads::{ChatModelResult, StopReason, ToolInvocation, ToolOutcome},
-    points::{CHAT_MODEL_CALL_AFTER, TOOL_CALL},
+    payloads::{
+        ChatModelResult, GuardrailInput, LimitReached, LimitSpan, StopReason, ToolInvocation,
+        ToolOutcome,
+    },
+    points::{CHAT_MODEL_CALL_AFTER, GUARDRAIL_INPUT, TOOL_CALL},
     prelude::*,
 };
 use serde_json::{Value, json};
+use tokio::sync::Notify;
 
 /// Every run of a test tool: (agent, tool, the arguments the tool got).
 static RUNS: Mutex<Vec<(String, String, Value)>> = Mutex::new(Vec::new());
@@ -70,11 +77,74 @@ fn register_native_tools(tools: &mut ToolRegistry) {
     tools.add(ToolSpec::new("nt_clock", "The time."));
     tools.add(ToolSpec::new("nt_denied", "Always denied."));
     tools.add(ToolSpec::new("nt_ask", "Needs the user's approval."));
+    tools.add(ToolSpec::new(
+        "nt.dotted",
+        "A name OpenAI does not take as it is.",
+    ));
+    tools.add(ToolSpec::new("nt_slow", "Runs while the guardrail trips."));
+}
+
+/// `nt_slow` of agent `nt-trip` has started (the guardrail may trip now).
+static SLOW_STARTED: Notify = Notify::const_new();
+/// The guardrail of agent `nt-trip` has tripped (`nt_slow` may finish now).
+static GUARD_TRIPPED: Notify = Notify::const_new();
+
+#[extension(point = TOOL_EXECUTE)]
+async fn run_slow_tool(exec: &mut ToolExecution) {
+    if exec.claim("nt_slow").is_none() {
+        return;
+    }
+    RUNS.lock()
+        .unwrap()
+        .push((me(), "nt_slow".into(), json!({})));
+    if me() == "nt-trip" {
+        SLOW_STARTED.notify_one();
+        // Bounded, so a guardrail that never trips fails the test instead of hanging it.
+        let _ = tokio::time::timeout(Duration::from_secs(5), GUARD_TRIPPED.notified()).await;
+    }
+    exec.ok("slow done");
+}
+
+/// Trips for agent `nt-trip` while its `nt_slow` call runs.
+#[extension(point = GUARDRAIL_INPUT)]
+async fn trip_while_a_call_runs(input: &mut GuardrailInput) {
+    if input.agent != "nt-trip" {
+        return;
+    }
+    SLOW_STARTED.notified().await;
+    input.trip("nt_guard", "tripped while nt_slow ran");
+    GUARD_TRIPPED.notify_one();
+}
+
+/// The limit that stops agent `nt-limit`'s `nt_clock` calls.
+fn clock_limit() -> LimitReached {
+    LimitReached {
+        limit: "tool_calls.nt_clock".into(),
+        span: LimitSpan::Task,
+        max: 0,
+        used: 0,
+    }
+}
+
+/// For agent `nt-limit`, a limit stops each `nt_clock` call (as the middleware's limits do).
+#[extension(point = TOOL_CALL, order = 20)]
+async fn limit_native_clock(
+    inv: &mut ToolInvocation,
+    mut next: AsyncNext<'_, ToolInvocation, ToolOutcome>,
+) -> Result<ToolOutcome, Error> {
+    if me() == "nt-limit" && inv.tool == "nt_clock" {
+        let limit = clock_limit();
+        return Ok(ToolOutcome {
+            stop: Some(limit.clone()),
+            ..ToolOutcome::refused(ToolStatus::Denied, limit.to_string())
+        });
+    }
+    next.run(inv).await
 }
 
 #[extension(point = TOOL_EXECUTE)]
 fn run_native_tools(exec: &mut ToolExecution) {
-    for tool in ["nt_echo", "nt_clock", "nt_denied", "nt_ask"] {
+    for tool in ["nt_echo", "nt_clock", "nt_denied", "nt_ask", "nt.dotted"] {
         let Some(args) = exec.claim(tool) else {
             continue;
         };
@@ -245,6 +315,53 @@ fn one_call_is_offered_as_tools_run_and_answered_with_a_tool_message() {
         );
         let last = messages(&bodies[1]).last().cloned().unwrap();
         assert_eq!(last["role"], "tool", "the result is the last message sent");
+    });
+}
+
+#[test]
+fn a_dotted_tool_name_goes_on_the_wire_as_a_valid_name_and_runs_under_its_own() {
+    rt().block_on(async {
+        let (url, bodies) = serve_each(vec![
+            Behaviour::Stream(tool_call_events(&[("call_d", "nt_dotted", "{}")], 1)),
+            Behaviour::Stream(text_events("Dotted done.")),
+        ])
+        .await;
+        let mut agent = native_agent("nt-dotted", &url);
+        let reply = agent.send("run the dotted tool").await.expect("send");
+        assert_eq!(reply.text, "Dotted done.");
+        assert_eq!(runs("nt-dotted"), [("nt.dotted".into(), json!({}))]);
+        assert_eq!(
+            (reply.tools[0].tool.as_str(), reply.tools[0].status),
+            ("nt.dotted", ToolStatus::Ok)
+        );
+        let bodies = bodies.lock().unwrap().clone();
+        let offered: Vec<&str> = bodies[0]["tools"]
+            .as_array()
+            .expect("tools offered")
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect();
+        assert!(offered.contains(&"nt_dotted"), "{offered:?}");
+        assert!(
+            offered.iter().all(|n| !n.contains('.')),
+            "no name with a dot goes out: {offered:?}"
+        );
+        assert_eq!(
+            assistant_calls(&bodies[1]),
+            [("call_d".into(), "nt_dotted".into(), "{}".into())],
+            "the history's call goes back under the wire name"
+        );
+        assert_eq!(tool_messages(&bodies[1]), [("call_d".into(), "ran".into())]);
+        let history = agent.handle().history();
+        let stored = history
+            .messages()
+            .iter()
+            .find(|m| !m.tool_calls.is_empty())
+            .expect("the call");
+        assert_eq!(
+            stored.tool_calls[0].name, "nt.dotted",
+            "the history keeps the real name"
+        );
     });
 }
 
@@ -769,4 +886,112 @@ fn calls_after_a_native_answer_are_not_run_and_every_call_is_answered() {
     assert_eq!(answered.len(), 2, "{answered:?}");
     assert_eq!(answered[0], ("call_0".into(), "Answered first.".into()));
     assert_eq!(answered[1].0, "call_1");
+}
+
+/// The `tool_call_id`s of agent `agent`'s history, in order.
+fn answered_ids(agent: &Agent) -> Vec<String> {
+    agent
+        .handle()
+        .history()
+        .messages()
+        .iter()
+        .filter_map(|m| m.tool_call_id.clone())
+        .collect()
+}
+
+#[test]
+fn calls_after_a_guardrail_trip_are_not_run_and_every_call_is_answered() {
+    let model = Arc::new(
+        ScriptedModel::new("scripted-native")
+            .with_tool_protocol(ToolProtocol::Native)
+            .reply(ScriptedReply::tool_calls([
+                ("nt_slow", json!({})),
+                ("nt_clock", json!({})),
+                ("nt_echo", json!({"text": "never"})),
+            ]))
+            .reply(ScriptedReply::text("never asked")),
+    );
+    let mut agent = scripted("nt-trip", &model, SecretStore::new());
+    let reply = rt().block_on(agent.send("slow then more")).unwrap();
+    match &reply.stop {
+        StopReason::GuardrailTripped(t) => assert_eq!(t.guardrail, "nt_guard"),
+        other => panic!("expected a trip, got {other:?}"),
+    }
+    assert_eq!(
+        runs("nt-trip"),
+        [("nt_slow".into(), json!({}))],
+        "the call the trip came during completes; the later ones do not run"
+    );
+    let tools: Vec<_> = reply
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), t.status))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            ("nt_slow", ToolStatus::Ok),
+            ("nt_clock", ToolStatus::Denied),
+            ("nt_echo", ToolStatus::Denied),
+        ]
+    );
+    assert_eq!(reply.tools[0].output, "slow done", "its result stays");
+    for (t, tool) in reply.tools[1..].iter().zip(["nt_clock", "nt_echo"]) {
+        assert_eq!(
+            t.output,
+            format!("Tool call `{tool}` was not run: a guardrail tripped and the task ended")
+        );
+    }
+    assert_eq!(model.requests().len(), 1, "no model call after the trip");
+    assert_eq!(
+        answered_ids(&agent),
+        ["call_0", "call_1", "call_2"],
+        "every call of the reply has its tool message"
+    );
+}
+
+#[test]
+fn calls_after_one_a_limit_stopped_are_not_run_and_every_call_is_answered() {
+    let model = Arc::new(
+        ScriptedModel::new("scripted-native")
+            .with_tool_protocol(ToolProtocol::Native)
+            .reply(ScriptedReply::tool_calls([
+                ("nt_echo", json!({"text": "first"})),
+                ("nt_clock", json!({})),
+                ("nt_echo", json!({"text": "never"})),
+            ]))
+            .reply(ScriptedReply::text("never asked")),
+    );
+    let mut agent = scripted("nt-limit", &model, SecretStore::new());
+    let reply = rt().block_on(agent.send("echo, clock, echo")).unwrap();
+    assert_eq!(reply.stop, StopReason::LimitReached(clock_limit()));
+    assert_eq!(
+        runs("nt-limit"),
+        [("nt_echo".into(), json!({"text": "first"}))],
+        "the limited call and the one after it do not run"
+    );
+    let tools: Vec<_> = reply
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), t.status))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            ("nt_echo", ToolStatus::Ok),
+            ("nt_clock", ToolStatus::Denied),
+            ("nt_echo", ToolStatus::Denied),
+        ]
+    );
+    assert_eq!(reply.tools[1].output, clock_limit().to_string());
+    assert_eq!(
+        reply.tools[2].output,
+        "Tool call `nt_echo` was not run: a limit was reached and the task ended"
+    );
+    assert_eq!(model.requests().len(), 1, "no model call after the limit");
+    assert_eq!(
+        answered_ids(&agent),
+        ["call_0", "call_1", "call_2"],
+        "every call of the reply has its tool message"
+    );
 }

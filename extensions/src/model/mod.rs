@@ -2,7 +2,7 @@
 //! answer text, complete tool calls, token usage).
 //!
 //! - [`ScriptedModel`]: offline, deterministic replies (the default; tests and the demo).
-//! - [`OpenAiModel`] (feature `http`): an OpenAI-compatible `/chat/completions` endpoint with
+//! - `OpenAiModel` (feature `http`): an OpenAI-compatible `/chat/completions` endpoint with
 //!   streaming (server-sent events), e.g. a local llama.cpp, vLLM or Ollama server.
 //!
 //! How a model asks for tools is a setting of the model ([`ToolProtocol`]): Agent Zero's JSON
@@ -14,6 +14,8 @@ pub(crate) mod openai;
 mod protocol;
 mod scripted;
 mod tool_calls;
+#[cfg(feature = "http")]
+mod wire_names;
 
 use std::time::Duration;
 

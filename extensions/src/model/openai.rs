@@ -1,5 +1,6 @@
 //! An OpenAI-compatible `/chat/completions` client with streaming (server-sent events).
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::time::Duration;
@@ -9,9 +10,10 @@ use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
 use super::tool_calls::read_deltas;
+use super::wire_names::WireNames;
 use super::{
-    Model, ModelError, ModelEvent, ModelRequest, ModelStream, ToolCallAssembler, ToolCallDelta,
-    ToolProtocol, Usage,
+    ChatMessage, Model, ModelError, ModelEvent, ModelRequest, ModelStream, ToolCallAssembler,
+    ToolCallDelta, ToolProtocol, Usage,
 };
 
 /// A chat model behind an OpenAI-compatible endpoint (OpenAI, llama.cpp's server, vLLM, Ollama,
@@ -23,7 +25,12 @@ use super::{
 /// request's tools are sent as `tools` (`{"type": "function", "function": {name, description,
 /// parameters}}`) and the reply's `delta.tool_calls` are reassembled
 /// ([`ToolCallAssembler`]): each call is handed out whole once the reply is complete (its
-/// `finish_reason`, or `[DONE]`). A piece that does not fit (an index never opened, a second
+/// `finish_reason`, or `[DONE]`). OpenAI takes a function name only if it matches
+/// `^[a-zA-Z0-9_-]{1,64}$`: a tool named otherwise (`db.search`) is sent under a wire name
+/// (`db_search`: the other characters as `_`, cut to 64 characters, a short suffix when that
+/// is taken), in `tools` and in the history's calls, and the calls that come back are
+/// translated to the real names (a name the request did not send is left as it is). A piece
+/// that does not fit (an index never opened, a second
 /// id on one index, a call without an id) fails the reply with
 /// [`ModelError::BadResponse`]; a stream cut off mid-call is [`ModelError::Cut`]. Either way no
 /// call of that reply runs.
@@ -99,10 +106,25 @@ impl OpenAiModel {
         self
     }
 
-    fn body(&self, request: &ModelRequest) -> Value {
+    /// The request's body, with the tool names of `names` (its [`wire_names`]).
+    fn body(&self, request: &ModelRequest, names: &WireNames) -> Value {
+        let messages: Vec<Cow<'_, ChatMessage>> = request
+            .messages
+            .iter()
+            .map(|m| {
+                if m.tool_calls.is_empty() {
+                    return Cow::Borrowed(m);
+                }
+                let mut m = m.clone();
+                for c in &mut m.tool_calls {
+                    c.name = names.wire(&c.name).to_owned();
+                }
+                Cow::Owned(m)
+            })
+            .collect();
         let mut body = serde_json::json!({
             "model": self.model,
-            "messages": request.messages,
+            "messages": messages,
             "stream": true,
             "stream_options": {"include_usage": true},
         });
@@ -114,7 +136,7 @@ impl OpenAiModel {
                     serde_json::json!({
                         "type": "function",
                         "function": {
-                            "name": t.name,
+                            "name": names.wire(&t.name),
                             "description": t.description,
                             "parameters": t.parameters,
                         },
@@ -127,11 +149,12 @@ impl OpenAiModel {
     }
 
     async fn open(&self, request: ModelRequest) -> Result<State, ModelError> {
+        let names = wire_names(&request);
         let mut req = self
             .client
             .post(&self.url)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(self.body(&request).to_string());
+            .body(self.body(&request, &names).to_string());
         if let Some(key) = &self.api_key {
             req = req.bearer_auth(key);
         }
@@ -178,6 +201,7 @@ impl OpenAiModel {
                 content_type,
                 idle: self.idle,
                 calls: ToolCallAssembler::default(),
+                names,
             }));
         }
         Ok(State::Pending(Reading {
@@ -188,8 +212,21 @@ impl OpenAiModel {
             content_type,
             idle: self.idle,
             calls: ToolCallAssembler::default(),
+            names,
         }))
     }
+}
+
+/// The wire names of one request: its tools' names, then the names of the calls in its
+/// history (a tool no longer offered is still sent under a valid name).
+fn wire_names(request: &ModelRequest) -> WireNames {
+    let offered = request.tools.iter().map(|t| t.name.as_str());
+    let called = request
+        .messages
+        .iter()
+        .flat_map(|m| &m.tool_calls)
+        .map(|c| c.name.as_str());
+    WireNames::new(offered.chain(called))
 }
 
 fn timeout(what: &str, after: Duration) -> ModelError {
@@ -220,6 +257,8 @@ struct Reading {
     idle: Duration,
     /// The tool calls being received; handed out when the answer is complete.
     calls: ToolCallAssembler,
+    /// The request's tool names on the wire: the calls handed out carry the real names.
+    names: WireNames,
 }
 
 impl Reading {
@@ -432,7 +471,10 @@ async fn step(state: State) -> Option<(Result<ModelEvent, ModelError>, State)> {
         State::Pending(r) => r,
     };
     loop {
-        if let Some(event) = r.queue.pop_front() {
+        if let Some(mut event) = r.queue.pop_front() {
+            if let ModelEvent::ToolCall(c) = &mut event {
+                c.name = r.names.real(&c.name).to_owned();
+            }
             return Some((Ok(event), State::Pending(r)));
         }
         let sse = r.sse.as_mut()?;
@@ -538,6 +580,11 @@ mod tests {
     /// The events a body of these `data:` payloads (a JSON string is sent as its text, e.g.
     /// `[DONE]`) reads as, the stream ending after them, as [`step`] reads a live one.
     fn read(payloads: &[Value]) -> Vec<Result<ModelEvent, ModelError>> {
+        read_named(payloads, WireNames::default())
+    }
+
+    /// As [`read`], for a request whose tool names on the wire are `names`.
+    fn read_named(payloads: &[Value], names: WireNames) -> Vec<Result<ModelEvent, ModelError>> {
         let data = |p: &Value| match p {
             Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -555,6 +602,7 @@ mod tests {
             content_type: "text/event-stream".into(),
             idle: Duration::from_secs(5),
             calls: ToolCallAssembler::default(),
+            names,
         };
         tokio::runtime::Builder::new_current_thread()
             .enable_time()
@@ -674,9 +722,10 @@ mod tests {
     fn the_tools_are_sent_only_when_the_request_has_some() {
         let model = OpenAiModel::new("http://127.0.0.1:1/v1", "m");
         let mut request = ModelRequest::default();
-        assert!(model.body(&request).get("tools").is_none());
+        let names = WireNames::default();
+        assert!(model.body(&request, &names).get("tools").is_none());
         request.tools = vec![crate::payloads::ToolSpec::new("clock", "The time.")];
-        let body = model.body(&request);
+        let body = model.body(&request, &wire_names(&request));
         assert_eq!(body["tools"][0]["type"], "function");
         assert_eq!(body["tools"][0]["function"]["name"], "clock");
         assert_eq!(body["tools"][0]["function"]["description"], "The time.");
@@ -700,5 +749,56 @@ mod tests {
         let no_id =
             json!({"choices": [{"message": {"tool_calls": [{"function": {"name": "clock"}}]}}]});
         assert!(whole_body_events(&no_id.to_string()).is_err());
+    }
+
+    #[test]
+    fn tool_names_go_out_as_wire_names_and_calls_come_back_with_the_real_ones() {
+        let model = OpenAiModel::new("http://127.0.0.1:1/v1", "m");
+        let request = ModelRequest {
+            messages: vec![
+                ChatMessage::new("user", "look it up"),
+                ChatMessage::assistant_calls(
+                    "",
+                    vec![
+                        ModelToolCall::new("call_a", "db.search", "{}"),
+                        ModelToolCall::new("call_b", "gone.tool", "{}"),
+                    ],
+                ),
+                ChatMessage::tool_result("call_a", "found"),
+            ],
+            tools: vec![
+                crate::payloads::ToolSpec::new("db.search", "Searches."),
+                crate::payloads::ToolSpec::new("clock", "The time."),
+            ],
+        };
+        let names = wire_names(&request);
+        let body = model.body(&request, &names);
+        assert_eq!(body["tools"][0]["function"]["name"], "db_search");
+        assert_eq!(body["tools"][1]["function"]["name"], "clock");
+        let sent = &body["messages"][1]["tool_calls"];
+        assert_eq!(sent[0]["function"]["name"], "db_search");
+        assert_eq!(
+            sent[1]["function"]["name"], "gone_tool",
+            "a call of a tool no longer offered is sent under a valid name too"
+        );
+        assert_eq!(
+            request.messages[1].tool_calls[0].name, "db.search",
+            "the request itself is untouched"
+        );
+        let events = read_named(
+            &[
+                piece(0, Some("call_c"), Some("db_search"), "{}"),
+                piece(1, Some("call_d"), Some("not_offered"), "{}"),
+                finish("tool_calls"),
+            ],
+            names,
+        );
+        assert_eq!(
+            calls(&events),
+            [
+                ModelToolCall::new("call_c", "db.search", "{}"),
+                ModelToolCall::new("call_d", "not_offered", "{}"),
+            ]
+        );
     }
 }

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "http")]
 use serde_json::Value;
 
 use super::ModelError;
@@ -145,6 +146,7 @@ impl ToolCallDelta {
     }
 }
 
+#[cfg(feature = "http")]
 /// Reads the `tool_calls` array of a chunk's `delta` (OpenAI's streamed shape:
 /// `[{"index": 0, "id": .., "type": "function", "function": {"name": .., "arguments": ..}}]`).
 /// `null` fields count as absent.
@@ -159,6 +161,7 @@ pub(crate) fn read_deltas(tool_calls: &Value) -> Result<Vec<ToolCallDelta>, Stri
     items.iter().map(read_delta).collect()
 }
 
+#[cfg(feature = "http")]
 fn read_delta(item: &Value) -> Result<ToolCallDelta, String> {
     let index = match item.get("index") {
         Some(i) => i.as_u64().ok_or_else(|| {
@@ -202,6 +205,7 @@ fn read_delta(item: &Value) -> Result<ToolCallDelta, String> {
     })
 }
 
+#[cfg(feature = "http")]
 /// The string at `key` of `v` (absent or `null`: `None`).
 fn text(v: &Value, key: &str, index: u64) -> Result<Option<String>, String> {
     match v.get(key) {
@@ -214,6 +218,7 @@ fn text(v: &Value, key: &str, index: u64) -> Result<Option<String>, String> {
     }
 }
 
+#[cfg(feature = "http")]
 fn shown(v: &Value) -> String {
     let s = v.to_string();
     match s.char_indices().nth(120) {
@@ -534,6 +539,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "http")]
     #[test]
     fn the_wire_shape_is_read_strictly() {
         let ok = read_deltas(&json!([
