@@ -162,5 +162,6 @@ pub mod points;
 pub mod prelude;
 pub mod secrets;
 pub mod settings;
+mod tool_spec;
 pub mod trace;
 pub mod ui;

@@ -10,9 +10,10 @@
 use super::AgentError;
 use super::guard::Guard;
 use super::handle::AgentCore;
-use super::monologue::{Tally, end_iteration, limit_reached};
 use super::reply::ToolRequest;
 use super::requests::Planned;
+use super::stops::{end_iteration, limit_reached};
+use super::tally::Tally;
 use super::tools::ToolRun;
 use crate::approval::{Interruption, Waiting};
 use crate::lock::lock;

@@ -8,46 +8,24 @@ use super::calls::run_requests;
 use super::guard::Guard;
 use super::handle::AgentCore;
 use super::requests::{NATIVE_MISFORMAT_NOTE, requests_of};
+use super::stops::{end_iteration, limit_reached};
+use super::tally::Tally;
 use super::{Agent, AgentError, Reply};
 use crate::approval::{Approval, CallId, Interruption};
 use crate::context::{TaskContext, TaskFacts};
 use crate::history::Role;
 use crate::lock::lock;
 use crate::log::LogKind;
-use crate::model::{ToolProtocol, Usage};
-use crate::payloads::{
-    ChainEnd, LoopData, MonologueEnd, MonologueStart, Outgoing, StopReason, ToolResult, UserMessage,
-};
+use crate::model::ToolProtocol;
+use crate::payloads::{ChainEnd, LoopData, MonologueEnd, MonologueStart, StopReason, UserMessage};
 use crate::points::{
-    BEFORE_MAIN_LLM_CALL, MESSAGE_LOOP_END, MESSAGE_LOOP_PROMPTS_AFTER,
-    MESSAGE_LOOP_PROMPTS_BEFORE, MESSAGE_LOOP_START, MONOLOGUE_END, MONOLOGUE_START,
-    PLANNING_STARTED, PROCESS_CHAIN_END, TASK_END, TASK_START, USER_MESSAGE_UI,
+    BEFORE_MAIN_LLM_CALL, MESSAGE_LOOP_PROMPTS_AFTER, MESSAGE_LOOP_PROMPTS_BEFORE,
+    MESSAGE_LOOP_START, MONOLOGUE_END, MONOLOGUE_START, PLANNING_STARTED, PROCESS_CHAIN_END,
+    TASK_END, TASK_START, USER_MESSAGE_UI,
 };
 
 /// What Agent Zero tells a model whose reply was not a tool request.
 pub(crate) const MISFORMAT_NOTE: &str = "Your last reply was not a valid tool request. Reply with one JSON object: {\"thoughts\": [...], \"headline\": \"...\", \"tool_name\": \"...\", \"tool_args\": {...}}.";
-
-/// What one monologue accumulates.
-#[derive(Default)]
-pub(super) struct Tally {
-    response: String,
-    iterations: u32,
-    usage: Usage,
-    tools: Vec<ToolResult>,
-}
-
-impl Tally {
-    /// Keeps a tool's result (masked); true when it answered the user.
-    pub(super) fn add(&mut self, core: &AgentCore, mut result: ToolResult) -> bool {
-        result.mask_secrets(&core.secrets);
-        let answered = result.break_loop;
-        if answered {
-            self.response = result.output.clone();
-        }
-        self.tools.push(result);
-        answered
-    }
-}
 
 /// How a task begins: with a new user message, or where an interrupted one stopped.
 pub(super) enum Entry {
@@ -238,23 +216,6 @@ fn next_iteration(core: &AgentCore, ld: &mut LoopData) -> Option<StopReason> {
     Some(StopReason::IterationLimit)
 }
 
-/// `message_loop_end`, then why the monologue ends, if it does.
-pub(super) async fn end_iteration(
-    core: &AgentCore,
-    ld: &mut LoopData,
-    answered: bool,
-) -> Result<Option<StopReason>, AgentError> {
-    core.fire(&MESSAGE_LOOP_END, ld).await?;
-    core.compact_history().await?;
-    Ok(if answered {
-        Some(StopReason::Responded)
-    } else if ld.stop {
-        Some(StopReason::StoppedByExtension)
-    } else {
-        None
-    })
-}
-
 /// One iteration: prompts, model call, the tools it asks for.
 async fn iteration(
     core: &AgentCore,
@@ -306,13 +267,6 @@ async fn iteration(
             end_iteration(core, ld, false).await
         }
     }
-}
-
-/// The task's stop at a limit, logged.
-pub(super) fn limit_reached(core: &AgentCore, limit: crate::payloads::LimitReached) -> StopReason {
-    core.log
-        .add(LogKind::Warning, "limit reached", limit.to_string());
-    StopReason::LimitReached(limit)
 }
 
 /// `monologue_end`, `task.end`, and `process_chain_end` for the main agent — whatever happened.

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::handle::{AgentCore, CURRENT};
-use super::monologue::{Entry, Tally};
+use super::monologue::Entry;
+use super::tally::Tally;
 use super::tools::{Gate, denial, reasons};
 use super::{Agent, AgentError, Reply};
 use crate::approval::{Approval, CallId, Interruption, PendingCall, ResumeError, Waiting};

@@ -29,7 +29,7 @@ pub use protocol::ToolProtocol;
 pub use scripted::{ScriptedModel, ScriptedReply};
 pub use tool_calls::{MAX_TOOL_CALLS, ModelToolCall, ToolCallAssembler, ToolCallDelta};
 
-use crate::payloads::ToolSpec;
+use crate::tool_spec::ToolSpec;
 
 /// One chat message as OpenAI-compatible endpoints take it.
 ///

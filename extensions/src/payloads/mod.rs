@@ -11,7 +11,6 @@ mod pending;
 mod process;
 mod prompt;
 mod tool_call;
-mod tool_schema;
 mod tools;
 
 pub use crate::limit::{LimitReached, LimitSpan};

@@ -148,11 +148,7 @@ impl LoadState {
         mut warnings: Vec<Diagnostic>,
     ) -> Loaded {
         let disabled: BTreeSet<&str> = input.disabled.values().copied().collect();
-        if let Some(path) = &input.config.toggles
-            && let Err(p) = crate::fs::plugins::toggles::read(path)
-        {
-            problems.push(p);
-        }
+        problems.extend(toggles_problem(input.config));
         #[cfg(all(feature = "folder-plugins", unix))]
         let (joining, defaults) = (&folder.layers, &folder.defaults);
         #[cfg(not(all(feature = "folder-plugins", unix)))]
@@ -308,4 +304,10 @@ fn warn_unhealthy(
             .for_plugin(plugin),
         );
     }
+}
+
+/// The problem of the scope's plugin toggles file, if it names one that does not read.
+fn toggles_problem(config: &FsConfig) -> Option<Diagnostic> {
+    let path = config.toggles.as_ref()?;
+    crate::fs::plugins::toggles::read(path).err()
 }
