@@ -219,7 +219,8 @@ impl CacheDb {
         }
     }
 
-    /// Stores `events` under `key` and keeps at most `max_entries` (the least recently used go).
+    /// Stores `events` under `key` and keeps at most `max_entries`: an entry neither stored nor
+    /// hit within the last `max_entries` stores and hits goes.
     fn store(
         &self,
         config: &CacheConfig,
@@ -237,8 +238,11 @@ impl CacheDb {
                  VALUES (?1, ?2, ?3, ?4, (SELECT coalesce(max(used), 0) + 1 FROM entries))",
                 params![key, model, text, now],
             )?;
+            // `used` is one sequence for stores and hits, so at most `keep` entries have one of
+            // the last `keep` numbers: those stay, every older one goes. Both lookups walk the
+            // index on `used`, so a store costs the same however full the cache is.
             c.execute(
-                "DELETE FROM entries WHERE key NOT IN (SELECT key FROM entries ORDER BY used DESC LIMIT ?1)",
+                "DELETE FROM entries WHERE used <= (SELECT max(used) FROM entries) - ?1",
                 params![keep],
             )?;
             Ok(())

@@ -115,7 +115,9 @@ pub struct CacheConfig {
     pub dir: Option<std::path::PathBuf>,
     /// How long an entry answers, in seconds, from when it was stored (0: none answers).
     pub ttl_secs: u64,
-    /// Entries kept at most; past it the least recently used go (0: none is kept).
+    /// Entries kept at most (0: none is kept): an entry neither stored nor hit within the last
+    /// `max_entries` stores and hits goes, so the least recently used go first, and a cache
+    /// whose entries are hit again and again keeps fewer.
     pub max_entries: u64,
 }
 

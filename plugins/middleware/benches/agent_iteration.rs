@@ -1,0 +1,113 @@
+//! One agent loop iteration — a user message, the scripted model asking for a tool, the tool
+//! through the whole chain, the model's answer — with the middlewares on, against the same
+//! iteration with the plugin disabled, in one run.
+//!
+//! - `iteration/middleware_off`: the plugin disabled in its scope (its extensions leave the
+//!   snapshot);
+//! - `iteration/retry_cache_limits`: retry (3 attempts, never needed), the model cache (a miss
+//!   each time: every iteration asks something new, so each also stores its reply) and limits
+//!   per task and per agent (model calls, tool calls, tokens; never reached);
+//! - `iteration/retry_limits`: the same without the cache, to tell the cache's write apart.
+//!
+//! `cargo bench -p hookpoint-plugin-middleware --bench agent_iteration`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use hookpoint::{Scope, ScopeBuilder};
+use hookpoint_extensions::layout::AgentZeroLayout;
+use hookpoint_extensions::prelude::*;
+use serde_json::{Value, json};
+
+hookpoint::link!(hookpoint_plugin_middleware);
+
+#[hookpoint::extension(point = TOOL_REGISTER)]
+fn register_calc(tools: &mut ToolRegistry) {
+    tools.add(ToolSpec::new("bench.calc", "Adds one.").arg("a", "integer", "", true));
+}
+
+#[hookpoint::extension(point = TOOL_EXECUTE)]
+fn run_calc(exec: &mut ToolExecution) {
+    if let Some(args) = exec.claim("bench.calc") {
+        exec.ok((args["a"].as_i64().unwrap_or(0) + 1).to_string());
+    }
+}
+
+fn scope(name: &str, dir: &std::path::Path, config: Value) -> Scope {
+    let file = dir.join("layer/plugins/middleware/config.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(file, config.to_string()).unwrap();
+    AgentZeroLayout::new()
+        .user(dir.join("layer"))
+        .apply(ScopeBuilder::new(name))
+        .watch(false)
+        .build()
+        .unwrap()
+}
+
+fn limits() -> Value {
+    let each = json!({"model_calls": 1000, "tool_calls": 1000, "tokens_in": 100_000_000, "tokens_out": 100_000_000});
+    json!({"per_task": each, "per_agent": each})
+}
+
+/// A fresh agent in `scope` whose model asks for the tool once, then answers.
+fn agent(scope: &Scope) -> Agent {
+    let model = ScriptedModel::new("bench")
+        .reply(ScriptedReply::tool(
+            "add one",
+            "bench.calc",
+            json!({"a": 41}),
+        ))
+        .reply(ScriptedReply::respond("42"));
+    Agent::builder("bench")
+        .scope(scope.clone())
+        .model(model)
+        .build()
+        .expect("agent")
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let retry = json!({"max_attempts": 3, "base_delay_ms": 1});
+    let cache = json!({"enabled": true, "dir": dir.path().join("cache")});
+    let off = scope("bench-off", &dir.path().join("off"), json!({}));
+    off.set_plugin_enabled("middleware", false).unwrap();
+    let all = scope(
+        "bench-all",
+        &dir.path().join("all"),
+        json!({"retry": retry, "cache": cache, "limits": limits()}),
+    );
+    let no_cache = scope(
+        "bench-no-cache",
+        &dir.path().join("no-cache"),
+        json!({"retry": retry, "limits": limits()}),
+    );
+    // Every message differs, so the cache misses; the agent is made outside the measurement.
+    let n = AtomicU64::new(0);
+    let fresh = |scope: &Scope| {
+        let text = format!("add one to 41 (#{})", n.fetch_add(1, Ordering::Relaxed));
+        (agent(scope), text)
+    };
+    let send = |(mut a, text): (Agent, String)| {
+        let reply = rt.block_on(a.send(&text)).expect("send");
+        assert_eq!(reply.text, "42");
+    };
+    let mut g = c.benchmark_group("iteration");
+    for (name, scope) in [
+        ("middleware_off", &off),
+        ("retry_cache_limits", &all),
+        ("retry_limits", &no_cache),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter_batched(|| fresh(scope), send, BatchSize::SmallInput)
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
