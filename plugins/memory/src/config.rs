@@ -32,7 +32,8 @@ pub struct MemoryConfig {
     /// How long embedding one memory being stored may take, in milliseconds (default 10 000);
     /// after that the memory is stored without its vector (found by words until the model is
     /// opened or switched again, which embeds the memories still without a vector), logged.
-    /// It bounds how long a slow embedding model holds up `monologue_end`.
+    /// The bound is per memory: a `monologue_end` that stores n memories (a fragment per
+    /// trigger sentence, a solution) waits for a slow model at most n times this.
     pub embed_timeout_ms: u64,
     /// Ask the utility model for the search query (Agent Zero's way) instead of searching with
     /// the user message's words (default false: no model call).
@@ -152,14 +153,14 @@ impl Default for MemoryConfig {
 /// `data_dir`, a `data_dir` that exists and is not a folder, a `similarity_threshold` outside
 /// `-1..=1`, a relative `embedding.folder`, or the PostgreSQL store without `postgres`.
 pub fn check(config: &MemoryConfig) -> Result<(), Error> {
-    if config.recall_interval == 0
-        || config.recall_timeout_ms == 0
-        || config.recall_limit == 0
-        || config.embed_timeout_ms == 0
-    {
-        return Err(Error::msg(
-            "`recall_interval`, `recall_timeout_ms`, `recall_limit` and `embed_timeout_ms` must be at least 1",
-        ));
+    let at_least_one = [
+        ("recall_interval", u64::from(config.recall_interval)),
+        ("recall_timeout_ms", config.recall_timeout_ms),
+        ("recall_limit", config.recall_limit as u64),
+        ("embed_timeout_ms", config.embed_timeout_ms),
+    ];
+    if let Some((key, _)) = at_least_one.iter().find(|(_, value)| *value == 0) {
+        return Err(Error::msg(format!("`{key}` must be at least 1, got 0")));
     }
     if !(-1.0..=1.0).contains(&config.similarity_threshold) {
         return Err(Error::msg(format!(
@@ -198,4 +199,20 @@ pub fn check(config: &MemoryConfig) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MemoryConfig, check};
+
+    #[test]
+    fn a_zero_that_must_be_at_least_one_is_named() {
+        let config = MemoryConfig {
+            embed_timeout_ms: 0,
+            ..MemoryConfig::default()
+        };
+        let err = check(&config).unwrap_err().to_string();
+        assert_eq!(err, "`embed_timeout_ms` must be at least 1, got 0");
+        assert!(check(&MemoryConfig::default()).is_ok());
+    }
 }
