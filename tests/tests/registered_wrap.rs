@@ -226,8 +226,10 @@ fn by_name_on_a_wrap_point_a_plain_closure_is_refused_with_how_to_wrap() {
     assert_eq!(err.kind(), hookpoint::ErrorKind::PayloadMismatch);
     let text = err.to_string();
     assert!(
-        text.contains("it is a wrap point: register on its typed constant")
-            && text.contains(".wrap(|request, next| ..)"),
+        text.contains("the point is a wrap point (`wrap(u32) -> u32`)")
+            && text.contains("register on its typed constant")
+            && text.contains(".wrap(|request, next| ..)")
+            && !text.contains("but this closure takes"),
         "{text}"
     );
 }

@@ -164,20 +164,17 @@ impl Scope {
         if other_key.is_some_and(|k| Some(k) != cand.meta.key) {
             let wrap =
                 declared.is_some_and(|d| matches!(d.kind, PointKind::Wrap | PointKind::AsyncWrap));
-            let hint = if wrap {
-                "; it is a wrap point: register on its typed constant, `scope.register(&POINT).wrap(|request, next| ..)` (`wrap_async` on an async one)"
-            } else {
-                ""
-            };
-            return Err(refused(
-                ErrorKind::PayloadMismatch,
-                point,
-                cand,
+            let why = if wrap {
                 format!(
-                    "the point {whose} payload `{other_type}`, but this closure takes `{}`{hint}",
+                    "the point is a wrap point (`{other_type}`): its extensions take the request and `next`, so this closure cannot join it; register on its typed constant, `scope.register(&POINT).wrap(|request, next| ..)` (`wrap_async` on an async one)"
+                )
+            } else {
+                format!(
+                    "the point {whose} payload `{other_type}`, but this closure takes `{}`",
                     cand.meta.payload_type
-                ),
-            ));
+                )
+            };
+            return Err(refused(ErrorKind::PayloadMismatch, point, cand, why));
         }
         if cand.meta.is_async && declared.is_some_and(|d| d.kind == PointKind::Sync) {
             return Err(refused(
