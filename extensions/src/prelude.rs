@@ -24,7 +24,7 @@ pub use crate::agent::{Agent, AgentBuilder, AgentError, AgentRef, Reply, current
 pub use crate::log::LogKind;
 #[cfg(feature = "http")]
 pub use crate::model::OpenAiModel;
-pub use crate::model::{Model, ScriptedModel, ScriptedReply};
+pub use crate::model::{Model, ScriptedModel, ScriptedReply, ToolProtocol};
 pub use crate::payloads::{
     ToolCall, ToolError, ToolExecution, ToolRegistry, ToolResult, ToolSpec, ToolStatus,
 };

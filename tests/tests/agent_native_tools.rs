@@ -995,3 +995,31 @@ fn calls_after_one_a_limit_stopped_are_not_run_and_every_call_is_answered() {
         "every call of the reply has its tool message"
     );
 }
+
+#[test]
+fn a_native_agent_greets_in_plain_text_and_a_text_agent_in_its_json_protocol() {
+    let greeting_of = |protocol: ToolProtocol| {
+        let model = Arc::new(
+            ScriptedModel::new("greeter")
+                .with_tool_protocol(protocol)
+                .reply(ScriptedReply::text("Hi.")),
+        );
+        let mut agent = scripted("nt-greeting", &model, SecretStore::new());
+        rt().block_on(agent.send("hello")).unwrap();
+        let first = &model.requests()[0];
+        first
+            .messages
+            .iter()
+            .find(|m| m.role == "assistant")
+            .expect("the greeting is in the history")
+            .content
+            .clone()
+    };
+    let native = greeting_of(ToolProtocol::Native);
+    assert!(
+        native.starts_with("Hello! I'm your agent.") && !native.contains("tool_name"),
+        "{native}"
+    );
+    let text = greeting_of(ToolProtocol::Text);
+    assert!(text.contains("\"tool_name\": \"response\""), "{text}");
+}

@@ -205,6 +205,18 @@ impl AgentRef {
         self.core.restored
     }
 
+    /// How the agent's chat model asks for tools ([`Model::tool_protocol`](crate::model::Model::tool_protocol)).
+    ///
+    /// ```
+    /// use hookpoint_extensions::prelude::*;
+    /// let model = ScriptedModel::new("m").with_tool_protocol(ToolProtocol::Native);
+    /// let agent = Agent::builder("native").model(model).build().unwrap();
+    /// assert_eq!(agent.handle().tool_protocol(), ToolProtocol::Native);
+    /// ```
+    pub fn tool_protocol(&self) -> crate::model::ToolProtocol {
+        self.core.model.tool_protocol()
+    }
+
     /// The hookpoint scope the agent dispatches in (its layers, plugin state and config).
     pub fn scope(&self) -> &Scope {
         &self.core.scope

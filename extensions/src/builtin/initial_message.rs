@@ -5,6 +5,7 @@ use hookpoint::{Cx, Error, Scope, extension};
 use crate::agent::{current_agent, parse_tool_request};
 use crate::history::Role;
 use crate::log::LogKind;
+use crate::model::ToolProtocol;
 use crate::payloads::AgentInit;
 use crate::points::AGENT_INIT;
 
@@ -32,9 +33,10 @@ pub fn greeting_template(scope: &Scope) -> String {
 
 /// Greets once: only the main agent (number 0) of a new context — never a restored one
 /// ([`AgentRef::is_restored`](crate::agent::AgentRef::is_restored), whatever its log or history holds).
-/// The template enters the history as the agent's message;
-/// its `tool_args.text` (or [`FALLBACK_GREETING`]) becomes a finished response in the log, tied
-/// to that history message.
+/// The template enters the history as the agent's message — with a model that calls tools
+/// natively ([`ToolProtocol::Native`]), only its text, since there a text reply is the answer
+/// and a JSON one would teach the model the other protocol; its `tool_args.text` (or
+/// [`FALLBACK_GREETING`]) becomes a finished response in the log, tied to that history message.
 #[extension(point = AGENT_INIT, order = 10)]
 fn initial_message(cx: &Cx<'_>, init: &mut AgentInit) -> Result<(), Error> {
     let Some(agent) = current_agent() else {
@@ -44,12 +46,16 @@ fn initial_message(cx: &Cx<'_>, init: &mut AgentInit) -> Result<(), Error> {
         return Ok(());
     }
     let template = greeting_template(cx.scope());
-    let id = agent.hist_add(Role::Assistant, template.clone())?;
     let text = parse_tool_request(&template)
         .ok()
         .and_then(|r| r.tool_args["text"].as_str().map(str::to_owned))
         .filter(|t| !t.trim().is_empty())
         .unwrap_or_else(|| FALLBACK_GREETING.to_owned());
+    let message = match agent.tool_protocol() {
+        ToolProtocol::Native => text.clone(),
+        ToolProtocol::Text => template,
+    };
+    let id = agent.hist_add(Role::Assistant, message)?;
     agent
         .log()
         .push(LogKind::Response, "greeting", &text, true, Some(id));
