@@ -17,20 +17,20 @@ use serde::{Deserialize, Serialize};
 /// A tool call, ~200 bytes as JSON.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolCall {
-    pub tool: String,
-    pub args: Args,
-    pub status: String,
-    pub reason: String,
-    pub requested_by: String,
-    pub attempt: u32,
-    pub tags: Vec<String>,
+    pub(crate) tool: String,
+    pub(crate) args: Args,
+    pub(crate) status: String,
+    pub(crate) reason: String,
+    pub(crate) requested_by: String,
+    pub(crate) attempt: u32,
+    pub(crate) tags: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Args {
-    pub cmd: String,
-    pub cwd: String,
-    pub env: BTreeMap<String, String>,
+pub(crate) struct Args {
+    pub(crate) cmd: String,
+    pub(crate) cwd: String,
+    pub(crate) env: BTreeMap<String, String>,
 }
 
 point! {

@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 /// The payload of the test points.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Doc {
-    pub n: u32,
-    pub text: String,
+    pub(crate) n: u32,
+    pub(crate) text: String,
     /// Whatever a guest wants to show the test (e.g. the input it received).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seen: Option<serde_json::Value>,
@@ -34,17 +34,17 @@ pub struct Doc {
 /// A tool call waiting for a decision.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Call {
-    pub tool: String,
-    pub args: serde_json::Value,
-    pub status: String,
+    pub(crate) tool: String,
+    pub(crate) args: serde_json::Value,
+    pub(crate) status: String,
 }
 
 /// The agent's system prompt, as JSON sees it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Prompt {
-    pub agent_name: String,
-    pub parts: Vec<String>,
-    pub tools: Vec<serde_json::Value>,
+    pub(crate) agent_name: String,
+    pub(crate) parts: Vec<String>,
+    pub(crate) tools: Vec<serde_json::Value>,
 }
 
 point! {
@@ -80,19 +80,19 @@ fn plain_base(_: &mut Doc) {}
 
 /// A layer folder (used as the scope's user layer) and a private cache folder.
 pub struct Layer {
-    pub dir: tempfile::TempDir,
-    pub cache: tempfile::TempDir,
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) cache: tempfile::TempDir,
 }
 
 impl Layer {
-    pub fn temp() -> Layer {
+    pub(crate) fn temp() -> Layer {
         Layer {
             dir: tempfile::tempdir().expect("tempdir"),
             cache: tempfile::tempdir().expect("tempdir"),
         }
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.dir.path()
     }
 
@@ -135,7 +135,7 @@ impl Layer {
             .expect("scope")
     }
 
-    pub fn builder(&self) -> ScopeBuilder {
+    pub(crate) fn builder(&self) -> ScopeBuilder {
         unwatched(ScopeBuilder::new("wasm-test"))
             .layer(self.root(), LayerSpec::new(LayerKind::new("app"), 0))
             .wasm_cache(Some(self.cache_dir()))
