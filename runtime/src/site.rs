@@ -3,16 +3,18 @@
 //! Every point name is interned once into a dense `u32` id; a snapshot keeps one extension list per
 //! id, so dispatch indexes an array instead of hashing a string. A [`PointSite`] is a `static` that
 //! remembers its id after the first dispatch, and whether the point is empty in every live
-//! snapshot, so the common "nothing attached" case costs two relaxed loads and a compare.
+//! snapshot — a verdict each publish rewrites — so the common "nothing attached" case costs one
+//! relaxed load and a compare.
 //!
 //! Below the snapshot layer: snapshots are indexed by these ids, and scopes publish which ids are
-//! non-empty. Until a first scope publishes (generation 0), every site answers "maybe not empty",
-//! so the first dispatch goes on and brings the default scope up.
+//! non-empty. Until a first scope publishes, every site answers "maybe not empty", so the first
+//! dispatch goes on and brings the default scope up.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{LazyLock, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex, RwLock};
 
+use crate::emptiness::{self, REGISTERED, UNREGISTERED};
 use crate::locks;
 
 /// Interned point names. Names are leaked: there is one per distinct point name ever seen, a
@@ -80,34 +82,89 @@ pub(crate) fn interned_count() -> usize {
 
 const UNRESOLVED: u32 = u32::MAX;
 
-/// Bumped every time a snapshot is published anywhere; sites compare against it. 0 until the
-/// first publish: no site may conclude "empty" before any scope exists.
-static ACTIVE_GENERATION: AtomicU64 = AtomicU64::new(0);
+/// True once a first scope has published: until then no site may conclude "empty", and a name
+/// nothing interned is not yet known to be misspelt.
+static PUBLISHED: AtomicBool = AtomicBool::new(false);
 
-/// Ids that have at least one extension in some live snapshot (a bitset), recomputed on publish.
-static ACTIVE_IDS: RwLock<Vec<u64>> = RwLock::new(Vec::new());
-
-/// Replaces the set of ids that are non-empty somewhere, then bumps the generation so every
-/// site re-checks. Called by scopes when they publish a snapshot.
-pub(crate) fn publish_active(bits: Vec<u64>) {
-    crate::emptiness::publish(&ACTIVE_GENERATION, || *locks::write(&ACTIVE_IDS) = bits);
+/// The set of ids that have at least one extension in some live snapshot (a bitset), and every
+/// site that has checked it, whose verdicts a publish rewrites. One lock for both: registering a
+/// site and publishing a set are serial (see [`emptiness`](crate::emptiness)).
+struct Sites {
+    active: Vec<u64>,
+    points: Vec<&'static PointSite>,
+    fns: Vec<&'static FnSites>,
 }
 
-fn is_active(id: u32) -> bool {
-    let bits = locks::read(&ACTIVE_IDS);
-    bits.get((id / 64) as usize)
-        .is_some_and(|w| w & (1 << (id % 64)) != 0)
+static SITES: Mutex<Sites> = Mutex::new(Sites {
+    active: Vec::new(),
+    points: Vec::new(),
+    fns: Vec::new(),
+});
+
+impl Sites {
+    fn is_active(&self, id: u32) -> bool {
+        self.active
+            .get((id / 64) as usize)
+            .is_some_and(|w| w & (1 << (id % 64)) != 0)
+    }
+
+    /// A point site's flags: [`EMPTY`] when nothing has the id, once a scope has published.
+    fn point_flags(&self, id: u32) -> u64 {
+        if PUBLISHED.load(Ordering::Relaxed) && !self.is_active(id) {
+            EMPTY
+        } else {
+            0
+        }
+    }
+
+    /// An `#[extensible]` fn's flags, from its start, end and around ids.
+    fn fn_flags(&self, start: u32, end: u32, around: Option<u32>) -> u64 {
+        if !PUBLISHED.load(Ordering::Relaxed) {
+            return 0;
+        }
+        let around = around.is_none_or(|id| !self.is_active(id));
+        let all = around && !self.is_active(start) && !self.is_active(end);
+        (u64::from(around) * AROUND_EMPTY) | (u64::from(all) * ALL_EMPTY)
+    }
+}
+
+/// A point site's verdict flag: no extension on the point in any live snapshot.
+const EMPTY: u64 = 2;
+/// An `#[extensible]` fn's verdict flags: none of its points has an extension; its around point
+/// has none.
+const ALL_EMPTY: u64 = 2;
+const AROUND_EMPTY: u64 = 4;
+
+/// Replaces the set of ids that are non-empty somewhere and rewrites every registered site's
+/// verdict from it. Called by scopes when they publish a snapshot, under their registry lock.
+pub(crate) fn publish_active(bits: Vec<u64>) {
+    emptiness::publish(
+        &mut *locks::lock(&SITES),
+        |sites| {
+            sites.active = bits;
+            PUBLISHED.store(true, Ordering::Release);
+        },
+        |sites| {
+            for site in &sites.points {
+                emptiness::rewrite(&site.verdict, sites.point_flags(site.id_or_none()));
+            }
+            for site in &sites.fns {
+                let (start, end, around) = site.ids_or_none();
+                emptiness::rewrite(&site.verdict, sites.fn_flags(start, end, around));
+            }
+        },
+    );
 }
 
 /// A `static` per point (declared points, `#[extensible]` fns, `call!` sites): the point's name,
-/// its interned id once resolved, and a cached "empty everywhere" flag tagged with the generation
-/// it was computed for. Not constructed by hand.
+/// its interned id once resolved, and its "empty everywhere" verdict, which every publish
+/// rewrites once the site has registered (on its first check). Not constructed by hand.
 #[doc(hidden)]
 pub struct PointSite {
     name: &'static str,
     id: AtomicU32,
-    /// `generation << 1 | empty`; starts as "generation 0, not empty".
-    state: AtomicU64,
+    /// `UNREGISTERED`, or `REGISTERED | EMPTY?`.
+    verdict: AtomicU64,
 }
 
 impl std::fmt::Debug for PointSite {
@@ -122,7 +179,7 @@ impl PointSite {
         PointSite {
             name,
             id: AtomicU32::new(UNRESOLVED),
-            state: AtomicU64::new(0),
+            verdict: AtomicU64::new(UNREGISTERED),
         }
     }
 
@@ -157,7 +214,7 @@ impl PointSite {
         let id = match lookup(self.name) {
             Some(id) => id,
             None => {
-                if ACTIVE_GENERATION.load(Ordering::Acquire) != 0 {
+                if PUBLISHED.load(Ordering::Acquire) {
                     warn_if_unknown(self.name);
                 }
                 intern(self.name)
@@ -168,10 +225,33 @@ impl PointSite {
     }
 
     /// True when no live snapshot has an extension on this point: the caller may skip dispatch.
-    /// Two relaxed loads and a compare once warm (see [`emptiness`](crate::emptiness)).
-    #[inline]
-    pub fn is_empty_everywhere(&self) -> bool {
-        crate::emptiness::is_empty(&ACTIVE_GENERATION, &self.state, || !is_active(self.id()))
+    /// One relaxed load and a compare once the site has registered (its first check; see
+    /// [`emptiness`](crate::emptiness)).
+    #[inline(always)]
+    pub fn is_empty_everywhere(&'static self) -> bool {
+        let verdict = emptiness::read(&self.verdict);
+        if verdict == REGISTERED | EMPTY {
+            return true;
+        }
+        if verdict != UNREGISTERED {
+            return false;
+        }
+        self.register()
+    }
+
+    /// The first check: resolves the id (outside the lock: resolving may log, and a log
+    /// subscriber may dispatch), then joins the sites every publish rewrites.
+    #[cold]
+    #[inline(never)]
+    fn register(&'static self) -> bool {
+        let id = self.id();
+        let mut sites = locks::lock(&SITES);
+        let mut verdict = emptiness::read(&self.verdict);
+        if verdict == UNREGISTERED {
+            let flags = sites.point_flags(id);
+            verdict = emptiness::register(&self.verdict, flags, || sites.points.push(self));
+        }
+        verdict == REGISTERED | EMPTY
     }
 }
 
@@ -185,8 +265,8 @@ pub struct FnSites {
     pub end: PointSite,
     /// The `.../around` wrap point, when the fn has one.
     around: Option<PointSite>,
-    /// `generation << 2 | around_empty << 1 | all_empty`.
-    state: AtomicU64,
+    /// `UNREGISTERED`, or `REGISTERED | AROUND_EMPTY? | ALL_EMPTY?`.
+    verdict: AtomicU64,
 }
 
 impl FnSites {
@@ -196,7 +276,7 @@ impl FnSites {
             start: PointSite::new(start),
             end: PointSite::new(end),
             around: None,
-            state: AtomicU64::new(0),
+            verdict: AtomicU64::new(UNREGISTERED),
         }
     }
 
@@ -206,7 +286,7 @@ impl FnSites {
             start: PointSite::new(start),
             end: PointSite::new(end),
             around: Some(PointSite::new(around)),
-            state: AtomicU64::new(0),
+            verdict: AtomicU64::new(UNREGISTERED),
         }
     }
 
@@ -219,18 +299,18 @@ impl FnSites {
         }
     }
 
-    /// True when none of the three points has an extension in any live snapshot.
+    /// True when none of the three points has an extension in any live snapshot. One relaxed
+    /// load and a compare once the sites have registered (their first check).
     #[inline(always)]
-    pub fn is_empty_everywhere(&self) -> bool {
-        let generation = ACTIVE_GENERATION.load(Ordering::Acquire);
-        let state = self.state.load(Ordering::Relaxed);
-        if state == (generation << 2) | 0b11 {
+    pub fn is_empty_everywhere(&'static self) -> bool {
+        let verdict = emptiness::read(&self.verdict);
+        if verdict == REGISTERED | AROUND_EMPTY | ALL_EMPTY {
             return true;
         }
-        if state >> 2 == generation && generation != 0 {
+        if verdict != UNREGISTERED {
             return false;
         }
-        self.refresh(generation)
+        self.register() & ALL_EMPTY != 0
     }
 
     /// True when the around point has no extension in any live snapshot, as found by the
@@ -238,22 +318,32 @@ impl FnSites {
     /// kept beside the combined one).
     #[inline(always)]
     pub fn around_is_empty(&self) -> bool {
-        self.state.load(Ordering::Relaxed) & 0b10 != 0
+        emptiness::read(&self.verdict) & AROUND_EMPTY != 0
     }
 
+    /// The three ids, or `u32::MAX` for one not resolved (a publish reads registered sites,
+    /// whose ids registration resolved).
+    fn ids_or_none(&self) -> (u32, u32, Option<u32>) {
+        (
+            self.start.id_or_none(),
+            self.end.id_or_none(),
+            self.around.as_ref().map(PointSite::id_or_none),
+        )
+    }
+
+    /// The first check, as [`PointSite`]'s: ids resolved outside the lock, then registered.
     #[cold]
     #[inline(never)]
-    fn refresh(&self, generation: u64) -> bool {
-        let around = self
-            .around
-            .as_ref()
-            .is_none_or(PointSite::is_empty_everywhere);
-        let empty = self.start.is_empty_everywhere() && self.end.is_empty_everywhere() && around;
-        self.state.store(
-            (generation << 2) | (u64::from(around) << 1) | u64::from(empty),
-            Ordering::Relaxed,
-        );
-        empty
+    fn register(&'static self) -> u64 {
+        let (start, end) = (self.start.id(), self.end.id());
+        let around = self.around.as_ref().map(PointSite::id);
+        let mut sites = locks::lock(&SITES);
+        let verdict = emptiness::read(&self.verdict);
+        if verdict != UNREGISTERED {
+            return verdict;
+        }
+        let flags = sites.fn_flags(start, end, around);
+        emptiness::register(&self.verdict, flags, || sites.fns.push(self))
     }
 }
 

@@ -1,16 +1,21 @@
-//! The "empty everywhere" verdict behind every point site's no-extension fast path: a global
-//! generation, bumped after each publish of the set of points that have an extension in some
-//! live snapshot, and per site a cached verdict tagged with the generation it was computed for.
+//! The "empty everywhere" verdict behind every point site's no-extension fast path: each site
+//! keeps its own verdict word, which the publisher of the set of points that have an extension in
+//! some live snapshot rewrites for every site it knows, so that a warm check is one relaxed load
+//! and a compare.
 //!
-//! The protocol is generic over its atomic word ([`Word`]) so that the loom models
-//! (`publication/loom_models.rs`) run this code on loom's atomics while point sites run it on
-//! std's `static`s.
+//! A site joins ([`register`]) on its first check, under the same lock the publisher holds while
+//! it replaces the set and rewrites the verdicts ([`publish`]); before that its word is
+//! [`UNREGISTERED`], which no check reads as empty. The protocol is generic over its atomic word
+//! ([`Word`]) so that the loom models (`loom_models.rs`) run this code on loom's atomics while
+//! point sites run it on std's `static`s.
 //!
-//! Why it holds: a site computes a verdict only after loading the generation it tags it with
-//! (acquire), and the set is replaced before the generation is bumped (release), so a verdict
-//! tagged `g` was computed from the set of `g` or a newer one. A check that starts after a
-//! publish finished loads that publish's generation or a later one and so never reuses a
-//! verdict from before it; a check racing a publish may give the old or the new verdict.
+//! Why it holds: registration and publishing are serial (one lock), so every registered site's
+//! word is the verdict of the newest set — a publish cannot miss a site that registered before
+//! it, and a site that registers after it computes from its set. A check that starts after a
+//! publish finished reads that publish's store or a later one (coherence of one atomic word), so
+//! it never gives a verdict from before it; a check racing a publish may give the old or the new
+//! verdict. Only "empty" skips work: "not empty" goes on to the dispatch, which loads the snapshot
+//! with its own ordering, so the verdict word carries no data and relaxed accesses suffice.
 
 use std::sync::atomic::Ordering;
 
@@ -23,8 +28,6 @@ pub(crate) trait Word {
     fn load(&self, order: Ordering) -> u64;
     /// The atomic store.
     fn store(&self, value: u64, order: Ordering);
-    /// The atomic add, returning the previous value.
-    fn fetch_add(&self, value: u64, order: Ordering) -> u64;
 }
 
 impl Word for std::sync::atomic::AtomicU64 {
@@ -36,10 +39,6 @@ impl Word for std::sync::atomic::AtomicU64 {
     fn store(&self, value: u64, order: Ordering) {
         self.store(value, order)
     }
-    #[inline(always)]
-    fn fetch_add(&self, value: u64, order: Ordering) -> u64 {
-        self.fetch_add(value, order)
-    }
 }
 
 #[cfg(loom)]
@@ -50,47 +49,40 @@ impl Word for loom::sync::atomic::AtomicU64 {
     fn store(&self, value: u64, order: Ordering) {
         self.store(value, order)
     }
-    fn fetch_add(&self, value: u64, order: Ordering) -> u64 {
-        self.fetch_add(value, order)
-    }
 }
 
-/// Publishes a new set of non-empty points: `replace` writes it, then `generation` is bumped so
-/// every site computes its verdict again. Publishes are serial (the caller holds the lock the
-/// set is computed under).
-pub(crate) fn publish(generation: &impl Word, replace: impl FnOnce()) {
-    replace();
-    generation.fetch_add(1, Ordering::AcqRel);
-}
+/// A site's word before its first check: not registered, so no publish rewrites it yet.
+pub(crate) const UNREGISTERED: u64 = 0;
+/// The bit every registered site's word has.
+pub(crate) const REGISTERED: u64 = 1;
 
-/// True when the site whose cached verdict is `state` (`generation << 1 | empty`, starting at
-/// 0: "generation 0, not empty") has no extension anywhere; `compute` reads the current set
-/// when the cached verdict is for another generation. Never true before the first publish.
-/// Two loads and a compare once warm.
+/// The site's verdict bits (`REGISTERED` and the site's own flags), as the fast path reads them:
+/// one relaxed load.
 #[inline(always)]
-pub(crate) fn is_empty(
-    generation: &impl Word,
-    state: &impl Word,
-    compute: impl FnOnce() -> bool,
-) -> bool {
-    let now = generation.load(Ordering::Acquire);
-    let cached = state.load(Ordering::Relaxed);
-    if cached == (now << 1) | 1 {
-        return true;
-    }
-    if cached == now << 1 {
-        return false;
-    }
-    refresh(now, state, compute)
+pub(crate) fn read(verdict: &impl Word) -> u64 {
+    verdict.load(Ordering::Relaxed)
 }
 
-#[cold]
-fn refresh(now: u64, state: &impl Word, compute: impl FnOnce() -> bool) -> bool {
-    if now == 0 {
-        // Nothing has published yet: not known to be empty.
-        return false;
-    }
-    let empty = compute();
-    state.store((now << 1) | u64::from(empty), Ordering::Relaxed);
-    empty
+/// Joins the registered sites: with the lock that [`publish`] runs under held by the caller,
+/// stores `REGISTERED | flags` (the flags computed from the current set) and hands the site to
+/// `keep`, which the publisher's `each` will visit. Returns the stored word.
+pub(crate) fn register(verdict: &impl Word, flags: u64, keep: impl FnOnce()) -> u64 {
+    let word = REGISTERED | flags;
+    verdict.store(word, Ordering::Relaxed);
+    keep();
+    word
+}
+
+/// Publishes a new set of non-empty points: with the registration lock held by the caller (its
+/// guarded state is `sites`), `replace` writes the set, then `each` rewrites every registered site's word from it (through
+/// [`rewrite`]). Publishes are serial (the caller holds the lock the set is computed under).
+pub(crate) fn publish<S>(sites: &mut S, replace: impl FnOnce(&mut S), each: impl FnOnce(&S)) {
+    replace(sites);
+    each(sites);
+}
+
+/// One registered site's new word under [`publish`].
+#[inline]
+pub(crate) fn rewrite(verdict: &impl Word, flags: u64) {
+    verdict.store(REGISTERED | flags, Ordering::Relaxed);
 }
