@@ -101,7 +101,7 @@
 #![warn(missing_docs)]
 
 // The map, bottom layer first. Each module depends only on modules above it in this list
-// (README "Architecture" names the route data takes):
+// (the guide's chapter `guide/chapters/16-architecture.md` names the route data takes):
 //
 //   error, locks, suggest, stats   leaves
 //   command        (command-hooks) the command-hook runner: spawn, timeout, process group, bounded pipes
