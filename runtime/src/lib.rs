@@ -198,7 +198,8 @@ pub use hookpoint_macros::extension;
 #[doc = include_str!("docs/point.md")]
 pub use hookpoint_macros::point;
 
-// The README's complete examples compile and run as doctests.
+// The README's complete example compiles and runs as a doctest (the guide's, `guide/`, are
+// doctests of `hookpoint-guide`).
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
