@@ -128,7 +128,7 @@
 //! | [`config`], [`settings`] | [`AgentConfig`](config::AgentConfig) and the profile settings files |
 //! | [`context`], [`decision`], [`glob`] | [`TaskContext`](context::TaskContext), tool-call decisions, tool-name patterns |
 //! | [`approval`] | calls that wait for an answer across a restart: [`PendingCall`](approval::PendingCall), [`Approval`](approval::Approval), [`Agent::resume`](agent::Agent::resume) |
-//! | [`builtin`] | the built-in extensions (each an ordinary extension; listed in the README) |
+//! | [`builtin`] | the built-in extensions (each an ordinary extension; listed in the guide, `guide/chapters/12-agent-runtime.md`) |
 //! | [`data_dir`] | where plugins keep their files by default ([`data_dir::plugin_data_dir`]) |
 //! | [`layout`] | Agent Zero's folder layout (project, profiles, user, plugins) as a preset of a scope's layers ([`layout::AgentZeroLayout`]) |
 //! | [`trace`] | what an agent's points did, for tools like the demo's trace |

@@ -101,7 +101,7 @@
 #![warn(missing_docs)]
 
 // The map, bottom layer first. Each module depends only on modules above it in this list
-// (README "Architecture" names the route data takes):
+// (the guide's chapter `guide/chapters/16-architecture.md` names the route data takes):
 //
 //   error, locks, suggest, stats   leaves
 //   command        (command-hooks) the command-hook runner: spawn, timeout, process group, bounded pipes
@@ -198,7 +198,8 @@ pub use hookpoint_macros::extension;
 #[doc = include_str!("docs/point.md")]
 pub use hookpoint_macros::point;
 
-// The README's complete examples compile and run as doctests.
+// The README's complete example compiles and runs as a doctest (the guide's, `guide/`, are
+// doctests of `hookpoint-guide`).
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;

@@ -1,5 +1,6 @@
-//! Filesystem overrides (README "Layers and override files", "Command hooks",
-//! "Hot reload", "Plugins"): real files in temporary folders, each test with its own scope.
+//! Filesystem overrides (the guide's chapters on scopes and layers, override files, command hooks,
+//! hot reload and plugins, `guide/chapters/04` to `09`): real files in temporary folders, each
+//! test with its own scope.
 //!
 //! Compiled-in extensions are global to this test binary, so every point here is `ovr_*` and
 //! belongs to this file. Scopes are per test, so tests do not see each other's override files.

@@ -1,4 +1,4 @@
-//! Extensions registered at run time (README "Registering extensions at run time"):
+//! Extensions registered at run time (guide `guide/chapters/03-wrap-points-and-registering.md`):
 //! `Scope::register`, `Scope::register_named` and the `Registration` guard.
 //!
 //! Compiled-in extensions are global to this test binary, so every point here is `reg_*` and

@@ -1,5 +1,5 @@
-//! Wrap closures registered at run time (README "Registering extensions at run time"): they
-//! nest among a wrap point's compiled-in extensions by order, may call `next` zero, one or
+//! Wrap closures registered at run time (guide `guide/chapters/03-wrap-points-and-registering.md`):
+//! they nest among a wrap point's compiled-in extensions by order, may call `next` zero, one or
 //! several times, and leave with their guard.
 
 use std::sync::Arc;

@@ -48,7 +48,7 @@ fn time_server() -> Option<PathBuf> {
 
 fn bench(c: &mut Criterion) {
     let Some(server) = time_server() else {
-        eprintln!("skipped: mcp-server-time is not installed (see the plugin's README section)");
+        eprintln!("skipped: mcp-server-time is not installed (see README, Contributing)");
         return;
     };
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -1,5 +1,6 @@
-//! The example guests shipped with the code: `runtime/guests/allow.wat` (the README's), the same
-//! hook in C (`runtime/guests/allow.c`), and the agent demo's prompt policy.
+//! The example guests shipped with the code: `runtime/guests/allow.wat` (the one in
+//! `guide/chapters/07-webassembly.md`), the same hook in C (`runtime/guests/allow.c`), and the
+//! agent demo's prompt policy.
 
 use serde_json::json;
 

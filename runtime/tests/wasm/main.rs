@@ -1,6 +1,6 @@
-//! WebAssembly extensions (feature `wasm`; README "WebAssembly extensions"): real `.wasm` and
-//! `.wat` files in temporary layer folders, guests assembled from WAT in the tests, each test with
-//! its own scope and its own compiled-module cache folder.
+//! WebAssembly extensions (feature `wasm`; the guide's `guide/chapters/07-webassembly.md`): real
+//! `.wasm` and `.wat` files in temporary layer folders, guests assembled from WAT in the tests,
+//! each test with its own scope and its own compiled-module cache folder.
 
 // Test fixtures, not API: no `Debug` needed.
 #![allow(missing_debug_implementations)]
