@@ -86,3 +86,12 @@ fn folder_plugin_installs_joins_and_uninstalls() {
          uninstall motd\n"
     );
 }
+
+/// Built only with the examples' `wasm` feature, as `.ci/run` runs it: `cargo build -p
+/// hookpoint-examples --features wasm --examples`, then `cargo test -p hookpoint-examples
+/// --features wasm --test small_examples` (the example needs the wasm runtime).
+#[cfg(feature = "wasm")]
+#[test]
+fn wasm_extension_allows_only_the_pending_call() {
+    assert_eq!(run("wasm_extension"), "search: allowed\nshell: denied\n");
+}
