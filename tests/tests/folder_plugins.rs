@@ -324,14 +324,15 @@ fn every_bad_input_is_reported_and_loads_nothing() {
             "{name} is reported broken: {p:?}"
         );
     }
-    assert!(
-        !plugins
-            .iter()
-            .find(|p| p.name == "fails")
-            .unwrap()
-            .state
-            .is_installed()
-    );
+    let fails = &plugins.iter().find(|p| p.name == "fails").unwrap().state;
+    assert!(!fails.is_installed());
+    // The state says why, as the reload's problem does.
+    let why = match fails {
+        hookpoint::PluginState::NotInstalled { why: Some(why) } => why,
+        other => panic!("`fails` is not installed, with its install's failure: {other:?}"),
+    };
+    assert!(why.contains("install failed"), "{why}");
+    assert_eq!(fails.unhealthy(), Some(why.as_str()));
 }
 
 #[test]

@@ -26,7 +26,8 @@ impl Scope {
                     s.installed,
                     s.unhealthy
                         .clone()
-                        .or_else(|| snap.unhealthy_plugins.get(&s.name).cloned()),
+                        .or_else(|| snap.unhealthy_plugins.get(&s.name).cloned())
+                        .or_else(|| s.install_failed.clone()),
                     s.broken.clone(),
                 ),
             })

@@ -107,7 +107,8 @@ pub enum PluginState {
     /// names, or it replaced an installed folder of the same name and its own install has not
     /// run yet. Its extensions do not run.
     NotInstalled {
-        /// Why, when known (a required plugin that is off or missing).
+        /// Why, when known: its install's failure (the problem the reload reported), a required
+        /// plugin that is off or missing.
         why: Option<String>,
     },
     /// Disabled in this scope (its uninstall ran, if it had been installed).
@@ -157,8 +158,8 @@ impl PluginState {
         matches!(self, PluginState::Active | PluginState::Unhealthy { .. })
     }
 
-    /// Why its extensions do not run though it is enabled: a failing check, a required plugin
-    /// that is off or missing.
+    /// Why its extensions do not run though it is enabled: a failing check, a failed install, a
+    /// required plugin that is off or missing.
     pub fn unhealthy(&self) -> Option<&str> {
         match self {
             PluginState::Unhealthy { why } => Some(why),

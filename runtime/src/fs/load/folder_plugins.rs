@@ -28,7 +28,10 @@ pub(crate) struct FolderPluginStatus {
     pub(crate) always_enabled: bool,
     /// Its install ran (or it has none) and it has not been uninstalled since.
     pub(crate) installed: bool,
+    /// Why it waits: a failing check, a required plugin off or missing.
     pub(crate) unhealthy: Option<String>,
+    /// Why its install failed at this reload (it is not installed).
+    pub(crate) install_failed: Option<String>,
     /// Why it is not loaded at all (bad `plugin.json`, clash, unmet `requires`...).
     pub(crate) broken: Option<String>,
 }
@@ -95,6 +98,7 @@ impl FolderPlugins {
         let active = self.lifecycle.reconcile(&wanted, &gate, problems, warnings);
         let mut unhealthy = self.lifecycle.check(&active, &gate);
         unhealthy.extend(unmet);
+        let install_failed = install_failures(&problems[before..]);
         let mut statuses: Vec<FolderPluginStatus> = found
             .iter()
             .map(|p| FolderPluginStatus {
@@ -106,6 +110,7 @@ impl FolderPlugins {
                 always_enabled: p.manifest.always_enabled,
                 installed: self.lifecycle.is_installed(p),
                 unhealthy: unhealthy.get(p.name()).cloned(),
+                install_failed: install_failed.get(p.name()).cloned(),
                 broken: None,
             })
             .collect();
@@ -278,6 +283,16 @@ fn broken(
     out
 }
 
+/// The message of each plugin's failed install in `problems`, by plugin name: why it is not
+/// installed.
+fn install_failures(problems: &[Diagnostic]) -> BTreeMap<String, String> {
+    problems
+        .iter()
+        .filter(|p| p.code == Code::PluginInstallFailed)
+        .filter_map(|p| Some((p.plugin.clone()?, p.message.clone())))
+        .collect()
+}
+
 fn status_of_broken(name: String, dir: &Path, why: &str) -> FolderPluginStatus {
     FolderPluginStatus {
         name,
@@ -288,6 +303,7 @@ fn status_of_broken(name: String, dir: &Path, why: &str) -> FolderPluginStatus {
         always_enabled: false,
         installed: false,
         unhealthy: None,
+        install_failed: None,
         broken: Some(why.to_owned()),
     }
 }

@@ -156,7 +156,7 @@ impl Lifecycle {
             problems.push(Diagnostic::file(Code::PluginInstallFailed,
                 &plugin.manifest_path,
                 format!("plugin `{}`: install failed, so it is not loaded (retried at the next reload): {why}", plugin.name()),
-            ));
+            ).for_plugin(plugin.name()));
             return false;
         }
         let done = Installed {
