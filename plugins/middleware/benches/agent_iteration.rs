@@ -10,10 +10,17 @@
 //! - `iteration/retry_limits`: the same without the cache, to tell the cache's write apart.
 //!
 //! `cargo bench -p hookpoint-plugin-middleware --bench agent_iteration`.
+//!
+//! Times on a shared machine are noisy; instruction counts are not. With
+//! `AGENT_ITERATION_COUNT=<case>:<n>` the binary runs `n` iterations of one case without
+//! criterion and exits, for `valgrind --tool=callgrind`: the difference of two runs (say 200
+//! and 1200 iterations) over the difference of `n` is the count of one iteration, the setup
+//! taken out; `--toggle-collect='*one_iteration*'` counts the iteration alone, without making
+//! the agent (on the calling thread only).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group};
 use hookpoint::{Scope, ScopeBuilder};
 use hookpoint_extensions::layout::AgentZeroLayout;
 use hookpoint_extensions::prelude::*;
@@ -66,26 +73,36 @@ fn agent(scope: &Scope) -> Agent {
         .expect("agent")
 }
 
+/// The three scopes, made in `dir`.
+fn scopes(dir: &std::path::Path) -> [(&'static str, Scope); 3] {
+    let retry = json!({"max_attempts": 3, "base_delay_ms": 1});
+    let cache = json!({"enabled": true, "dir": dir.join("cache")});
+    let off = scope("bench-off", &dir.join("off"), json!({}));
+    off.set_plugin_enabled("middleware", false).unwrap();
+    let all = scope(
+        "bench-all",
+        &dir.join("all"),
+        json!({"retry": retry, "cache": cache, "limits": limits()}),
+    );
+    let no_cache = scope(
+        "bench-no-cache",
+        &dir.join("no-cache"),
+        json!({"retry": retry, "limits": limits()}),
+    );
+    [
+        ("middleware_off", off),
+        ("retry_cache_limits", all),
+        ("retry_limits", no_cache),
+    ]
+}
+
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let retry = json!({"max_attempts": 3, "base_delay_ms": 1});
-    let cache = json!({"enabled": true, "dir": dir.path().join("cache")});
-    let off = scope("bench-off", &dir.path().join("off"), json!({}));
-    off.set_plugin_enabled("middleware", false).unwrap();
-    let all = scope(
-        "bench-all",
-        &dir.path().join("all"),
-        json!({"retry": retry, "cache": cache, "limits": limits()}),
-    );
-    let no_cache = scope(
-        "bench-no-cache",
-        &dir.path().join("no-cache"),
-        json!({"retry": retry, "limits": limits()}),
-    );
+    let scopes = scopes(dir.path());
     // Every message differs, so the cache misses; the agent is made outside the measurement.
     let n = AtomicU64::new(0);
     let fresh = |scope: &Scope| {
@@ -97,12 +114,8 @@ fn bench(c: &mut Criterion) {
         assert_eq!(reply.text, "42");
     };
     let mut g = c.benchmark_group("iteration");
-    for (name, scope) in [
-        ("middleware_off", &off),
-        ("retry_cache_limits", &all),
-        ("retry_limits", &no_cache),
-    ] {
-        g.bench_function(name, |b| {
+    for (name, scope) in &scopes {
+        g.bench_function(*name, |b| {
             b.iter_batched(|| fresh(scope), send, BatchSize::SmallInput)
         });
     }
@@ -110,4 +123,34 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    let Ok(count) = std::env::var("AGENT_ITERATION_COUNT") else {
+        benches();
+        Criterion::default().configure_from_args().final_summary();
+        return;
+    };
+    let (case, n) = count.split_once(':').expect("AGENT_ITERATION_COUNT=<case>:<n>");
+    let n: u64 = n.parse().expect("a count of iterations");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let scopes = scopes(dir.path());
+    let (_, scope) = scopes
+        .iter()
+        .find(|(name, _)| *name == case)
+        .expect("a case: middleware_off, retry_cache_limits or retry_limits");
+    for i in 0..n {
+        one_iteration(&rt, agent(scope), &format!("add one to 41 (#{i})"));
+    }
+}
+
+/// One iteration, on its own for callgrind's `--toggle-collect=*one_iteration*` (the agent is
+/// made outside it).
+#[inline(never)]
+fn one_iteration(rt: &tokio::runtime::Runtime, mut agent: Agent, text: &str) {
+    let reply = rt.block_on(agent.send(text)).expect("send");
+    assert_eq!(reply.text, "42");
+}
