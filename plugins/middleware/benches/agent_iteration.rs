@@ -3,7 +3,7 @@
 //! iteration with the plugin disabled, in one run.
 //!
 //! - `iteration/middleware_off`: the plugin disabled in its scope (its extensions leave the
-//!   snapshot);
+//!   snapshot; the tool, registered on the scope, stays);
 //! - `iteration/retry_cache_limits`: retry (3 attempts, never needed), the model cache (a miss
 //!   each time: every iteration asks something new, so each also stores its reply) and limits
 //!   per task and per agent (model calls, tool calls, tokens; never reached);
@@ -28,28 +28,42 @@ use serde_json::{Value, json};
 
 hookpoint::link!(hookpoint_plugin_middleware);
 
-#[hookpoint::extension(point = TOOL_REGISTER)]
-fn register_calc(tools: &mut ToolRegistry) {
-    tools.add(ToolSpec::new("bench.calc", "Adds one.").arg("a", "integer", "", true));
-}
+/// How many times the tool ran: each iteration checks that it ran once.
+static CALC_RUNS: AtomicU64 = AtomicU64::new(0);
 
-#[hookpoint::extension(point = TOOL_EXECUTE)]
-fn run_calc(exec: &mut ToolExecution) {
-    if let Some(args) = exec.claim("bench.calc") {
-        exec.ok((args["a"].as_i64().unwrap_or(0) + 1).to_string());
-    }
-}
-
+/// A scope with `config` as the plugin's config and the tool `bench.calc`. The tool is
+/// registered on the scope, not compiled in: an `#[extension]` in this bench would belong to
+/// this package, the plugin's, and leave with it when `middleware_off` disables the plugin.
 fn scope(name: &str, dir: &std::path::Path, config: Value) -> Scope {
     let file = dir.join("layer/plugins/middleware/config.json");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(file, config.to_string()).unwrap();
-    AgentZeroLayout::new()
+    let scope = AgentZeroLayout::new()
         .user(dir.join("layer"))
         .apply(ScopeBuilder::new(name))
         .watch(false)
         .build()
+        .unwrap();
+    scope
+        .register(&TOOL_REGISTER)
+        .name("bench_register_calc")
+        .run(|tools: &mut ToolRegistry| {
+            tools.add(ToolSpec::new("bench.calc", "Adds one.").arg("a", "integer", "", true));
+        })
         .unwrap()
+        .keep();
+    scope
+        .register(&TOOL_EXECUTE)
+        .name("bench_run_calc")
+        .run(|exec: &mut ToolExecution| {
+            if let Some(args) = exec.claim("bench.calc") {
+                CALC_RUNS.fetch_add(1, Ordering::Relaxed);
+                exec.ok((args["a"].as_i64().unwrap_or(0) + 1).to_string());
+            }
+        })
+        .unwrap()
+        .keep();
+    scope
 }
 
 fn limits() -> Value {
@@ -109,10 +123,7 @@ fn bench(c: &mut Criterion) {
         let text = format!("add one to 41 (#{})", n.fetch_add(1, Ordering::Relaxed));
         (agent(scope), text)
     };
-    let send = |(mut a, text): (Agent, String)| {
-        let reply = rt.block_on(a.send(&text)).expect("send");
-        assert_eq!(reply.text, "42");
-    };
+    let send = |(a, text): (Agent, String)| one_iteration(&rt, a, &text);
     let mut g = c.benchmark_group("iteration");
     for (name, scope) in &scopes {
         g.bench_function(*name, |b| {
@@ -151,6 +162,8 @@ fn main() {
 /// made outside it).
 #[inline(never)]
 fn one_iteration(rt: &tokio::runtime::Runtime, mut agent: Agent, text: &str) {
+    let runs = CALC_RUNS.load(Ordering::Relaxed);
     let reply = rt.block_on(agent.send(text)).expect("send");
     assert_eq!(reply.text, "42");
+    assert_eq!(CALC_RUNS.load(Ordering::Relaxed), runs + 1, "the tool ran once");
 }
