@@ -7,7 +7,9 @@
 //! - `iteration/retry_cache_limits`: retry (3 attempts, never needed), the model cache (a miss
 //!   each time: every iteration asks something new, so each also stores its reply) and limits
 //!   per task and per agent (model calls, tool calls, tokens; never reached);
-//! - `iteration/retry_limits`: the same without the cache, to tell the cache's write apart.
+//! - `iteration/retry_limits`: the same without the cache, to tell the cache's write apart;
+//! - `iteration/plugin_on_all_off`: the plugin enabled with every middleware off — each of its
+//!   extensions only calls on — to tell the engine's cost of the wrap levels apart.
 //!
 //! `cargo bench -p hookpoint-plugin-middleware --bench agent_iteration`.
 //!
@@ -88,7 +90,7 @@ fn agent(scope: &Scope) -> Agent {
 }
 
 /// The three scopes, made in `dir`.
-fn scopes(dir: &std::path::Path) -> [(&'static str, Scope); 3] {
+fn scopes(dir: &std::path::Path) -> [(&'static str, Scope); 4] {
     let retry = json!({"max_attempts": 3, "base_delay_ms": 1});
     let cache = json!({"enabled": true, "dir": dir.join("cache")});
     let off = scope("bench-off", &dir.join("off"), json!({}));
@@ -103,8 +105,10 @@ fn scopes(dir: &std::path::Path) -> [(&'static str, Scope); 3] {
         &dir.join("no-cache"),
         json!({"retry": retry, "limits": limits()}),
     );
+    let passthrough = scope("bench-passthrough", &dir.join("passthrough"), json!({}));
     [
         ("middleware_off", off),
+        ("plugin_on_all_off", passthrough),
         ("retry_cache_limits", all),
         ("retry_limits", no_cache),
     ]
@@ -152,7 +156,7 @@ fn main() {
     let (_, scope) = scopes
         .iter()
         .find(|(name, _)| *name == case)
-        .expect("a case: middleware_off, retry_cache_limits or retry_limits");
+        .expect("a case: middleware_off, plugin_on_all_off, retry_cache_limits or retry_limits");
     for i in 0..n {
         one_iteration(&rt, agent(scope), &format!("add one to 41 (#{i})"));
     }
