@@ -285,12 +285,27 @@ enum Job {
     Flush(mpsc::Sender<()>),
 }
 
-/// The writer thread: the sending end of its jobs, and its handle (joined on drop, so the
-/// writes sent before a scope goes are in the file after it).
+/// The writer thread: its queue of jobs, and its handle (joined on drop, so the writes sent
+/// before a scope goes are in the file after it).
 struct Writer {
-    jobs: mpsc::Sender<Job>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    queue: Arc<Queue>,
+    thread: std::thread::JoinHandle<()>,
 }
+
+/// The jobs waiting for the writer. A job is only pushed: the writer wakes every
+/// [`WRITER_TICK`] on its own (a wake-up per job, a system call each, cost a miss more than the
+/// write it saved), or at once for a flush, a full queue or the end.
+#[derive(Default)]
+struct Queue {
+    jobs: Mutex<Vec<Job>>,
+    closed: std::sync::atomic::AtomicBool,
+}
+
+/// How long a write waits for the writer at most (lookups answer from it meanwhile).
+const WRITER_TICK: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// Jobs waiting past which a push wakes the writer.
+const QUEUE_WAKE: usize = 256;
 
 /// The scope's cache: a connection to read (opened at first use, and again when the configured
 /// folder changes), the stores not yet committed, and a writer thread with its own connection
@@ -307,16 +322,19 @@ struct CacheDb {
     seq: std::sync::atomic::AtomicU64,
     /// The number of the last store, at which the file drops the entries `max_entries` behind.
     last_store: std::sync::atomic::AtomicU64,
+    /// The file's `used` less `seq` for the same store or hit: set when the reader opens the
+    /// file and again at each store the writer commits, so that a lookup of the file knows
+    /// whether a store not yet committed will drop the row it found.
+    offset: Arc<Mutex<Option<i64>>>,
 }
 
 impl Drop for CacheDb {
     fn drop(&mut self) {
         let writer = self.writer.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(Writer { jobs, thread }) = writer {
-            drop(jobs);
-            if let Some(thread) = thread {
-                let _ = thread.join();
-            }
+        if let Some(Writer { queue, thread }) = writer {
+            queue.closed.store(true, Ordering::SeqCst);
+            thread.thread().unpark();
+            let _ = thread.join();
         }
     }
 }
@@ -336,31 +354,44 @@ impl CacheDb {
         let mut slot = lock(&self.reader);
         if slot.as_ref().is_none_or(|(d, _)| *d != dir) {
             let conn = open(&dir)?;
+            let max: i64 = conn
+                .query_row("SELECT coalesce(max(used), 0) FROM entries", [], |r| r.get(0))
+                .map_err(|e| format!("{}: {e}", dir.join(FILE).display()))?;
+            let seq = i64::try_from(self.seq.load(Ordering::SeqCst)).unwrap_or(i64::MAX);
+            *lock(&self.offset) = Some(max - seq);
             *slot = Some((dir, conn));
         }
         let (dir, conn) = slot.as_ref().expect("opened above");
         f(conn).map_err(|e| format!("{}: {e}", dir.join(FILE).display()))
     }
 
-    /// Sends `job` to the writer thread, starting it at the first job.
-    fn send(&self, job: Job) -> Result<(), String> {
+    /// Sends `job` to the writer thread, starting it at the first job; `wake`: at once.
+    fn send_now(&self, job: Job, wake: bool) -> Result<(), String> {
         let mut writer = lock(&self.writer);
         if writer.is_none() {
-            let (jobs, rx) = mpsc::channel();
-            let pending = Arc::clone(&self.pending);
+            let queue = Arc::new(Queue::default());
+            let (q, pending) = (Arc::clone(&queue), Arc::clone(&self.pending));
+            let offset = Arc::clone(&self.offset);
             let thread = std::thread::Builder::new()
                 .name("middleware-cache-writer".into())
-                .spawn(move || write_jobs(&rx, &pending))
+                .spawn(move || write_jobs(&q, &pending, &offset))
                 .map_err(|e| format!("the cache's writer thread did not start: {e}"))?;
-            *writer = Some(Writer {
-                jobs,
-                thread: Some(thread),
-            });
+            *writer = Some(Writer { queue, thread });
         }
         let w = writer.as_ref().expect("started above");
-        w.jobs
-            .send(job)
-            .map_err(|_| "the cache's writer thread has stopped".to_owned())
+        let waiting = {
+            let mut jobs = lock(&w.queue.jobs);
+            jobs.push(job);
+            jobs.len()
+        };
+        if wake || waiting >= QUEUE_WAKE {
+            w.thread.thread().unpark();
+        }
+        Ok(())
+    }
+
+    fn send(&self, job: Job) -> Result<(), String> {
+        self.send_now(job, false)
     }
 
     /// Waits until the writer has committed every job sent so far.
@@ -369,7 +400,7 @@ impl CacheDb {
             return;
         }
         let (done, wait) = mpsc::channel();
-        if self.send(Job::Flush(done)).is_ok() {
+        if self.send_now(Job::Flush(done), true).is_ok() {
             let _ = wait.recv();
         }
     }
@@ -402,19 +433,30 @@ impl CacheDb {
             return Ok(Some(hit));
         }
         let row = self.read(config, |c| {
-            c.prepare_cached("SELECT model, events, stored_at FROM entries WHERE key = ?1")?
-                .query_row(params![key], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, i64>(2)?,
-                    ))
-                })
-                .optional()
+            c.prepare_cached(
+                "SELECT model, events, stored_at, used FROM entries WHERE key = ?1",
+            )?
+            .query_row(params![key], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                ))
+            })
+            .optional()
         })?;
-        let Some((model, events, stored_at)) = row else {
+        let Some((model, events, stored_at, used)) = row else {
             return Ok(None);
         };
+        // A store not yet committed may drop this row at its commit: then it answers no more.
+        if let Some(offset) = *lock(&self.offset) {
+            let last_store = i64::try_from(self.last_store.load(Ordering::SeqCst)).unwrap_or(0);
+            let keep = i64::try_from(config.max_entries).unwrap_or(i64::MAX);
+            if last_store.saturating_sub(used.saturating_sub(offset)) >= keep {
+                return Ok(None);
+            }
+        }
         let key = key.to_owned();
         if now.saturating_sub(stored_at) >= ttl {
             self.send(Job::Delete { dir, key })?;
@@ -486,11 +528,22 @@ impl CacheDb {
 /// The writer thread: takes the jobs as they come, commits each batch (every job waiting) in
 /// one transaction, then forgets the batch's pending stores. A write that fails is logged
 /// (there is no call to tell any more).
-fn write_jobs(jobs: &mpsc::Receiver<Job>, pending: &Mutex<HashMap<String, Pending>>) {
+fn write_jobs(
+    queue: &Queue,
+    pending: &Mutex<HashMap<String, Pending>>,
+    offset: &Mutex<Option<i64>>,
+) {
     let mut conn: Option<(PathBuf, Connection)> = None;
-    while let Ok(first) = jobs.recv() {
-        let mut batch = vec![first];
-        batch.extend(jobs.try_iter());
+    loop {
+        let closed = queue.closed.load(Ordering::SeqCst);
+        let batch = std::mem::take(&mut *lock(&queue.jobs));
+        if batch.is_empty() {
+            if closed {
+                return;
+            }
+            std::thread::park_timeout(WRITER_TICK);
+            continue;
+        }
         let mut flushed = Vec::new();
         let mut stored = Vec::new();
         // Jobs of one folder run together; a change of folder commits and reopens.
@@ -503,7 +556,7 @@ fn write_jobs(jobs: &mpsc::Receiver<Job>, pending: &Mutex<HashMap<String, Pendin
             let end = (i..batch.len())
                 .find(|&j| job_dir(&batch[j]).is_some_and(|d| *d != dir))
                 .unwrap_or(batch.len());
-            if let Err(why) = commit(&mut conn, &dir, &batch[i..end]) {
+            if let Err(why) = commit(&mut conn, &dir, &batch[i..end], offset) {
                 tracing::warn!(target: "hookpoint_plugin_middleware", "model cache: not stored: {why}");
             }
             i = end;
@@ -540,6 +593,7 @@ fn commit(
     conn: &mut Option<(PathBuf, Connection)>,
     dir: &Path,
     jobs: &[Job],
+    offset: &Mutex<Option<i64>>,
 ) -> Result<(), String> {
     if conn.as_ref().is_none_or(|(d, _)| d != dir) {
         *conn = None;
@@ -552,6 +606,7 @@ fn commit(
         let done = match job {
             Job::Store {
                 key,
+                seq,
                 model,
                 events,
                 stored_at,
@@ -573,6 +628,13 @@ fn commit(
                         "DELETE FROM entries WHERE used <= (SELECT max(used) FROM entries) - ?1",
                     )?
                     .execute(params![keep])
+                })
+                .and_then(|_| {
+                    let used: i64 = tx
+                        .prepare_cached("SELECT coalesce(max(used), 0) FROM entries")?
+                        .query_row([], |r| r.get(0))?;
+                    *lock(offset) = Some(used - i64::try_from(*seq).unwrap_or(i64::MAX));
+                    Ok(0)
                 })
             }
             Job::Touch { key, .. } => tx
