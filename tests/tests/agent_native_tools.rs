@@ -1023,3 +1023,20 @@ fn a_native_agent_greets_in_plain_text_and_a_text_agent_in_its_json_protocol() {
     let text = greeting_of(ToolProtocol::Text);
     assert!(text.contains("\"tool_name\": \"response\""), "{text}");
 }
+
+#[test]
+fn a_native_scripted_model_past_its_script_answers_in_plain_text() {
+    let answer_of = |protocol: ToolProtocol| {
+        let model = Arc::new(ScriptedModel::new("unscripted").with_tool_protocol(protocol));
+        let mut agent = scripted("nt-unscripted", &model, SecretStore::new());
+        let reply = rt().block_on(agent.send("hello")).unwrap();
+        let said = model.requests().len();
+        (reply.text, said)
+    };
+    assert_eq!(
+        answer_of(ToolProtocol::Native),
+        ("Done.".to_owned(), 1),
+        "a plain text answer, not the text protocol's JSON"
+    );
+    assert_eq!(answer_of(ToolProtocol::Text), ("Done.".to_owned(), 1));
+}
