@@ -1053,6 +1053,10 @@ fn the_native_correction_says_once_what_was_wrong() {
     assert_eq!(rt().block_on(agent.send("hello")).unwrap().text, "ok");
     let second = &model.requests()[1];
     let note = &second.messages.last().expect("the correction").content;
-    assert_eq!(note.matches("no tool call and no text").count(), 1, "{note}");
+    assert_eq!(
+        note.matches("no tool call and no text").count(),
+        1,
+        "{note}"
+    );
     assert!(note.contains("Call one of the tools"), "{note}");
 }

@@ -358,7 +358,8 @@ fn cut_by_length(open: usize, at: &str) -> ModelError {
         n => format!("; its {n} tool calls are not run"),
     };
     ModelError::BadResponse(format!(
-        "{at}: the answer reached the token limit and was cut (`finish_reason` `length`){calls}; raise the model's max tokens or ask for less"
+        "{at}: the answer reached the token limit and was cut (`finish_reason` `length`){calls}; \
+         raise the model's max tokens or ask for less"
     ))
 }
 
@@ -715,10 +716,17 @@ mod tests {
             why.contains("token limit") && why.contains("`length`") && why.contains("not run"),
             "{why}"
         );
-        let body = json!({"choices": [{"finish_reason": "length", "message": {"content": null,
-            "tool_calls": [{"id": "c", "type": "function", "function": {"name": "calculator", "arguments": "{\"ex"}}]}}]});
-        let why = whole_body_events(&body.to_string()).unwrap_err().to_string();
-        assert!(why.contains("token limit") && why.contains("not run"), "{why}");
+        let half = json!({"name": "calculator", "arguments": "{\"ex"});
+        let calls = json!([{"id": "c", "type": "function", "function": half}]);
+        let body = json!({"choices": [{"finish_reason": "length",
+            "message": {"content": null, "tool_calls": calls}}]});
+        let why = whole_body_events(&body.to_string())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            why.contains("token limit") && why.contains("not run"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -145,7 +145,9 @@ fn main() {
         Criterion::default().configure_from_args().final_summary();
         return;
     };
-    let (case, n) = count.split_once(':').expect("AGENT_ITERATION_COUNT=<case>:<n>");
+    let (case, n) = count
+        .split_once(':')
+        .expect("AGENT_ITERATION_COUNT=<case>:<n>");
     let n: u64 = n.parse().expect("a count of iterations");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -169,5 +171,9 @@ fn one_iteration(rt: &tokio::runtime::Runtime, mut agent: Agent, text: &str) {
     let runs = CALC_RUNS.load(Ordering::Relaxed);
     let reply = rt.block_on(agent.send(text)).expect("send");
     assert_eq!(reply.text, "42");
-    assert_eq!(CALC_RUNS.load(Ordering::Relaxed), runs + 1, "the tool ran once");
+    assert_eq!(
+        CALC_RUNS.load(Ordering::Relaxed),
+        runs + 1,
+        "the tool ran once"
+    );
 }

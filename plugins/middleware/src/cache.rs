@@ -330,7 +330,11 @@ struct CacheDb {
 
 impl Drop for CacheDb {
     fn drop(&mut self) {
-        let writer = self.writer.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        let writer = self
+            .writer
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         if let Some(Writer { queue, thread }) = writer {
             queue.closed.store(true, Ordering::SeqCst);
             thread.thread().unpark();
@@ -355,7 +359,9 @@ impl CacheDb {
         if slot.as_ref().is_none_or(|(d, _)| *d != dir) {
             let conn = open(&dir)?;
             let max: i64 = conn
-                .query_row("SELECT coalesce(max(used), 0) FROM entries", [], |r| r.get(0))
+                .query_row("SELECT coalesce(max(used), 0) FROM entries", [], |r| {
+                    r.get(0)
+                })
                 .map_err(|e| format!("{}: {e}", dir.join(FILE).display()))?;
             let seq = i64::try_from(self.seq.load(Ordering::SeqCst)).unwrap_or(i64::MAX);
             *lock(&self.offset) = Some(max - seq);
@@ -433,18 +439,16 @@ impl CacheDb {
             return Ok(Some(hit));
         }
         let row = self.read(config, |c| {
-            c.prepare_cached(
-                "SELECT model, events, stored_at, used FROM entries WHERE key = ?1",
-            )?
-            .query_row(params![key], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, i64>(3)?,
-                ))
-            })
-            .optional()
+            c.prepare_cached("SELECT model, events, stored_at, used FROM entries WHERE key = ?1")?
+                .query_row(params![key], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, i64>(3)?,
+                    ))
+                })
+                .optional()
         })?;
         let Some((model, events, stored_at, used)) = row else {
             return Ok(None);
@@ -755,7 +759,9 @@ mod tests {
         let mut c = call(vec![
             ToolSpec::new("clock", "The time.").arg("tz", "string", "", false),
         ]);
-        c.request.messages.extend([asked, answer, ChatMessage::new("user", "ünï ✓")]);
+        c.request
+            .messages
+            .extend([asked, answer, ChatMessage::new("user", "ünï ✓")]);
         c.role = ModelRole::Utility;
         assert_eq!(key_of(&c).unwrap(), key_through_a_value(&c));
         c.request.tools.clear();
@@ -781,10 +787,13 @@ mod tests {
             None => "(miss)".into(),
         };
         assert_eq!(text(db.lookup(&config, "a", 100).unwrap()), "(miss)");
-        db.store(&config, "a".into(), "m", &said("one"), 100).unwrap();
+        db.store(&config, "a".into(), "m", &said("one"), 100)
+            .unwrap();
         assert_eq!(text(db.lookup(&config, "a", 101).unwrap()), "one");
-        db.store(&config, "b".into(), "m", &said("two"), 101).unwrap();
-        db.store(&config, "c".into(), "m", &said("three"), 102).unwrap();
+        db.store(&config, "b".into(), "m", &said("two"), 101)
+            .unwrap();
+        db.store(&config, "c".into(), "m", &said("three"), 102)
+            .unwrap();
         // `a` was hit after it was stored, then came two stores: the bound of 2 dropped it.
         assert_eq!(text(db.lookup(&config, "a", 103).unwrap()), "(miss)");
         assert_eq!(text(db.lookup(&config, "b", 103).unwrap()), "two");
@@ -804,7 +813,8 @@ mod tests {
         assert_eq!(text(db.lookup(&config, "b", 104).unwrap()), "two");
         assert_eq!(text(db.lookup(&config, "a", 104).unwrap()), "(miss)");
         // Past the TTL nothing answers, pending or not.
-        db.store(&config, "d".into(), "m", &said("four"), 105).unwrap();
+        db.store(&config, "d".into(), "m", &said("four"), 105)
+            .unwrap();
         let ttl = i64::try_from(config.ttl_secs).unwrap();
         assert_eq!(text(db.lookup(&config, "c", 102 + ttl).unwrap()), "(miss)");
         assert_eq!(text(db.lookup(&config, "d", 105 + ttl).unwrap()), "(miss)");
