@@ -292,13 +292,15 @@ struct Writer {
     thread: std::thread::JoinHandle<()>,
 }
 
-/// The jobs waiting for the writer. A job is only pushed: the writer wakes every
-/// [`WRITER_TICK`] on its own (a wake-up per job, a system call each, cost a miss more than the
-/// write it saved), or at once for a flush, a full queue or the end.
+/// The jobs waiting for the writer. While jobs come, a job is only pushed: the writer wakes
+/// every [`WRITER_TICK`] on its own (a wake-up per job, a system call each, cost a miss more
+/// than the write it saved), or at once for a flush, a full queue or the end. A tick that finds
+/// nothing puts it to sleep (`idle`) until the next job wakes it: an idle cache costs nothing.
 #[derive(Default)]
 struct Queue {
     jobs: Mutex<Vec<Job>>,
     closed: std::sync::atomic::AtomicBool,
+    idle: std::sync::atomic::AtomicBool,
 }
 
 /// How long a write waits for the writer at most (lookups answer from it meanwhile).
@@ -390,7 +392,7 @@ impl CacheDb {
             jobs.push(job);
             jobs.len()
         };
-        if wake || waiting >= QUEUE_WAKE {
+        if wake || waiting >= QUEUE_WAKE || w.queue.idle.swap(false, Ordering::SeqCst) {
             w.thread.thread().unpark();
         }
         Ok(())
@@ -545,7 +547,12 @@ fn write_jobs(
             if closed {
                 return;
             }
-            std::thread::park_timeout(WRITER_TICK);
+            // Asleep until a job (the check after `idle` is set sees a job pushed before it).
+            queue.idle.store(true, Ordering::SeqCst);
+            if lock(&queue.jobs).is_empty() && !queue.closed.load(Ordering::SeqCst) {
+                std::thread::park();
+            }
+            queue.idle.store(false, Ordering::SeqCst);
             continue;
         }
         let mut flushed = Vec::new();
@@ -581,6 +588,9 @@ fn write_jobs(
         drop(pending);
         for done in flushed {
             let _ = done.send(());
+        }
+        if !queue.closed.load(Ordering::SeqCst) {
+            std::thread::park_timeout(WRITER_TICK);
         }
     }
 }
