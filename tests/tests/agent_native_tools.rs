@@ -1023,3 +1023,40 @@ fn a_native_agent_greets_in_plain_text_and_a_text_agent_in_its_json_protocol() {
     let text = greeting_of(ToolProtocol::Text);
     assert!(text.contains("\"tool_name\": \"response\""), "{text}");
 }
+
+#[test]
+fn a_native_scripted_model_past_its_script_answers_in_plain_text() {
+    let answer_of = |protocol: ToolProtocol| {
+        let model = Arc::new(ScriptedModel::new("unscripted").with_tool_protocol(protocol));
+        let mut agent = scripted("nt-unscripted", &model, SecretStore::new());
+        let reply = rt().block_on(agent.send("hello")).unwrap();
+        let said = model.requests().len();
+        (reply.text, said)
+    };
+    assert_eq!(
+        answer_of(ToolProtocol::Native),
+        ("Done.".to_owned(), 1),
+        "a plain text answer, not the text protocol's JSON"
+    );
+    assert_eq!(answer_of(ToolProtocol::Text), ("Done.".to_owned(), 1));
+}
+
+#[test]
+fn the_native_correction_says_once_what_was_wrong() {
+    let model = Arc::new(
+        ScriptedModel::new("empty-reply")
+            .with_tool_protocol(ToolProtocol::Native)
+            .reply(ScriptedReply::text(""))
+            .reply(ScriptedReply::text("ok")),
+    );
+    let mut agent = scripted("nt-correction", &model, SecretStore::new());
+    assert_eq!(rt().block_on(agent.send("hello")).unwrap().text, "ok");
+    let second = &model.requests()[1];
+    let note = &second.messages.last().expect("the correction").content;
+    assert_eq!(
+        note.matches("no tool call and no text").count(),
+        1,
+        "{note}"
+    );
+    assert!(note.contains("Call one of the tools"), "{note}");
+}

@@ -331,6 +331,8 @@ fn a_cached_answer_is_played_back_without_the_model_and_a_bad_entry_is_replaced(
     let (other, _) = ask(&scope, "mw-cache", answering("another"), "another question");
     assert_eq!(other.unwrap(), "another", "another request is a miss");
 
+    // The cache writes from a thread of its own: the file is read from outside once it is done.
+    scope.enter(hookpoint_plugin_middleware::flush_cache);
     let db = rusqlite::Connection::open(cache.join("model-cache.sqlite")).unwrap();
     let rows = db
         .execute("UPDATE entries SET events = 'not json'", [])
@@ -382,6 +384,7 @@ fn the_cache_keeps_entries_for_their_ttl_and_at_most_max_entries() {
     let (_, _) = ask(&scope_b, "mw-bound", answering("second"), "q2");
     let (again, _) = ask(&scope_b, "mw-bound", answering("first again"), "q1");
     assert_eq!(again.unwrap(), "first again", "q1 was pushed out by q2");
+    scope_b.enter(hookpoint_plugin_middleware::flush_cache);
     let db = rusqlite::Connection::open(dir.path().join("b/model-cache.sqlite")).unwrap();
     let count: i64 = db
         .query_row("SELECT count(*) FROM entries", [], |r| r.get(0))

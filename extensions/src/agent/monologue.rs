@@ -260,10 +260,12 @@ async fn iteration(
             core.log
                 .add(LogKind::Warning, "reply is not a tool request", &why);
             let note = match protocol {
-                ToolProtocol::Text => MISFORMAT_NOTE,
-                ToolProtocol::Native => NATIVE_MISFORMAT_NOTE,
+                ToolProtocol::Text => format!("{MISFORMAT_NOTE} ({why})"),
+                // The native note says all there is (the reply had neither a call nor text):
+                // `why` would say it again.
+                ToolProtocol::Native => NATIVE_MISFORMAT_NOTE.to_owned(),
             };
-            core.hist_add(Role::User, format!("{note} ({why})"))?;
+            core.hist_add(Role::User, note)?;
             end_iteration(core, ld, false).await
         }
     }

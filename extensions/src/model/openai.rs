@@ -301,6 +301,8 @@ struct Parsed {
     deltas: Vec<ToolCallDelta>,
     /// The chunk carries a `finish_reason`.
     finished: bool,
+    /// Its `finish_reason` is `length`: the answer was cut by the token limit.
+    cut_by_length: bool,
 }
 
 /// What reading one `data:` payload did to the answer.
@@ -329,6 +331,9 @@ fn take(
             for d in parsed.deltas {
                 calls.push(d).map_err(|e| at_event(e, n))?;
             }
+            if parsed.cut_by_length {
+                return Err(cut_by_length(calls.open(), &format!("stream event {n}")));
+            }
             if parsed.finished {
                 Took::Finished
             } else {
@@ -341,6 +346,21 @@ fn take(
         queue.extend(done.into_iter().map(ModelEvent::ToolCall));
     }
     Ok(took)
+}
+
+/// The error of an answer the token limit cut (`finish_reason` `length`), `open` tool calls
+/// still being received: its tool calls are not run, half of one could be anything. Not
+/// retryable: the same request meets the same limit.
+fn cut_by_length(open: usize, at: &str) -> ModelError {
+    let calls = match open {
+        0 => String::new(),
+        1 => "; its tool call is not run".to_owned(),
+        n => format!("; its {n} tool calls are not run"),
+    };
+    ModelError::BadResponse(format!(
+        "{at}: the answer reached the token limit and was cut (`finish_reason` `length`){calls}; \
+         raise the model's max tokens or ask for less"
+    ))
 }
 
 /// `e` told as coming from stream event `n`.
@@ -386,11 +406,12 @@ fn chunk_events(data: &str, n: usize) -> Result<Chunk, ModelError> {
     if let Some(u) = usage(&v) {
         out.push(ModelEvent::Usage(u));
     }
-    let finished = v["choices"][0]["finish_reason"].is_string();
+    let reason = &v["choices"][0]["finish_reason"];
     Ok(Chunk::Events(Parsed {
         events: out,
         deltas,
-        finished,
+        finished: reason.is_string(),
+        cut_by_length: reason == "length",
     }))
 }
 
@@ -407,6 +428,10 @@ fn whole_body_events(text: &str) -> Result<Vec<ModelEvent>, ModelError> {
     let v: Value = serde_json::from_str(text)
         .map_err(|e| ModelError::BadResponse(format!("the response body is not JSON ({e})")))?;
     let message = &v["choices"][0]["message"];
+    if v["choices"][0]["finish_reason"] == "length" {
+        let open = message["tool_calls"].as_array().map_or(0, Vec::len);
+        return Err(cut_by_length(open, "the response"));
+    }
     let calls = whole_body_calls(&message["tool_calls"])?;
     let content = match message["content"].as_str() {
         Some(c) => c,
@@ -672,6 +697,35 @@ mod tests {
             at(|e| matches!(e, ModelEvent::ToolCall(_)))
                 < at(|e| matches!(e, ModelEvent::Usage(_))),
             "the calls are handed out at the finish reason, before the usage that follows it"
+        );
+    }
+
+    #[test]
+    fn an_answer_cut_by_the_token_limit_is_an_error_and_hands_out_no_call() {
+        let events = read(&[
+            json!({"choices": [{"index": 0, "delta": {"content": "Computing."}}]}),
+            piece(0, Some("call_a"), Some("calculator"), "{\"expr"),
+            finish("length"),
+            json!("[DONE]"),
+        ]);
+        assert!(calls(&events).is_empty(), "no half call: {events:?}");
+        let Some(Err(ModelError::BadResponse(why))) = events.last() else {
+            panic!("an error: {events:?}");
+        };
+        assert!(
+            why.contains("token limit") && why.contains("`length`") && why.contains("not run"),
+            "{why}"
+        );
+        let half = json!({"name": "calculator", "arguments": "{\"ex"});
+        let calls = json!([{"id": "c", "type": "function", "function": half}]);
+        let body = json!({"choices": [{"finish_reason": "length",
+            "message": {"content": null, "tool_calls": calls}}]});
+        let why = whole_body_events(&body.to_string())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            why.contains("token limit") && why.contains("not run"),
+            "{why}"
         );
     }
 

@@ -148,7 +148,8 @@ impl ScriptedReply {
 
 type ReplyFn = dyn Fn(&ModelRequest) -> ScriptedReply + Send + Sync;
 
-/// An offline model: plays back queued replies, then asks a function (or answers "Done.").
+/// An offline model: plays back queued replies, then asks a function (or answers "Done." — in
+/// the text protocol's JSON, or as plain text under [`ToolProtocol::Native`]).
 /// It records every request it gets, and estimates usage at four characters per token. Its
 /// [`ToolProtocol`] is [`Text`](ToolProtocol::Text) unless set with
 /// [`with_tool_protocol`](Self::with_tool_protocol); it plays back what it is given either way
@@ -218,6 +219,9 @@ impl ScriptedModel {
         let queued = lock(&self.queue).pop_front();
         queued.unwrap_or_else(|| match &self.then {
             Some(f) => f(request),
+            // The final answer in the model's own protocol: plain text for a native one (the
+            // text protocol's JSON would reach the user as it is).
+            None if self.protocol == ToolProtocol::Native => ScriptedReply::text("Done."),
             None => ScriptedReply::respond("Done."),
         })
     }

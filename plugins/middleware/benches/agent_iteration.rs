@@ -3,17 +3,26 @@
 //! iteration with the plugin disabled, in one run.
 //!
 //! - `iteration/middleware_off`: the plugin disabled in its scope (its extensions leave the
-//!   snapshot);
+//!   snapshot; the tool, registered on the scope, stays);
 //! - `iteration/retry_cache_limits`: retry (3 attempts, never needed), the model cache (a miss
 //!   each time: every iteration asks something new, so each also stores its reply) and limits
 //!   per task and per agent (model calls, tool calls, tokens; never reached);
-//! - `iteration/retry_limits`: the same without the cache, to tell the cache's write apart.
+//! - `iteration/retry_limits`: the same without the cache, to tell the cache's write apart;
+//! - `iteration/plugin_on_all_off`: the plugin enabled with every middleware off — each of its
+//!   extensions only calls on — to tell the engine's cost of the wrap levels apart.
 //!
 //! `cargo bench -p hookpoint-plugin-middleware --bench agent_iteration`.
+//!
+//! Times on a shared machine are noisy; instruction counts are not. With
+//! `AGENT_ITERATION_COUNT=<case>:<n>` the binary runs `n` iterations of one case without
+//! criterion and exits, for `valgrind --tool=callgrind`: the difference of two runs (say 200
+//! and 1200 iterations) over the difference of `n` is the count of one iteration, the setup
+//! taken out; `--toggle-collect='*one_iteration*'` counts the iteration alone, without making
+//! the agent (on the calling thread only).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group};
 use hookpoint::{Scope, ScopeBuilder};
 use hookpoint_extensions::layout::AgentZeroLayout;
 use hookpoint_extensions::prelude::*;
@@ -21,28 +30,42 @@ use serde_json::{Value, json};
 
 hookpoint::link!(hookpoint_plugin_middleware);
 
-#[hookpoint::extension(point = TOOL_REGISTER)]
-fn register_calc(tools: &mut ToolRegistry) {
-    tools.add(ToolSpec::new("bench.calc", "Adds one.").arg("a", "integer", "", true));
-}
+/// How many times the tool ran: each iteration checks that it ran once.
+static CALC_RUNS: AtomicU64 = AtomicU64::new(0);
 
-#[hookpoint::extension(point = TOOL_EXECUTE)]
-fn run_calc(exec: &mut ToolExecution) {
-    if let Some(args) = exec.claim("bench.calc") {
-        exec.ok((args["a"].as_i64().unwrap_or(0) + 1).to_string());
-    }
-}
-
+/// A scope with `config` as the plugin's config and the tool `bench.calc`. The tool is
+/// registered on the scope, not compiled in: an `#[extension]` in this bench would belong to
+/// this package, the plugin's, and leave with it when `middleware_off` disables the plugin.
 fn scope(name: &str, dir: &std::path::Path, config: Value) -> Scope {
     let file = dir.join("layer/plugins/middleware/config.json");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(file, config.to_string()).unwrap();
-    AgentZeroLayout::new()
+    let scope = AgentZeroLayout::new()
         .user(dir.join("layer"))
         .apply(ScopeBuilder::new(name))
         .watch(false)
         .build()
+        .unwrap();
+    scope
+        .register(&TOOL_REGISTER)
+        .name("bench_register_calc")
+        .run(|tools: &mut ToolRegistry| {
+            tools.add(ToolSpec::new("bench.calc", "Adds one.").arg("a", "integer", "", true));
+        })
         .unwrap()
+        .keep();
+    scope
+        .register(&TOOL_EXECUTE)
+        .name("bench_run_calc")
+        .run(|exec: &mut ToolExecution| {
+            if let Some(args) = exec.claim("bench.calc") {
+                CALC_RUNS.fetch_add(1, Ordering::Relaxed);
+                exec.ok((args["a"].as_i64().unwrap_or(0) + 1).to_string());
+            }
+        })
+        .unwrap()
+        .keep();
+    scope
 }
 
 fn limits() -> Value {
@@ -66,43 +89,48 @@ fn agent(scope: &Scope) -> Agent {
         .expect("agent")
 }
 
+/// The three scopes, made in `dir`.
+fn scopes(dir: &std::path::Path) -> [(&'static str, Scope); 4] {
+    let retry = json!({"max_attempts": 3, "base_delay_ms": 1});
+    let cache = json!({"enabled": true, "dir": dir.join("cache")});
+    let off = scope("bench-off", &dir.join("off"), json!({}));
+    off.set_plugin_enabled("middleware", false).unwrap();
+    let all = scope(
+        "bench-all",
+        &dir.join("all"),
+        json!({"retry": retry, "cache": cache, "limits": limits()}),
+    );
+    let no_cache = scope(
+        "bench-no-cache",
+        &dir.join("no-cache"),
+        json!({"retry": retry, "limits": limits()}),
+    );
+    let passthrough = scope("bench-passthrough", &dir.join("passthrough"), json!({}));
+    [
+        ("middleware_off", off),
+        ("plugin_on_all_off", passthrough),
+        ("retry_cache_limits", all),
+        ("retry_limits", no_cache),
+    ]
+}
+
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let retry = json!({"max_attempts": 3, "base_delay_ms": 1});
-    let cache = json!({"enabled": true, "dir": dir.path().join("cache")});
-    let off = scope("bench-off", &dir.path().join("off"), json!({}));
-    off.set_plugin_enabled("middleware", false).unwrap();
-    let all = scope(
-        "bench-all",
-        &dir.path().join("all"),
-        json!({"retry": retry, "cache": cache, "limits": limits()}),
-    );
-    let no_cache = scope(
-        "bench-no-cache",
-        &dir.path().join("no-cache"),
-        json!({"retry": retry, "limits": limits()}),
-    );
+    let scopes = scopes(dir.path());
     // Every message differs, so the cache misses; the agent is made outside the measurement.
     let n = AtomicU64::new(0);
     let fresh = |scope: &Scope| {
         let text = format!("add one to 41 (#{})", n.fetch_add(1, Ordering::Relaxed));
         (agent(scope), text)
     };
-    let send = |(mut a, text): (Agent, String)| {
-        let reply = rt.block_on(a.send(&text)).expect("send");
-        assert_eq!(reply.text, "42");
-    };
+    let send = |(a, text): (Agent, String)| one_iteration(&rt, a, &text);
     let mut g = c.benchmark_group("iteration");
-    for (name, scope) in [
-        ("middleware_off", &off),
-        ("retry_cache_limits", &all),
-        ("retry_limits", &no_cache),
-    ] {
-        g.bench_function(name, |b| {
+    for (name, scope) in &scopes {
+        g.bench_function(*name, |b| {
             b.iter_batched(|| fresh(scope), send, BatchSize::SmallInput)
         });
     }
@@ -110,4 +138,42 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    let Ok(count) = std::env::var("AGENT_ITERATION_COUNT") else {
+        benches();
+        Criterion::default().configure_from_args().final_summary();
+        return;
+    };
+    let (case, n) = count
+        .split_once(':')
+        .expect("AGENT_ITERATION_COUNT=<case>:<n>");
+    let n: u64 = n.parse().expect("a count of iterations");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let scopes = scopes(dir.path());
+    let (_, scope) = scopes
+        .iter()
+        .find(|(name, _)| *name == case)
+        .expect("a case: middleware_off, plugin_on_all_off, retry_cache_limits or retry_limits");
+    for i in 0..n {
+        one_iteration(&rt, agent(scope), &format!("add one to 41 (#{i})"));
+    }
+}
+
+/// One iteration, on its own for callgrind's `--toggle-collect=*one_iteration*` (the agent is
+/// made outside it).
+#[inline(never)]
+fn one_iteration(rt: &tokio::runtime::Runtime, mut agent: Agent, text: &str) {
+    let runs = CALC_RUNS.load(Ordering::Relaxed);
+    let reply = rt.block_on(agent.send(text)).expect("send");
+    assert_eq!(reply.text, "42");
+    assert_eq!(
+        CALC_RUNS.load(Ordering::Relaxed),
+        runs + 1,
+        "the tool ran once"
+    );
+}

@@ -39,6 +39,7 @@ mod limits;
 pub mod retry;
 mod timeout;
 
+pub use cache::flush_cache;
 pub use config::{CacheConfig, Limits, LimitsConfig, MiddlewareConfig, RetryConfig, TimeoutConfig};
 
 hookpoint::plugin! {
