@@ -8,6 +8,17 @@ use hookpoint::__fuzz::{FuzzPayload, wasm_output, wasm_wrap_output};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
+/// serde_json's reserved key for raw values (its `raw_value` feature, which the wasm feature turns
+/// on): a map holding it is not a `Value`, so the oracle below cannot say what was printed. The
+/// code under test reads such output as any other; only the oracle skips it.
+const RAW_VALUE_TOKEN: &[u8] = b"$serde_json::private::RawValue";
+
+fn oracle_can_read(bytes: &[u8]) -> bool {
+    !bytes
+        .windows(RAW_VALUE_TOKEN.len())
+        .any(|w| w == RAW_VALUE_TOKEN)
+}
+
 fn original() -> FuzzPayload {
     FuzzPayload {
         text: "before".into(),
@@ -27,6 +38,9 @@ fn printed<T: serde::de::DeserializeOwned>(printed: &Option<Value>, key: &str) -
 }
 
 fuzz_target!(|bytes: &[u8]| {
+    if !oracle_can_read(bytes) {
+        return;
+    }
     let shown: Option<Value> = serde_json::from_slice(bytes).ok();
     let stop_printed = shown.as_ref().and_then(|v| v.get("continue")) == Some(&Value::Bool(false));
 
@@ -40,7 +54,11 @@ fuzz_target!(|bytes: &[u8]| {
         }
         Err(message) => {
             assert!(!message.is_empty());
-            assert_eq!(payload, original(), "a failed answer changed the payload: {message}");
+            assert_eq!(
+                payload,
+                original(),
+                "a failed answer changed the payload: {message}"
+            );
         }
     }
 
@@ -57,7 +75,11 @@ fuzz_target!(|bytes: &[u8]| {
         }
         Err(message) => {
             assert!(!message.is_empty());
-            assert_eq!(request, original(), "a failed answer changed the request: {message}");
+            assert_eq!(
+                request,
+                original(),
+                "a failed answer changed the request: {message}"
+            );
             assert_eq!(response, None, "a failed answer left a response: {message}");
         }
     }
