@@ -114,13 +114,23 @@ fn scopes(dir: &std::path::Path) -> [(&'static str, Scope); 4] {
     ]
 }
 
-fn bench(c: &mut Criterion) {
+/// The runtime, the data folder (kept while the scopes live) and the scopes of every case.
+fn setup() -> (
+    tokio::runtime::Runtime,
+    tempfile::TempDir,
+    [(&'static str, Scope); 4],
+) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let scopes = scopes(dir.path());
+    (rt, dir, scopes)
+}
+
+fn bench(c: &mut Criterion) {
+    let (rt, _dir, scopes) = setup();
     // Every message differs, so the cache misses; the agent is made outside the measurement.
     let n = AtomicU64::new(0);
     let fresh = |scope: &Scope| {
@@ -149,12 +159,7 @@ fn main() {
         .split_once(':')
         .expect("AGENT_ITERATION_COUNT=<case>:<n>");
     let n: u64 = n.parse().expect("a count of iterations");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let scopes = scopes(dir.path());
+    let (rt, _dir, scopes) = setup();
     let (_, scope) = scopes
         .iter()
         .find(|(name, _)| *name == case)
