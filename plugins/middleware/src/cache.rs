@@ -3,8 +3,8 @@
 //! the nest, reads the reply whole and stores it when it ended without an error.
 //!
 //! The key is a SHA-256 of the role, the model's name, the request's messages as JSON and —
-//! when the request offers native tool calls — its tools (the request is masked before
-//! `model.call`, so no secret value reaches the file). A request without tools keys as it did
+//! when the request offers native tool calls — its tools (`cache_key`; the request is masked
+//! before `model.call`, so no secret value reaches the file). A request without tools keys as it did
 //! before tools could be offered, so entries stored then still answer. A hit is played back as a
 //! reply marked [`ReplySource::Cache`] — its native tool calls too — so the stream points still
 //! fire; it counts as no model call for the limits (which are inside it). An entry that does not
@@ -20,15 +20,15 @@ use hookpoint::{AsyncNext, Error, extension};
 use hookpoint_extensions::{
     agent::current_agent,
     log::LogKind,
-    model::{ChatMessage, ModelEvent, ModelToolCall, Usage},
+    model::{ModelEvent, ModelToolCall, Usage},
     payloads::{ModelCall, ModelReply, ReplySource},
     points::MODEL_CALL,
 };
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::MIDDLEWARE;
+use crate::cache_key::Keys;
 use crate::config::CacheConfig;
 
 /// The file name of the cache in its folder.
@@ -44,8 +44,8 @@ async fn model_cache(
     if !config.enabled {
         return next.run(call).await;
     }
-    let key = key_of(call)?;
     let db = MIDDLEWARE.state::<CacheDb>();
+    let key = db.keys.key(call)?;
     let now = now_secs();
     match db.lookup(config, &key, now) {
         Ok(Some(hit)) => {
@@ -89,94 +89,6 @@ async fn model_cache(
 /// ```
 pub fn flush_cache() {
     MIDDLEWARE.state::<CacheDb>().flush();
-}
-
-/// The cache key of a call: hex SHA-256 of its role, model, messages and (when it offers any)
-/// tools, as the JSON text of `{"messages": .., "model": .., "role": .., "tools": ..}` with the
-/// keys of every object in order (as a `serde_json::Value` writes them). Written straight into
-/// the hash: no copy of the request is made.
-fn key_of(call: &ModelCall) -> Result<String, Error> {
-    let mut hash = HashWriter(Sha256::new());
-    serde_json::to_writer(&mut hash, &KeyView(call)).map_err(Error::new)?;
-    Ok(hex(&hash.0.finalize()))
-}
-
-/// `bytes` in lower-case hex.
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(DIGITS[usize::from(b >> 4)] as char);
-        out.push(DIGITS[usize::from(b & 0xf)] as char);
-    }
-    out
-}
-
-/// Feeds what serde_json writes to the hash.
-struct HashWriter(Sha256);
-
-impl std::io::Write for HashWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.update(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The keyed part of a call, written with the keys of each object in order.
-struct KeyView<'a>(&'a ModelCall);
-
-impl Serialize for KeyView<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{Error as _, SerializeMap};
-        let call = self.0;
-        let tools = !call.request.tools.is_empty();
-        let mut map = s.serialize_map(Some(3 + usize::from(tools)))?;
-        map.serialize_entry("messages", &Messages(&call.request.messages))?;
-        map.serialize_entry("model", &call.model)?;
-        map.serialize_entry("role", &call.role)?;
-        if tools {
-            // Rare (native tool calls only): through a `Value`, which orders the keys.
-            let tools = serde_json::to_value(&call.request.tools).map_err(S::Error::custom)?;
-            map.serialize_entry("tools", &tools)?;
-        }
-        map.end()
-    }
-}
-
-struct Messages<'a>(&'a [ChatMessage]);
-
-impl Serialize for Messages<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(Message))
-    }
-}
-
-/// One message with its keys in order: `content`, `role`, `tool_call_id`, `tool_calls` (the
-/// last two only when set, as `ChatMessage` writes them).
-struct Message<'a>(&'a ChatMessage);
-
-impl Serialize for Message<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{Error as _, SerializeMap};
-        let m = self.0;
-        let calls = !m.tool_calls.is_empty();
-        let len = 2 + usize::from(m.tool_call_id.is_some()) + usize::from(calls);
-        let mut map = s.serialize_map(Some(len))?;
-        map.serialize_entry("content", &m.content)?;
-        map.serialize_entry("role", &m.role)?;
-        if let Some(id) = &m.tool_call_id {
-            map.serialize_entry("tool_call_id", id)?;
-        }
-        if calls {
-            let calls = serde_json::to_value(&m.tool_calls).map_err(S::Error::custom)?;
-            map.serialize_entry("tool_calls", &calls)?;
-        }
-        map.end()
-    }
 }
 
 fn now_secs() -> i64 {
@@ -316,6 +228,8 @@ const QUEUE_WAKE: usize = 256;
 /// `used`, a sequence number raised at each store and hit (for the least recently used).
 #[derive(Default)]
 struct CacheDb {
+    /// Makes the keys (keeping the hash's state after recent system prompts).
+    keys: Keys,
     reader: Mutex<Option<(PathBuf, Connection)>>,
     pending: Arc<Mutex<HashMap<String, Pending>>>,
     writer: Mutex<Option<Writer>>,
@@ -711,72 +625,8 @@ fn open(dir: &Path) -> Result<Connection, String> {
 
 #[cfg(test)]
 mod tests {
-    use hookpoint_extensions::model::ModelRequest;
-    use hookpoint_extensions::payloads::{ModelRole, ToolSpec};
 
     use super::*;
-
-    fn call(tools: Vec<ToolSpec>) -> ModelCall {
-        ModelCall {
-            role: ModelRole::Chat,
-            model: "m".into(),
-            request: ModelRequest {
-                messages: vec![ChatMessage::new("user", "hi")],
-                tools,
-            },
-            attempt: 0,
-        }
-    }
-
-    #[test]
-    fn a_request_without_tools_keys_as_before_and_tools_change_the_key() {
-        // The key of the role, model and messages alone, as entries stored before requests
-        // could offer tools were keyed.
-        let before = serde_json::json!({
-            "role": "chat",
-            "model": "m",
-            "messages": [{"role": "user", "content": "hi"}],
-        });
-        let digest = Sha256::digest(serde_json::to_vec(&before).unwrap());
-        let before: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(key_of(&call(Vec::new())).unwrap(), before);
-        let clock = key_of(&call(vec![ToolSpec::new("clock", "The time.")])).unwrap();
-        let other = key_of(&call(vec![ToolSpec::new("calendar", "The date.")])).unwrap();
-        assert_ne!(clock, before);
-        assert_ne!(clock, other);
-    }
-
-    /// The key as it was made before it was written straight into the hash: through a
-    /// `serde_json::Value`.
-    fn key_through_a_value(call: &ModelCall) -> String {
-        let mut request = serde_json::json!({
-            "role": call.role,
-            "model": call.model,
-            "messages": call.request.messages,
-        });
-        if !call.request.tools.is_empty() {
-            request["tools"] = serde_json::to_value(&call.request.tools).unwrap();
-        }
-        hex(&Sha256::digest(serde_json::to_vec(&request).unwrap()))
-    }
-
-    #[test]
-    fn the_key_is_the_one_a_value_made_for_every_kind_of_message() {
-        let mut asked = ChatMessage::new("assistant", "");
-        asked.tool_calls = vec![ModelToolCall::new("call_1", "clock", r#"{"tz": "UTC"}"#)];
-        let mut answer = ChatMessage::new("tool", "12:00 \"noon\"\n");
-        answer.tool_call_id = Some("call_1".into());
-        let mut c = call(vec![
-            ToolSpec::new("clock", "The time.").arg("tz", "string", "", false),
-        ]);
-        c.request
-            .messages
-            .extend([asked, answer, ChatMessage::new("user", "ünï ✓")]);
-        c.role = ModelRole::Utility;
-        assert_eq!(key_of(&c).unwrap(), key_through_a_value(&c));
-        c.request.tools.clear();
-        assert_eq!(key_of(&c).unwrap(), key_through_a_value(&c));
-    }
 
     #[test]
     fn a_store_answers_at_once_keeps_the_bound_and_reaches_the_file() {

@@ -33,6 +33,7 @@
 #![warn(missing_docs)]
 
 mod cache;
+mod cache_key;
 mod config;
 mod fallback;
 mod limits;
