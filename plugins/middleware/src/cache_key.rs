@@ -97,9 +97,15 @@ impl Keys {
     }
 }
 
-/// The bytes of text a kept message holds.
+/// The bytes of text a kept message holds: its role, content, the call it answers and its tool
+/// calls (ids, names, arguments).
 fn message_bytes(m: &ChatMessage) -> usize {
-    m.content.len() + m.role.len()
+    let calls: usize = m
+        .tool_calls
+        .iter()
+        .map(|c| c.id.len() + c.name.len() + c.arguments.len())
+        .sum();
+    m.role.len() + m.content.len() + m.tool_call_id.as_ref().map_or(0, String::len) + calls
 }
 
 /// The key of `call` made from nothing kept: hex SHA-256 of the JSON text the module's doc
@@ -332,5 +338,13 @@ mod tests {
         }
         let states = keys.kept.lock().unwrap().last().unwrap().states.len();
         assert_eq!(states, 2, "the first message and one half");
+        // A tool call's arguments count as text too.
+        let mut asked = ChatMessage::new("assistant", "");
+        asked.tool_calls = vec![ModelToolCall::new("call_1", "clock", big.repeat(3))];
+        c.request.messages.truncate(2);
+        c.request.messages.push(asked);
+        assert_eq!(keys.key(&c).unwrap(), key_through_a_value(&c));
+        let states = keys.kept.lock().unwrap().last().unwrap().states.len();
+        assert_eq!(states, 2, "the call's arguments are past the bound");
     }
 }
