@@ -29,7 +29,6 @@ const KEPT_BYTES: usize = 1 << 20;
 struct Kept {
     messages: Vec<ChatMessage>,
     states: Vec<Sha256>,
-    bytes: usize,
 }
 
 /// Makes cache keys, keeping the hash's state along the conversations seen last.
@@ -67,7 +66,6 @@ impl Keys {
                 all.push(Kept {
                     messages: vec![first.clone()],
                     states: vec![hash.0],
-                    bytes: message_bytes(first),
                 });
                 all.len() - 1
             }
@@ -81,12 +79,12 @@ impl Keys {
             .count();
         kept.messages.truncate(same);
         kept.states.truncate(same);
-        kept.bytes = kept.messages.iter().map(message_bytes).sum();
+        let mut bytes: usize = kept.messages.iter().map(message_bytes).sum();
         let mut hash = HashWriter(kept.states[same - 1].clone());
         for (i, m) in messages.iter().enumerate().skip(same) {
             write_message(&mut hash, i, m)?;
-            if kept.bytes + message_bytes(m) <= KEPT_BYTES && kept.messages.len() == i {
-                kept.bytes += message_bytes(m);
+            if bytes + message_bytes(m) <= KEPT_BYTES && kept.messages.len() == i {
+                bytes += message_bytes(m);
                 kept.messages.push(m.clone());
                 kept.states.push(hash.0.clone());
             }
